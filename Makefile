@@ -1,0 +1,58 @@
+# memspy: `make demo` builds everything and runs memspy on the bundled
+# example; `make test` runs the whole test suite (what .ci/run calls).
+GO      ?= go
+BIN     := bin/memspy
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+BENCHDIR ?= /tmp/memspy-bench
+SHARED  := ../shared/traces
+
+.PHONY: all build demo test vet fuzz bench clean check-go
+
+all: build
+
+check-go:
+	@command -v $(GO) >/dev/null || { echo "memspy needs Go (https://go.dev/dl/) on PATH"; exit 1; }
+
+build: check-go
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memspy
+
+# The bundled example: the reference trace of a 96×96 double matrix multiply,
+# naive and blocked, on a modern x86 hierarchy with 3C classification.
+demo: build
+	@mkdir -p bin
+	$(GO) run ./examples/matmul -n 96 > bin/matmul-naive.xdin
+	$(GO) run ./examples/matmul -n 96 -block 16 > bin/matmul-blocked.xdin
+	@echo "== naive i-j-k matrix multiply =="
+	$(BIN) sim bin/matmul-naive.xdin --machine x86-modern --classify 3c
+	@echo
+	@echo "== blocked (16×16) =="
+	$(BIN) sim bin/matmul-blocked.xdin --machine x86-modern --classify 3c
+	@echo
+	@echo "== the same trace as .mst, memspy's compact binary format =="
+	$(BIN) convert bin/matmul-blocked.xdin -o bin/matmul-blocked.mst
+	@ls -l bin/matmul-blocked.xdin bin/matmul-blocked.mst
+	$(BIN) sim bin/matmul-blocked.mst --cache 'L1D:size=32k,assoc=8,line=64' --stats
+
+vet: check-go
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+test: vet build
+	$(GO) test -count=1 ./...
+
+# A short run of every fuzz target (the seed corpora also run in `make test`).
+FUZZTIME ?= 15s
+fuzz: check-go
+	@for pkg in ./trace ./sim; do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+# References per second on mat_20M (text din and .mst; split L1 + L2, with
+# and without 3C) on one core, and peak memory.
+bench: build
+	BIN=$(BIN) SHARED=$(SHARED) BENCHDIR=$(BENCHDIR) ./scripts/bench.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,346 @@
+// Package cache implements one set-associative cache array: tags, valid and
+// dirty bits, and the replacement state of every policy memspy offers. It
+// knows nothing of hierarchies or statistics (see package sim); callers
+// address it by line number (address >> log2(line size)) and by slot (set *
+// ways + way).
+package cache
+
+import (
+	"fmt"
+	"math/bits"
+
+	"memspy/machine"
+)
+
+// hashThreshold is the associativity above which a cache keeps a line →
+// slot map instead of scanning the ways of a set.
+const hashThreshold = 16
+
+// Policy numbers, dispatched with a switch on the hot path.
+type policy uint8
+
+const (
+	lru policy = iota
+	fifo
+	random
+	plru
+	srrip
+	brrip
+)
+
+// RRIP parameters: 2-bit re-reference prediction values.
+const (
+	rrpvMax  = 3 // distant re-reference
+	rrpvLong = 2 // SRRIP insertion
+	// brripLongEvery: BRRIP inserts at rrpvLong once every this many
+	// insertions (deterministic bimodal throttle), else at rrpvMax.
+	brripLongEvery = 32
+)
+
+const none = -1
+
+// Cache is one cache array.
+type Cache struct {
+	sets, ways int
+	setMask    uint64 // sets-1 when sets is a power of two
+	pow2       bool
+	pol        policy
+
+	tag   []uint64 // line number per slot
+	valid []bool
+	dirty []bool
+
+	// LRU and FIFO: a doubly linked list per set, most recent first.
+	prev, next []int32
+	head, tail []int32
+
+	tree     []uint8 // PLRU: ways-1 node bits per set (heap order, node 1 is the root)
+	rrpv     []uint8 // SRRIP/BRRIP
+	inserts  uint64  // BRRIP insertion counter
+	rng      splitmix
+	index    map[uint64]int32 // line → slot, when ways > hashThreshold
+	occupied []int32          // valid lines per set
+}
+
+// New returns an empty cache with the geometry and policy of spec (which
+// must be normalized).
+func New(spec *machine.Cache) (*Cache, error) {
+	return NewGeometry(spec.Sets, spec.Assoc, spec.Replacement, spec.Seed)
+}
+
+// NewGeometry returns an empty cache of sets × ways lines with the given
+// replacement policy; seed drives the random policy.
+func NewGeometry(sets, ways int, rep machine.Replacement, seed uint64) (*Cache, error) {
+	if sets < 1 || ways < 1 {
+		return nil, fmt.Errorf("cache: bad geometry %d sets × %d ways", sets, ways)
+	}
+	c := &Cache{sets: sets, ways: ways, rng: splitmix(seed)}
+	switch rep {
+	case machine.LRU, "":
+		c.pol = lru
+	case machine.FIFO:
+		c.pol = fifo
+	case machine.Random:
+		c.pol = random
+	case machine.PLRU:
+		if ways&(ways-1) != 0 {
+			return nil, fmt.Errorf("cache: plru needs a power-of-two associativity, not %d", ways)
+		}
+		c.pol = plru
+	case machine.SRRIP:
+		c.pol = srrip
+	case machine.BRRIP:
+		c.pol = brrip
+	default:
+		return nil, fmt.Errorf("cache: unknown replacement policy %q", rep)
+	}
+	if sets&(sets-1) == 0 {
+		c.pow2 = true
+		c.setMask = uint64(sets - 1)
+	}
+	n := sets * ways
+	c.tag = make([]uint64, n)
+	c.valid = make([]bool, n)
+	c.dirty = make([]bool, n)
+	c.occupied = make([]int32, sets)
+	switch c.pol {
+	case lru, fifo:
+		c.prev = make([]int32, n)
+		c.next = make([]int32, n)
+		c.head = make([]int32, sets)
+		c.tail = make([]int32, sets)
+		for s := range c.head {
+			c.head[s], c.tail[s] = none, none
+		}
+	case plru:
+		c.tree = make([]uint8, sets*ways)
+	case srrip, brrip:
+		c.rrpv = make([]uint8, n)
+	}
+	if ways > hashThreshold {
+		c.index = make(map[uint64]int32)
+	}
+	return c, nil
+}
+
+// Sets returns the number of sets.
+func (c *Cache) Sets() int { return c.sets }
+
+// Ways returns the associativity.
+func (c *Cache) Ways() int { return c.ways }
+
+// Set returns the set a line maps to.
+func (c *Cache) Set(line uint64) int {
+	if c.pow2 {
+		return int(line & c.setMask)
+	}
+	return int(line % uint64(c.sets))
+}
+
+// Lookup returns the slot holding line, or -1.
+func (c *Cache) Lookup(line uint64) int {
+	if c.index != nil {
+		if s, ok := c.index[line]; ok {
+			return int(s)
+		}
+		return none
+	}
+	base := c.Set(line) * c.ways
+	for s := base; s < base+c.ways; s++ {
+		if c.tag[s] == line && c.valid[s] {
+			return s
+		}
+	}
+	return none
+}
+
+// Line returns the line number held in slot.
+func (c *Cache) Line(slot int) uint64 { return c.tag[slot] }
+
+// Valid reports whether slot holds a line.
+func (c *Cache) Valid(slot int) bool { return c.valid[slot] }
+
+// Dirty reports whether slot holds a modified line.
+func (c *Cache) Dirty(slot int) bool { return c.dirty[slot] }
+
+// SetDirty sets or clears the dirty bit of slot.
+func (c *Cache) SetDirty(slot int, d bool) { c.dirty[slot] = d }
+
+// Touch records a hit on slot.
+func (c *Cache) Touch(slot int) {
+	switch c.pol {
+	case lru:
+		c.moveToFront(slot)
+	case plru:
+		c.plruTouch(slot)
+	case srrip, brrip:
+		c.rrpv[slot] = 0
+	}
+}
+
+// Victim returns the slot to fill with line: the lowest invalid way of its
+// set if there is one, else the policy's choice. The slot may still hold a
+// valid line, which the caller evicts with Remove before Install.
+func (c *Cache) Victim(line uint64) int {
+	set := c.Set(line)
+	base := set * c.ways
+	if int(c.occupied[set]) < c.ways {
+		for s := base; ; s++ {
+			if !c.valid[s] {
+				return s
+			}
+		}
+	}
+	switch c.pol {
+	case lru, fifo:
+		return int(c.tail[set])
+	case random:
+		return base + int(c.rng.next()%uint64(c.ways))
+	case plru:
+		return base + c.plruVictim(set)
+	default: // srrip, brrip
+		for {
+			for s := base; s < base+c.ways; s++ {
+				if c.rrpv[s] == rrpvMax {
+					return s
+				}
+			}
+			for s := base; s < base+c.ways; s++ {
+				c.rrpv[s]++
+			}
+		}
+	}
+}
+
+// Remove empties slot (a valid line).
+func (c *Cache) Remove(slot int) {
+	if !c.valid[slot] {
+		return
+	}
+	set := slot / c.ways
+	if c.index != nil {
+		delete(c.index, c.tag[slot])
+	}
+	if c.pol == lru || c.pol == fifo {
+		c.unlink(set, slot)
+	}
+	c.valid[slot] = false
+	c.dirty[slot] = false
+	c.occupied[set]--
+}
+
+// Install puts line into the empty slot returned by Victim (after Remove of
+// any line it held), clean, as the most recently used line of its set.
+func (c *Cache) Install(slot int, line uint64) {
+	set := slot / c.ways
+	c.tag[slot] = line
+	c.valid[slot] = true
+	c.dirty[slot] = false
+	c.occupied[set]++
+	if c.index != nil {
+		c.index[line] = int32(slot)
+	}
+	switch c.pol {
+	case lru, fifo:
+		c.pushFront(set, slot)
+	case plru:
+		c.plruTouch(slot)
+	case srrip:
+		c.rrpv[slot] = rrpvLong
+	case brrip:
+		if c.inserts%brripLongEvery == 0 {
+			c.rrpv[slot] = rrpvLong
+		} else {
+			c.rrpv[slot] = rrpvMax
+		}
+		c.inserts++
+	}
+}
+
+// ForEachValid calls f for every valid slot in slot order.
+func (c *Cache) ForEachValid(f func(slot int)) {
+	for s, v := range c.valid {
+		if v {
+			f(s)
+		}
+	}
+}
+
+func (c *Cache) moveToFront(slot int) {
+	set := slot / c.ways
+	if int(c.head[set]) == slot {
+		return
+	}
+	c.unlink(set, slot)
+	c.pushFront(set, slot)
+}
+
+func (c *Cache) pushFront(set, slot int) {
+	h := c.head[set]
+	c.prev[slot] = none
+	c.next[slot] = h
+	if h != none {
+		c.prev[h] = int32(slot)
+	} else {
+		c.tail[set] = int32(slot)
+	}
+	c.head[set] = int32(slot)
+}
+
+func (c *Cache) unlink(set, slot int) {
+	p, n := c.prev[slot], c.next[slot]
+	if p != none {
+		c.next[p] = n
+	} else {
+		c.head[set] = n
+	}
+	if n != none {
+		c.prev[n] = p
+	} else {
+		c.tail[set] = p
+	}
+}
+
+// plruTouch points every node on the path to slot's way away from it.
+func (c *Cache) plruTouch(slot int) {
+	set, way := slot/c.ways, slot%c.ways
+	if c.ways == 1 {
+		return
+	}
+	t := c.tree[set*c.ways:]
+	levels := bits.TrailingZeros(uint(c.ways))
+	node := 1
+	for l := levels - 1; l >= 0; l-- {
+		right := way>>l&1 == 1
+		if right {
+			t[node] = 0 // victim search goes left
+		} else {
+			t[node] = 1 // victim search goes right
+		}
+		node = node*2 + way>>l&1
+	}
+}
+
+func (c *Cache) plruVictim(set int) int {
+	if c.ways == 1 {
+		return 0
+	}
+	t := c.tree[set*c.ways:]
+	node := 1
+	for node < c.ways {
+		node = node*2 + int(t[node])
+	}
+	return node - c.ways
+}
+
+// splitmix is the SplitMix64 generator: the random policy's source, so
+// results are reproducible from the configured seed.
+type splitmix uint64
+
+func (s *splitmix) next() uint64 {
+	*s += 0x9E3779B97F4A7C15
+	z := uint64(*s)
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"memspy/machine"
+)
+
+func newMachinesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "machines [NAME]",
+		Short: "List machine presets, or describe one (`host` detects this machine's caches)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if len(args) == 1 {
+				m, err := machine.Preset(args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(out, m.Describe())
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			for _, p := range machine.Presets() {
+				fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// machineFlags select the simulated machine on the command line.
+type machineFlags struct {
+	preset        string
+	config        string
+	caches        []string
+	memoryLatency int
+}
+
+func (f *machineFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.preset, "machine", "", "preset machine (see `memspy machines`; default x86-modern)")
+	fl.StringVar(&f.config, "config", "", "machine description `FILE` (YAML, see docs/machine.md)")
+	fl.StringArrayVar(&f.caches, "cache", nil, "inline cache `SPEC` 'NAME:key=value,...', repeatable, from the CPU outward")
+	fl.IntVar(&f.memoryLatency, "memory-latency", 0, "memory latency in cycles for --cache machines (default 100)")
+}
+
+// build returns the machine the flags select.
+func (f *machineFlags) build() (*machine.Machine, error) {
+	given := 0
+	for _, set := range []bool{f.preset != "", f.config != "", len(f.caches) > 0} {
+		if set {
+			given++
+		}
+	}
+	if given > 1 {
+		return nil, fmt.Errorf("give only one of --machine, --config and --cache")
+	}
+	switch {
+	case f.config != "":
+		return machine.Load(f.config)
+	case len(f.caches) > 0:
+		return machine.FromSpecs(f.caches, f.memoryLatency)
+	case f.preset != "":
+		return machine.Preset(f.preset)
+	default:
+		return machine.Preset("x86-modern")
+	}
+}

@@ -1,0 +1,51 @@
+// Command memspy tells programmers where and why their programs stall on
+// memory. This is its thin command-line front end; the work is done by the
+// packages trace (readers), machine (descriptions), sim (engine), profile
+// (results) and report (renderers).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// exitError carries a process exit status through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "memspy",
+		Short:         "memspy finds where and why programs stall on memory",
+		Long:          "memspy simulates memory hierarchies on traces of memory references and reports where\nand why a program misses. See README.md and docs/ for the details.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.AddCommand(newSimCmd(), newConvertCmd(), newMachinesCmd())
+	return root
+}
+
+func main() {
+	err := newRoot().Execute()
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "memspy:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.code)
+	}
+	os.Exit(1)
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"memspy/profile"
+	"memspy/report"
+	"memspy/sim"
+	"memspy/trace"
+)
+
+type simFlags struct {
+	machine  machineFlags
+	format   string
+	classify string
+	cachelab bool
+	skipBad  bool
+	jsonOut  string
+	stats    bool
+}
+
+func newSimCmd() *cobra.Command {
+	var f simFlags
+	cmd := &cobra.Command{
+		Use:   "sim TRACE",
+		Short: "Simulate a cache hierarchy on a trace of memory references ('-' reads standard input)",
+		Long: `Simulate a cache hierarchy on a trace and print per-cache statistics.
+
+The trace format is detected from the content (din, xdin, lackey, pinatrace,
+addrkind, mst); compressed input (.gz, .bz2, .zst, .xz) is recognised by its
+magic bytes. The counting rules are in docs/semantics.md.`,
+		Example: `  memspy sim ../shared/traces/long.trace --machine x86-modern
+  memspy sim trace.din.gz --config mymachine.yaml --classify 3c --json out.json
+  bzcat big.din.bz2 | memspy sim - --format din --cache 'L1D:size=32k,assoc=8,line=64'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSim(cmd, args[0], &f)
+		},
+	}
+	f.machine.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "", "trace `FORMAT` (default: detect); see `memspy sim --help`")
+	fl.StringVar(&f.classify, "classify", "", "miss classification: `3c` (compulsory/capacity/conflict) or none")
+	fl.BoolVar(&f.cachelab, "cachelab", false, "CS:APP cache lab conventions: one line per access, ignore I, print hits/misses/evictions")
+	fl.BoolVar(&f.skipBad, "skip-bad", false, "count and skip malformed lines instead of stopping")
+	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
+	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
+	return cmd
+}
+
+func runSim(cmd *cobra.Command, path string, f *simFlags) error {
+	m, err := f.machine.build()
+	if err != nil {
+		return err
+	}
+	var opt sim.Options
+	switch f.classify {
+	case "", "none":
+	case "3c":
+		opt.Classify = true
+	default:
+		return fmt.Errorf("--classify %q: want 3c or none", f.classify)
+	}
+	opt.CacheLab = f.cachelab
+	h, err := sim.New(m, opt)
+	if err != nil {
+		return err
+	}
+	in, err := openInput(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	r, err := trace.OpenReader(in, in.name, f.format, trace.Options{Name: in.name, SkipBad: f.skipBad})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bar := newProgress(in, "simulating")
+	start := time.Now()
+	runErr := sim.Run(ctx, h, r, bar.update)
+	bar.done()
+	h.Finish()
+	elapsed := time.Since(start)
+
+	p := h.Profile()
+	p.Source = profile.Source{Name: in.name, Format: r.Format()}
+	if s, ok := r.(trace.Skipper); ok {
+		p.Skipped = uint64(s.Skipped())
+	}
+	if runErr != nil {
+		p.Complete = false
+		p.Error = runErr.Error()
+	}
+	if err := writeResults(cmd, p, f); err != nil {
+		return err
+	}
+	if f.stats {
+		printStats(cmd.ErrOrStderr(), p.Events, elapsed)
+	}
+	if p.Skipped > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "memspy: skipped %d malformed lines of %s\n", p.Skipped, in.name)
+	}
+	if runErr != nil {
+		return fmt.Errorf("reading %s: %w (statistics above cover the events before the error)", in.name, runErr)
+	}
+	return nil
+}
+
+// writeResults prints the summary and writes the requested files.
+func writeResults(cmd *cobra.Command, p *profile.Profile, f *simFlags) error {
+	out := cmd.OutOrStdout()
+	if f.jsonOut == "-" {
+		return p.Write(out)
+	}
+	var err error
+	if f.cachelab {
+		err = report.CacheLab(out, p)
+	} else {
+		err = report.Text(out, p)
+	}
+	if err != nil {
+		return err
+	}
+	if f.jsonOut != "" {
+		if err := p.WriteFile(f.jsonOut); err != nil {
+			return fmt.Errorf("writing %s: %w", f.jsonOut, err)
+		}
+	}
+	return nil
+}
+
+// printStats reports the speed of a run and the process's peak resident
+// memory.
+func printStats(w io.Writer, events uint64, elapsed time.Duration) {
+	var ru syscall.Rusage
+	rss := "?"
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		rss = report.Bytes(uint64(ru.Maxrss) * 1024) // Linux reports KiB
+	}
+	fmt.Fprintf(w, "memspy: %d events in %.3f s: %.1f M events/s; peak RSS %s\n",
+		events, elapsed.Seconds(), float64(events)/elapsed.Seconds()/1e6, rss)
+}

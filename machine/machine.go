@@ -1,0 +1,83 @@
+// Package machine describes simulated memory hierarchies: caches, their
+// geometry and policies, and memory. Descriptions come from YAML files,
+// inline specs (--cache) or presets, and are validated before use.
+package machine
+
+// Replacement names a replacement policy.
+type Replacement string
+
+// Replacement policies.
+const (
+	LRU    Replacement = "lru"
+	FIFO   Replacement = "fifo"
+	Random Replacement = "random" // reproducible from Cache.Seed
+	PLRU   Replacement = "plru"   // tree pseudo-LRU; associativity must be a power of two
+	SRRIP  Replacement = "srrip"  // static re-reference interval prediction, 2-bit RRPV
+	BRRIP  Replacement = "brrip"  // bimodal RRIP, 2-bit RRPV
+)
+
+// Holds says which references a cache holds.
+type Holds string
+
+// What a cache holds.
+const (
+	Instructions Holds = "instructions"
+	Data         Holds = "data"
+	Unified      Holds = "unified"
+)
+
+// Inclusion is a cache's inclusion policy relative to the levels above it.
+type Inclusion string
+
+// Inclusion policies.
+const (
+	NonInclusive Inclusion = "none"
+	Inclusive    Inclusion = "inclusive" // evictions back-invalidate upper copies
+	Exclusive    Inclusion = "exclusive" // holds only lines not held above (victim cache)
+)
+
+// AssocFull is the Cache.Assoc value that asks for a fully associative
+// cache before normalization (assoc: full). Machine.Normalize replaces it
+// with Size/Line ways in one set.
+const AssocFull = -1
+
+// Cache describes one cache. After Machine.Normalize every field is set:
+// Size == Sets*Assoc*Line, Sets and Assoc need not be powers of two, Line
+// is a power of two. Before Normalize, zero means "not given" for Level,
+// Size, Sets, Assoc, Line, Latency, Seed and the string fields; see
+// Machine.Normalize for the defaults. WriteBack and WriteAllocate cannot
+// tell "not given" from false, so the parsers (ParseCacheSpec, Parse)
+// default them to true and Normalize leaves them alone.
+type Cache struct {
+	Name          string      `yaml:"name" json:"name"`
+	Level         int         `yaml:"level" json:"level"`
+	Size          int64       `yaml:"size" json:"size"` // bytes
+	Sets          int         `yaml:"sets" json:"sets"`
+	Assoc         int         `yaml:"assoc" json:"assoc"` // ways; a fully associative cache has Sets == 1
+	Line          int         `yaml:"line" json:"line"`   // bytes, a power of two
+	Replacement   Replacement `yaml:"replacement" json:"replacement"`
+	Seed          uint64      `yaml:"seed" json:"seed,omitempty"`
+	WriteBack     bool        `yaml:"-" json:"write_back"`     // false: write-through
+	WriteAllocate bool        `yaml:"-" json:"write_allocate"` // fetch the line on a write miss
+	Holds         Holds       `yaml:"holds" json:"holds"`
+	Inclusion     Inclusion   `yaml:"inclusion" json:"inclusion"`
+	Latency       int         `yaml:"latency" json:"latency"` // hit cycles
+}
+
+// Lines returns the number of lines the cache holds.
+func (c *Cache) Lines() int { return c.Sets * c.Assoc }
+
+// HoldsInstructions reports whether c holds instruction fetches.
+func (c *Cache) HoldsInstructions() bool { return c.Holds != Data }
+
+// HoldsData reports whether c holds data references.
+func (c *Cache) HoldsData() bool { return c.Holds != Instructions }
+
+// Machine is a memory hierarchy: caches ordered from the CPU outward, then
+// memory.
+type Machine struct {
+	Name          string  `json:"name"`
+	Description   string  `json:"description,omitempty"`
+	Caches        []Cache `json:"caches"`
+	MemoryLatency int     `json:"memory_latency"` // cycles
+}

@@ -1,0 +1,320 @@
+package machine
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Defaults Normalize applies to values left zero.
+const (
+	DefaultLine          = 64  // bytes
+	DefaultLatency       = 1   // cycles for a hit
+	DefaultMemoryLatency = 100 // cycles for a reference satisfied by memory
+	DefaultSeed          = 1   // for random and brrip replacement
+)
+
+// Normalize fills in defaults and derived geometry, then validates the
+// machine. On error it returns a *ConfigError and leaves m unchanged.
+//
+// Defaults: replacement lru, holds unified, inclusion none, line 64 bytes,
+// latency 1 cycle, memory latency 100 cycles, seed 1 for random and brrip,
+// machine name "custom". Write-back and write-allocate are not defaulted
+// here (see Cache). A cache's level defaults to 1 + the highest level among
+// the caches listed before it that hold an overlapping kind of reference
+// (instructions and unified overlap, data and unified overlap), so L1I
+// (instructions), L1D (data), L2 (unified) get levels 1, 1, 2.
+//
+// Geometry: with line, any two of size, sets and assoc give the third;
+// assoc AssocFull means one set of Size/Line ways. If all three are given
+// they must agree. Sets and associativity need not be powers of two; the
+// line size must be (the engine finds a line by shifting the address).
+//
+// Validation: values must be positive; names non-empty, unique ignoring
+// case, and free of spaces, control characters, ':', ',' and '='; known
+// replacement, holds and inclusion values; plru needs a power-of-two
+// associativity; caches listed in non-decreasing level order; no two caches
+// at one level holding an overlapping kind; an exclusive cache needs, for
+// each kind it holds, a cache directly above it, with the same line size.
+// Gaps in levels (a data L1 and a data L3 with no data L2) are allowed:
+// levels only order the caches a reference passes through.
+func (m *Machine) Normalize() error {
+	if m.MemoryLatency < 0 {
+		return &ConfigError{Key: "memory_latency", Msg: fmt.Sprintf("must be positive, not %d", m.MemoryLatency)}
+	}
+	if len(m.Caches) == 0 {
+		return &ConfigError{Msg: "no caches: give --machine, --config or --cache"}
+	}
+	caches := slices.Clone(m.Caches)
+	for i := range caches {
+		if err := normalizeCache(caches, i); err != nil {
+			if err.Cache == "" {
+				err.Cache = caches[i].Name
+			}
+			err.index = i + 1
+			return err
+		}
+	}
+	m.Caches = caches
+	if m.MemoryLatency == 0 {
+		m.MemoryLatency = DefaultMemoryLatency
+	}
+	if m.Name == "" {
+		m.Name = "custom"
+	}
+	return nil
+}
+
+// normalizeCache normalizes caches[i], whose predecessors are normalized.
+func normalizeCache(caches []Cache, i int) *ConfigError {
+	c := &caches[i]
+	fail := func(key, format string, args ...any) *ConfigError {
+		return &ConfigError{Cache: c.Name, Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	if msg := checkName(c.Name); msg != "" {
+		return fail("name", "%s", msg)
+	}
+	for j := range i {
+		if strings.EqualFold(caches[j].Name, c.Name) {
+			return fail("name", "already used by cache #%d (names must be unique, ignoring case)", j+1)
+		}
+	}
+	if c.Replacement == "" {
+		c.Replacement = LRU
+	}
+	if msg := checkReplacement(c.Replacement); msg != "" {
+		return fail("replacement", "%s", msg)
+	}
+	if c.Holds == "" {
+		c.Holds = Unified
+	}
+	switch c.Holds {
+	case Instructions, Data, Unified:
+	default:
+		return fail("holds", "%s", unknownHolds(string(c.Holds)))
+	}
+	if c.Inclusion == "" {
+		c.Inclusion = NonInclusive
+	}
+	if msg := checkInclusion(c.Inclusion); msg != "" {
+		return fail("inclusion", "%s", msg)
+	}
+	switch {
+	case c.Latency < 0:
+		return fail("latency", "must be positive, not %d", c.Latency)
+	case c.Latency == 0:
+		c.Latency = DefaultLatency
+	}
+	if c.Seed == 0 && (c.Replacement == Random || c.Replacement == BRRIP) {
+		c.Seed = DefaultSeed
+	}
+	if err := geometry(c); err != nil {
+		err.Cache = c.Name
+		return err
+	}
+	if c.Replacement == PLRU && !isPow2(int64(c.Assoc)) {
+		return fail("replacement", "plru needs a power-of-two associativity, not %d", c.Assoc)
+	}
+
+	// Level: default from position, then order and overlap.
+	explicit := c.Level != 0
+	if c.Level < 0 {
+		return fail("level", "must be positive, not %d", c.Level)
+	}
+	if !explicit {
+		for _, p := range caches[:i] {
+			if overlaps(p.Holds, c.Holds) {
+				c.Level = max(c.Level, p.Level)
+			}
+		}
+		c.Level++
+	}
+	if i > 0 && c.Level < caches[i-1].Level {
+		how := ""
+		if !explicit {
+			how = " (the default from its position)"
+		}
+		return fail("level", "%d%s is below level %d of %q listed before it (list caches from the CPU outward, in level order)",
+			c.Level, how, caches[i-1].Level, caches[i-1].Name)
+	}
+	for _, p := range caches[:i] {
+		if p.Level == c.Level && overlaps(p.Holds, c.Holds) {
+			return fail("level", "%d is also the level of %q, which also holds %s (one cache per level and kind of reference)",
+				c.Level, p.Name, shared(p.Holds, c.Holds))
+		}
+	}
+
+	if c.Inclusion == Exclusive {
+		for _, k := range kinds(c.Holds) {
+			var above *Cache
+			for j := range i { // the last cache above holding k is directly above
+				if caches[j].Level < c.Level && overlaps(caches[j].Holds, k) {
+					above = &caches[j]
+				}
+			}
+			switch {
+			case above == nil && c.Level == 1:
+				return fail("inclusion", "exclusive needs a cache above it, and a level-1 cache has none")
+			case above == nil:
+				return fail("inclusion", "exclusive needs a cache above it, and none above it holds %s", k)
+			case above.Line != c.Line:
+				return fail("inclusion", "exclusive needs the line size of %q above it (%d bytes, not %d)", above.Name, above.Line, c.Line)
+			}
+		}
+	}
+	return nil
+}
+
+// checkName returns why name is not a valid cache name, or "".
+func checkName(name string) string {
+	if name == "" {
+		return "missing (every cache needs a name)"
+	}
+	for _, r := range name {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune(":,=", r) {
+			return fmt.Sprintf("%q contains %q (names may not contain spaces, control characters, ':', ',' or '=')", name, r)
+		}
+	}
+	return ""
+}
+
+// geometry derives and checks Line, Size, Sets and Assoc of c.
+func geometry(c *Cache) *ConfigError {
+	fail := func(key, format string, args ...any) *ConfigError {
+		return &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case c.Line < 0:
+		return fail("line", "must be positive, not %d", c.Line)
+	case c.Line == 0:
+		c.Line = DefaultLine
+	case !isPow2(int64(c.Line)):
+		return fail("line", "%d is not a power of two (the engine finds a line by shifting the address)", c.Line)
+	case int64(c.Line) > maxSize:
+		return fail("line", "%d is too large", c.Line)
+	}
+	switch {
+	case c.Size < 0:
+		return fail("size", "must be positive, not %d", c.Size)
+	case c.Size > maxSize:
+		return fail("size", "%d is too large", c.Size)
+	case c.Sets < 0:
+		return fail("sets", "must be positive, not %d", c.Sets)
+	case int64(c.Sets) > maxSize:
+		return fail("sets", "%d is too large", c.Sets)
+	case c.Assoc < 0 && c.Assoc != AssocFull:
+		return fail("assoc", "must be positive, not %d", c.Assoc)
+	case int64(c.Assoc) > maxSize:
+		return fail("assoc", "%d is too large", c.Assoc)
+	}
+	line := int64(c.Line)
+	size, sets, assoc := c.Size, int64(c.Sets), int64(c.Assoc)
+
+	if c.Assoc == AssocFull {
+		switch {
+		case sets > 1:
+			return fail("sets", "%d contradicts assoc: full (a fully associative cache has one set)", sets)
+		case size == 0:
+			return fail("size", "missing (assoc: full needs the size)")
+		case size%line != 0:
+			return fail("size", "%d is not a whole number of %d-byte lines", size, line)
+		}
+		c.Sets, c.Assoc = 1, int(size/line)
+		return nil
+	}
+
+	switch {
+	case size != 0 && sets != 0 && assoc != 0:
+		p, ok := mul(sets, assoc, line)
+		if !ok || p != size {
+			return fail("size", "%d does not match sets*assoc*line = %d*%d*%d%s", size, sets, assoc, line, product(p, ok))
+		}
+	case size != 0 && assoc != 0:
+		per, ok := mul(assoc, line)
+		switch {
+		case !ok || per > size:
+			return fail("size", "%d is smaller than one %d-way set of %d-byte lines%s", size, assoc, line, bytes(per, ok))
+		case size%per != 0:
+			return fail("size", "%d is not divisible into %d-way sets of %d-byte lines (%d*%d = %d bytes per set)", size, assoc, line, assoc, line, per)
+		}
+		c.Sets = int(size / per)
+	case size != 0 && sets != 0:
+		per, ok := mul(sets, line)
+		switch {
+		case !ok || per > size:
+			return fail("size", "%d is smaller than %d sets of one %d-byte line%s", size, sets, line, bytes(per, ok))
+		case size%per != 0:
+			return fail("size", "%d is not divisible into %d sets of %d-byte lines (%d*%d = %d bytes per way)", size, sets, line, sets, line, per)
+		}
+		c.Assoc = int(size / per)
+	case sets != 0 && assoc != 0:
+		p, ok := mul(sets, assoc, line)
+		if !ok {
+			return fail("sets", "%d sets of %d ways of %d-byte lines are too large", sets, assoc, line)
+		}
+		c.Size = p
+	case size != 0:
+		return fail("assoc", `missing (give assoc, a number or "full", or sets, with size)`)
+	case sets != 0:
+		return fail("size", "missing (give size or assoc with sets)")
+	case assoc != 0:
+		return fail("size", "missing (give size or sets with assoc)")
+	default:
+		return fail("size", "missing (give two of size, sets and assoc)")
+	}
+	return nil
+}
+
+// mul multiplies positive numbers, reporting false if the product exceeds
+// maxSize.
+func mul(xs ...int64) (int64, bool) {
+	p := uint64(1)
+	for _, x := range xs {
+		hi, lo := bits.Mul64(p, uint64(x))
+		if hi != 0 || lo > maxSize {
+			return 0, false
+		}
+		p = lo
+	}
+	return int64(p), true
+}
+
+func product(p int64, ok bool) string {
+	if !ok {
+		return " (too large)"
+	}
+	return fmt.Sprintf(" = %d", p)
+}
+
+func bytes(n int64, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (%d bytes)", n)
+}
+
+func isPow2(n int64) bool { return n > 0 && n&(n-1) == 0 }
+
+// overlaps reports whether caches holding a and b see some same references.
+func overlaps(a, b Holds) bool { return a == Unified || b == Unified || a == b }
+
+// shared names the kinds of reference both a and b hold.
+func shared(a, b Holds) string {
+	switch {
+	case a == Unified && b == Unified:
+		return "instructions and data"
+	case a == Unified:
+		return string(b)
+	}
+	return string(a)
+}
+
+// kinds returns the single kinds (instructions, data) h holds.
+func kinds(h Holds) []Holds {
+	if h == Unified {
+		return []Holds{Instructions, Data}
+	}
+	return []Holds{h}
+}

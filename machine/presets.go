@@ -1,0 +1,123 @@
+package machine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// PresetInfo names and describes a preset machine.
+type PresetInfo struct {
+	Name        string
+	Description string
+}
+
+// preset is a named machine constructor; build returns a fresh,
+// unnormalized machine each time so callers may change it.
+type preset struct {
+	PresetInfo
+	build func() (*Machine, error)
+}
+
+// presets in the order Presets lists them.
+var presets = []preset{
+	{PresetInfo{"memspy-seq", "MemSpy's uniprocessor: 128 KiB direct-mapped data cache, 32-byte lines, 1-cycle hit, 50-cycle memory"},
+		func() (*Machine, error) { return memspy("memspy-seq", 128*KiB), nil }},
+	{PresetInfo{"memspy-par", "MemSpy's per-processor cache: 64 KiB direct-mapped data cache, 32-byte lines, 1-cycle hit, 50-cycle memory (one processor)"},
+		func() (*Machine, error) { return memspy("memspy-par", 64*KiB), nil }},
+	{PresetInfo{"r12000", "MIPS R12000 L1 data cache: 32 KiB 2-way LRU, 32-byte lines, 2-cycle hit, ~100-cycle memory (approximate)"},
+		r12000},
+	{PresetInfo{"x86-modern", "Generic recent x86-64 core: 32 KiB 8-way L1I and L1D, 1 MiB 16-way L2, 32 MiB 16-way L3, 64-byte lines (approximate latencies)"},
+		x86Modern},
+	{PresetInfo{"host", "This machine's caches, detected from /sys/devices/system/cpu/cpu0/cache (Linux; approximate latencies)"},
+		Host},
+}
+
+// Presets lists the preset machines in a stable order.
+func Presets() []PresetInfo {
+	out := make([]PresetInfo, len(presets))
+	for i, p := range presets {
+		out[i] = p.PresetInfo
+	}
+	return out
+}
+
+// Preset returns a new, normalized copy of the named preset machine (the
+// --machine flag); names are not case sensitive. "host" detects this
+// machine's caches (see Host).
+func Preset(name string) (*Machine, error) {
+	for _, p := range presets {
+		if strings.EqualFold(p.Name, name) {
+			m, err := p.build()
+			if err != nil {
+				return nil, err
+			}
+			if m.Description == "" {
+				m.Description = p.Description
+			}
+			if err := m.Normalize(); err != nil {
+				return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+			}
+			return m, nil
+		}
+	}
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.Name
+	}
+	return nil, fmt.Errorf("unknown machine %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// memspy is the machine of the MemSpy paper (Martonosi, Gupta, Anderson,
+// SIGMETRICS 1992): one direct-mapped data cache with 32-byte lines, a
+// 1-cycle hit and a 50-cycle miss. MemSpy simulated data references only.
+func memspy(name string, size int64) *Machine {
+	return &Machine{
+		Name: name,
+		Caches: []Cache{{
+			Name: "L1D", Level: 1, Size: size, Assoc: 1, Line: 32,
+			Replacement: LRU, WriteBack: true, WriteAllocate: true,
+			Holds: Data, Inclusion: NonInclusive, Latency: 1,
+		}},
+		MemoryLatency: 50,
+	}
+}
+
+// r12000 is the primary data cache of the MIPS R12000, which keeps the
+// R10000's: 32 KiB, 2-way set associative, LRU, 32-byte lines, write-back
+// (MIPS R10000 Microprocessor User's Manual, version 2.0, 1996, chapter 1).
+// The 2-cycle load-use latency is the R10000's; the memory latency of about
+// 100 cycles is an approximation for an Origin-class system.
+func r12000() (*Machine, error) {
+	return &Machine{
+		Name: "r12000",
+		Caches: []Cache{{
+			Name: "L1D", Level: 1, Size: 32 * KiB, Assoc: 2, Line: 32,
+			Replacement: LRU, WriteBack: true, WriteAllocate: true,
+			Holds: Data, Inclusion: NonInclusive, Latency: 2,
+		}},
+		MemoryLatency: 100,
+	}, nil
+}
+
+// x86Modern is a generic recent x86-64 core. Geometries are typical of
+// 2018–2022 desktop parts; latencies (load-to-use cycles) are
+// approximations, not any one part's.
+func x86Modern() (*Machine, error) {
+	c := func(name string, level int, holds Holds, size int64, assoc, latency int) Cache {
+		return Cache{
+			Name: name, Level: level, Size: size, Assoc: assoc, Line: 64,
+			Replacement: LRU, WriteBack: true, WriteAllocate: true,
+			Holds: holds, Inclusion: NonInclusive, Latency: latency,
+		}
+	}
+	return &Machine{
+		Name: "x86-modern",
+		Caches: []Cache{
+			c("L1I", 1, Instructions, 32*KiB, 8, 4),
+			c("L1D", 1, Data, 32*KiB, 8, 4),
+			c("L2", 2, Unified, 1*MiB, 16, 14),
+			c("L3", 3, Unified, 32*MiB, 16, 50),
+		},
+		MemoryLatency: 200,
+	}, nil
+}

@@ -1,0 +1,216 @@
+// Package profile is memspy's one result model. Every simulation produces
+// a Profile; every output (text tables, JSON, later HTML, pprof, diff)
+// renders from it and never from engine internals. A Profile is versioned,
+// serialisable as JSON and mergeable: profiles of disjoint shards of the
+// same run add up.
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"memspy/machine"
+)
+
+// Version is the version of the Profile schema written by this memspy.
+// Readers reject profiles with a higher version.
+const Version = 1
+
+// Profile is the result of one simulation.
+type Profile struct {
+	Version int    `json:"version"`
+	Tool    string `json:"tool"` // "memspy"
+	// Source describes where the events came from.
+	Source Source `json:"source"`
+	// Machine is the simulated hierarchy, normalized.
+	Machine *machine.Machine `json:"machine"`
+	// Options are the counting conventions used.
+	Options Options `json:"options"`
+	// Events is the total number of events read (references and cache
+	// maintenance events alike).
+	Events uint64 `json:"events"`
+	// EventsByKind splits Events by kind name (read, write, ifetch, ...).
+	EventsByKind map[string]uint64 `json:"events_by_kind"`
+	// NotSimulated counts instruction fetches that no cache holds (or that
+	// --cachelab ignores); they are otherwise ignored.
+	NotSimulated uint64 `json:"not_simulated"`
+	// Skipped counts malformed input lines skipped with --skip-bad.
+	Skipped uint64 `json:"skipped"`
+	// Caches holds one entry per cache, in machine order.
+	Caches []CacheStats `json:"caches"`
+	// Memory counts the traffic that reached main memory.
+	Memory MemoryStats `json:"memory"`
+	// Complete is false when the input ended with an error and the
+	// counts cover only the events read before it.
+	Complete bool `json:"complete"`
+	// Error is the input error that ended an incomplete run.
+	Error string `json:"error,omitempty"`
+}
+
+// Source describes the input of a run.
+type Source struct {
+	Name   string `json:"name"`   // file name, or "-" for standard input
+	Format string `json:"format"` // trace format name
+}
+
+// Options records the counting conventions of a run.
+type Options struct {
+	// Classify is "3c" when misses are split into compulsory, capacity and
+	// conflict, "" otherwise.
+	Classify string `json:"classify,omitempty"`
+	// CacheLab is true under the CS:APP cache lab conventions.
+	CacheLab bool `json:"cachelab,omitempty"`
+}
+
+// CacheStats are the counters of one cache. Accesses are counted per line
+// touched: a reference spanning k lines counts k accesses.
+type CacheStats struct {
+	Name         string `json:"name"`
+	Level        int    `json:"level"`
+	Accesses     uint64 `json:"accesses"`
+	Misses       uint64 `json:"misses"`
+	IFetches     uint64 `json:"ifetches"`
+	Reads        uint64 `json:"reads"`
+	Writes       uint64 `json:"writes"`
+	IFetchMisses uint64 `json:"ifetch_misses"`
+	ReadMisses   uint64 `json:"read_misses"`
+	WriteMisses  uint64 `json:"write_misses"`
+	// Compulsory, Capacity and Conflict split Misses under --classify 3c
+	// (they are 0 otherwise).
+	Compulsory uint64 `json:"compulsory"`
+	Capacity   uint64 `json:"capacity"`
+	Conflict   uint64 `json:"conflict"`
+	// Evictions counts valid lines replaced to make room for a fill.
+	Evictions uint64 `json:"evictions"`
+	// Writebacks counts dirty lines written to the level below (on
+	// eviction, copy-back events and the final flush).
+	Writebacks uint64 `json:"writebacks"`
+	// BackInvalidations counts lines removed because an inclusive level
+	// below evicted them.
+	BackInvalidations uint64 `json:"back_invalidations"`
+	BytesFromBelow    uint64 `json:"bytes_from_below"`
+	BytesToBelow      uint64 `json:"bytes_to_below"`
+}
+
+// Hits returns Accesses - Misses.
+func (c *CacheStats) Hits() uint64 { return c.Accesses - c.Misses }
+
+// MissRate returns Misses / Accesses (0 when there were no accesses).
+func (c *CacheStats) MissRate() float64 { return ratio(c.Misses, c.Accesses) }
+
+// MemoryStats count the requests that reached main memory.
+type MemoryStats struct {
+	Reads        uint64 `json:"reads"` // line fills and uncached reads
+	Writes       uint64 `json:"writes"`
+	BytesRead    uint64 `json:"bytes_read"`
+	BytesWritten uint64 `json:"bytes_written"`
+}
+
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// Cache returns the stats of the cache with the given name.
+func (p *Profile) Cache(name string) (*CacheStats, bool) {
+	for i := range p.Caches {
+		if p.Caches[i].Name == name {
+			return &p.Caches[i], true
+		}
+	}
+	return nil, false
+}
+
+// Merge adds q's counters to p. Both must describe the same machine (same
+// cache names in the same order); this is how profiles of disjoint shards
+// of one run combine.
+func (p *Profile) Merge(q *Profile) error {
+	if len(p.Caches) != len(q.Caches) {
+		return fmt.Errorf("profile: cannot merge: %d caches vs %d", len(p.Caches), len(q.Caches))
+	}
+	for i := range p.Caches {
+		a, b := &p.Caches[i], &q.Caches[i]
+		if a.Name != b.Name || a.Level != b.Level {
+			return fmt.Errorf("profile: cannot merge: cache %d is %q (level %d) vs %q (level %d)", i, a.Name, a.Level, b.Name, b.Level)
+		}
+		a.Accesses += b.Accesses
+		a.Misses += b.Misses
+		a.IFetches += b.IFetches
+		a.Reads += b.Reads
+		a.Writes += b.Writes
+		a.IFetchMisses += b.IFetchMisses
+		a.ReadMisses += b.ReadMisses
+		a.WriteMisses += b.WriteMisses
+		a.Compulsory += b.Compulsory
+		a.Capacity += b.Capacity
+		a.Conflict += b.Conflict
+		a.Evictions += b.Evictions
+		a.Writebacks += b.Writebacks
+		a.BackInvalidations += b.BackInvalidations
+		a.BytesFromBelow += b.BytesFromBelow
+		a.BytesToBelow += b.BytesToBelow
+	}
+	p.Events += q.Events
+	for k, v := range q.EventsByKind {
+		if p.EventsByKind == nil {
+			p.EventsByKind = map[string]uint64{}
+		}
+		p.EventsByKind[k] += v
+	}
+	p.NotSimulated += q.NotSimulated
+	p.Skipped += q.Skipped
+	p.Memory.Reads += q.Memory.Reads
+	p.Memory.Writes += q.Memory.Writes
+	p.Memory.BytesRead += q.Memory.BytesRead
+	p.Memory.BytesWritten += q.Memory.BytesWritten
+	p.Complete = p.Complete && q.Complete
+	return nil
+}
+
+// Write encodes p as indented JSON.
+func (p *Profile) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
+}
+
+// WriteFile writes p as JSON to path atomically: to a temporary file in the
+// same directory, then renamed over path.
+func (p *Profile) WriteFile(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if err := p.Write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// Read decodes a JSON profile and checks its version.
+func Read(r io.Reader) (*Profile, error) {
+	var p Profile
+	if err := json.NewDecoder(r).Decode(&p); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	if p.Version > Version {
+		return nil, fmt.Errorf("profile: version %d is newer than this memspy understands (%d)", p.Version, Version)
+	}
+	return &p, nil
+}

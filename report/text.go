@@ -1,0 +1,174 @@
+// Package report renders Profiles as text for people. It reads only the
+// Profile, never engine internals.
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"memspy/machine"
+	"memspy/profile"
+)
+
+// Text writes the summary of p: the input, then one table per cache and
+// the memory traffic.
+func Text(w io.Writer, p *profile.Profile) error {
+	var b strings.Builder
+	name := "(unnamed)"
+	if p.Machine != nil && p.Machine.Name != "" {
+		name = p.Machine.Name
+	}
+	fmt.Fprintf(&b, "memspy sim: %s (%s) on machine %s\n", p.Source.Name, p.Source.Format, name)
+	fmt.Fprintf(&b, "events: %s", Count(p.Events))
+	if parts := eventParts(p.EventsByKind); parts != "" {
+		fmt.Fprintf(&b, " (%s)", parts)
+	}
+	b.WriteString("\n")
+	if p.NotSimulated > 0 {
+		fmt.Fprintf(&b, "not simulated: %s instruction fetches (no cache holds instructions)\n", Count(p.NotSimulated))
+		if p.Options.CacheLab {
+			b.WriteString("  (ignored under --cachelab)\n")
+		}
+	}
+	if p.Skipped > 0 {
+		fmt.Fprintf(&b, "skipped: %s malformed lines\n", Count(p.Skipped))
+	}
+	if !p.Complete {
+		fmt.Fprintf(&b, "INCOMPLETE: counts cover only the events read before: %s\n", p.Error)
+	}
+	instructions := p.EventsByKind["ifetch"]
+	for i := range p.Caches {
+		c := &p.Caches[i]
+		b.WriteString("\n")
+		b.WriteString(cacheHeader(p.Machine, c))
+		tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "\ttotal\tifetch\tread\twrite\t")
+		fmt.Fprintf(tw, "accesses\t%s\t%s\t%s\t%s\t\n", Count(c.Accesses), Count(c.IFetches), Count(c.Reads), Count(c.Writes))
+		fmt.Fprintf(tw, "misses\t%s\t%s\t%s\t%s\t\n", Count(c.Misses), Count(c.IFetchMisses), Count(c.ReadMisses), Count(c.WriteMisses))
+		fmt.Fprintf(tw, "miss rate\t%s\t%s\t%s\t%s\t\n", Rate(c.Misses, c.Accesses), Rate(c.IFetchMisses, c.IFetches),
+			Rate(c.ReadMisses, c.Reads), Rate(c.WriteMisses, c.Writes))
+		if p.Options.Classify == "3c" {
+			fmt.Fprintln(tw, "\tcompulsory\tcapacity\tconflict\t\t")
+			fmt.Fprintf(tw, "3C misses\t%s\t%s\t%s\t\t\n", Count(c.Compulsory), Count(c.Capacity), Count(c.Conflict))
+			fmt.Fprintf(tw, "share\t%s\t%s\t%s\t\t\n", Rate(c.Compulsory, c.Misses), Rate(c.Capacity, c.Misses), Rate(c.Conflict, c.Misses))
+		}
+		tw.Flush()
+		fmt.Fprintf(&b, "  evictions %s, write-backs %s", Count(c.Evictions), Count(c.Writebacks))
+		if c.BackInvalidations > 0 {
+			fmt.Fprintf(&b, ", back-invalidations %s", Count(c.BackInvalidations))
+		}
+		fmt.Fprintf(&b, "; from below %s, to below %s\n", Bytes(c.BytesFromBelow), Bytes(c.BytesToBelow))
+		if instructions > 0 {
+			fmt.Fprintf(&b, "  misses per 1000 instructions: %.3f\n", float64(c.Misses)*1000/float64(instructions))
+		}
+	}
+	fmt.Fprintf(&b, "\nmemory: %s reads (%s), %s writes (%s)\n", Count(p.Memory.Reads), Bytes(p.Memory.BytesRead),
+		Count(p.Memory.Writes), Bytes(p.Memory.BytesWritten))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// CacheLab writes the CS:APP cache lab summary line of the first cache
+// holding data: "hits:H misses:M evictions:E".
+func CacheLab(w io.Writer, p *profile.Profile) error {
+	for i := range p.Caches {
+		c := &p.Caches[i]
+		if p.Machine != nil && i < len(p.Machine.Caches) && !p.Machine.Caches[i].HoldsData() {
+			continue
+		}
+		_, err := fmt.Fprintf(w, "hits:%d misses:%d evictions:%d\n", c.Hits(), c.Misses, c.Evictions)
+		return err
+	}
+	return fmt.Errorf("report: no cache holds data")
+}
+
+func cacheHeader(m *machine.Machine, c *profile.CacheStats) string {
+	var spec *machine.Cache
+	if m != nil {
+		for i := range m.Caches {
+			if m.Caches[i].Name == c.Name {
+				spec = &m.Caches[i]
+			}
+		}
+	}
+	if spec == nil {
+		return fmt.Sprintf("%s (level %d)\n", c.Name, c.Level)
+	}
+	assoc := strconv.Itoa(spec.Assoc) + "-way"
+	switch {
+	case spec.Sets == 1 && spec.Assoc > 1:
+		assoc = "fully associative"
+	case spec.Assoc == 1:
+		assoc = "direct-mapped"
+	}
+	write := "write-back"
+	if !spec.WriteBack {
+		write = "write-through"
+	}
+	if !spec.WriteAllocate {
+		write += ", no-write-allocate"
+	}
+	incl := ""
+	if spec.Inclusion != "" && spec.Inclusion != machine.NonInclusive {
+		incl = ", " + string(spec.Inclusion)
+	}
+	return fmt.Sprintf("%s (level %d, %s %s, %s, %d B lines, %s, %s%s)\n", c.Name, c.Level, Bytes(uint64(spec.Size)),
+		spec.Holds, assoc, spec.Line, spec.Replacement, write, incl)
+}
+
+func eventParts(m map[string]uint64) string {
+	var parts []string
+	for _, k := range []string{"ifetch", "read", "write", "modify", "copyback", "invalidate"} {
+		if n := m[k]; n > 0 {
+			parts = append(parts, Count(n)+" "+k)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Count formats n with thousands separators: 1234567 → "1,234,567".
+func Count(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// Rate formats a/b as a percentage with 4 decimals, or "-" when b is 0.
+func Rate(a, b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f%%", 100*float64(a)/float64(b))
+}
+
+// Bytes formats a byte count with a binary unit: 1536 → "1.5 KiB".
+func Bytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatUint(n, 10) + " B"
+	}
+	v, u := float64(n), 0
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	for v /= unit; v >= unit && u < len(units)-1; v /= unit {
+		u++
+	}
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	s = strings.TrimSuffix(s, ".0")
+	return s + " " + units[u]
+}

@@ -1,0 +1,563 @@
+// Package sim is memspy's engine: it routes batches of trace events through
+// a simulated cache hierarchy and counts what happens at every level. The
+// counting rules (Dinero IV's where a choice exists) are specified in
+// docs/semantics.md; a slow reference model in the tests checks this
+// implementation against them.
+package sim
+
+import (
+	"fmt"
+	"math/bits"
+
+	"memspy/cache"
+	"memspy/machine"
+	"memspy/profile"
+	"memspy/trace"
+)
+
+// Options select counting conventions.
+type Options struct {
+	// Classify splits misses into compulsory, capacity and conflict (3C)
+	// by running a fully associative cache of the same capacity and policy
+	// alongside every cache.
+	Classify bool
+	// CacheLab applies the CS:APP cache lab conventions: an access touches
+	// only the line holding its address, and instruction fetches are
+	// ignored.
+	CacheLab bool
+}
+
+// access kinds indexing the per-kind counters.
+const (
+	kIFetch = iota
+	kRead
+	kWrite
+	numAccessKinds
+)
+
+// level is one simulated cache and its place in the hierarchy.
+type level struct {
+	spec      *machine.Cache
+	c         *cache.Cache
+	shift     uint   // log2 of the line size
+	lineSize  uint64 // bytes
+	offMask   uint64 // lineSize-1
+	writeBack bool
+	allocate  bool
+	inclusive bool
+	exclusive bool
+
+	// instrNext and dataNext are the next caches on the instruction and
+	// data paths (nil: memory); victimNext receives write-backs and, when
+	// it is exclusive, every victim.
+	instrNext, dataNext, victimNext *level
+	// uppers are the caches from which this one is reachable; an
+	// inclusive cache back-invalidates them.
+	uppers []*level
+
+	// memo is 1 + the line of the last access when nothing has changed the
+	// cache's state since (0: none). A repeated access to that line is a
+	// hit that changes no replacement state: the fast path only counts it.
+	memo     uint64
+	memoSlot int
+
+	acc, miss                        [numAccessKinds]uint64
+	evictions, writebacks, backInval uint64
+	bytesFromBelow, bytesToBelow     uint64
+	compulsory, capacity, conflict   uint64
+
+	// 3C classification state.
+	shadow *cache.Cache        // fully associative, same capacity and policy
+	seen   map[uint64]struct{} // lines ever referenced
+}
+
+// Hierarchy simulates one machine. It is not safe for concurrent use.
+type Hierarchy struct {
+	m            *machine.Machine
+	opt          Options
+	levels       []*level
+	ifirst       *level // first cache holding instructions (nil: not simulated)
+	dfirst       *level // first cache holding data (nil: memory)
+	kinds        [256]uint64
+	notSimulated uint64
+	mem          profile.MemoryStats
+	finished     bool
+}
+
+// New builds a hierarchy for a normalized machine.
+func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
+	if len(m.Caches) == 0 {
+		return nil, fmt.Errorf("sim: machine %q has no caches", m.Name)
+	}
+	h := &Hierarchy{m: m, opt: opt}
+	for i := range m.Caches {
+		spec := &m.Caches[i]
+		if spec.Line <= 0 || spec.Line&(spec.Line-1) != 0 {
+			return nil, fmt.Errorf("sim: cache %q: line size %d is not a power of two", spec.Name, spec.Line)
+		}
+		c, err := cache.New(spec)
+		if err != nil {
+			return nil, fmt.Errorf("sim: cache %q: %w", spec.Name, err)
+		}
+		l := &level{
+			spec:      spec,
+			c:         c,
+			shift:     uint(bits.TrailingZeros(uint(spec.Line))),
+			lineSize:  uint64(spec.Line),
+			offMask:   uint64(spec.Line - 1),
+			writeBack: spec.WriteBack,
+			allocate:  spec.WriteAllocate,
+			inclusive: spec.Inclusion == machine.Inclusive,
+			exclusive: spec.Inclusion == machine.Exclusive,
+		}
+		if opt.Classify {
+			l.shadow, err = cache.NewGeometry(1, spec.Lines(), spec.Replacement, spec.Seed)
+			if err != nil {
+				return nil, fmt.Errorf("sim: cache %q: 3C classification needs a fully associative twin: %w", spec.Name, err)
+			}
+			l.seen = make(map[uint64]struct{})
+		}
+		h.levels = append(h.levels, l)
+	}
+	// Paths: the next cache of a kind is the first later-listed cache at a
+	// higher level holding that kind.
+	nextOf := func(i int, instr bool) *level {
+		for j := i + 1; j < len(h.levels); j++ {
+			s := h.levels[j].spec
+			if s.Level > h.levels[i].spec.Level && (instr && s.HoldsInstructions() || !instr && s.HoldsData()) {
+				return h.levels[j]
+			}
+		}
+		return nil
+	}
+	for i, l := range h.levels {
+		l.instrNext = nextOf(i, true)
+		l.dataNext = nextOf(i, false)
+		if l.spec.HoldsData() {
+			l.victimNext = l.dataNext
+		} else {
+			l.victimNext = l.instrNext
+		}
+	}
+	for _, l := range h.levels {
+		if h.ifirst == nil && l.spec.HoldsInstructions() {
+			h.ifirst = l
+		}
+		if h.dfirst == nil && l.spec.HoldsData() {
+			h.dfirst = l
+		}
+	}
+	for _, l := range h.levels {
+		for _, u := range h.levels {
+			if u != l && reaches(u, l) {
+				l.uppers = append(l.uppers, u)
+			}
+		}
+	}
+	if opt.CacheLab {
+		h.ifirst = nil // the cache lab ignores instruction fetches
+	}
+	return h, nil
+}
+
+// reaches reports whether a request or victim leaving u can arrive at l.
+func reaches(u, l *level) bool {
+	for _, n := range []*level{u.instrNext, u.dataNext, u.victimNext} {
+		if n != nil && (n == l || reaches(n, l)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Process simulates every event of b, in order.
+func (h *Hierarchy) Process(b *trace.Batch) {
+	kinds := b.Kind
+	addrs := b.Addr[:len(kinds)]
+	sizes := b.Size[:len(kinds)]
+	for i, k := range kinds {
+		h.kinds[k]++
+		a, s := addrs[i], uint64(sizes[i])
+		switch k {
+		case trace.IFetch:
+			l := h.ifirst
+			if l == nil {
+				h.notSimulated++
+				continue
+			}
+			if l.memo == a>>l.shift+1 && (h.opt.CacheLab || a&l.offMask+s <= l.lineSize) {
+				l.acc[kIFetch]++
+				continue
+			}
+			h.ref(l, kIFetch, a, s, false)
+		case trace.Read:
+			h.read(a, s)
+		case trace.Write:
+			h.write(a, s)
+		case trace.Modify:
+			h.read(a, s)
+			h.write(a, s)
+		case trace.CopyBack:
+			h.copyBack(a, s)
+		case trace.Invalidate:
+			h.invalidate(a, s)
+		}
+	}
+}
+
+func (h *Hierarchy) read(a, s uint64) {
+	l := h.dfirst
+	if l != nil && l.memo == a>>l.shift+1 && (h.opt.CacheLab || a&l.offMask+s <= l.lineSize) {
+		l.acc[kRead]++
+		return
+	}
+	h.ref(l, kRead, a, s, false)
+}
+
+func (h *Hierarchy) write(a, s uint64) {
+	l := h.dfirst
+	if l != nil && l.memo == a>>l.shift+1 && l.writeBack && l.c.Dirty(l.memoSlot) &&
+		(h.opt.CacheLab || a&l.offMask+s <= l.lineSize) {
+		l.acc[kWrite]++
+		return
+	}
+	h.ref(l, kWrite, a, s, false)
+}
+
+// next returns the next cache below l for requests of kind k.
+func (l *level) next(k int) *level {
+	if k == kIFetch {
+		return l.instrNext
+	}
+	return l.dataNext
+}
+
+// ref performs a reference of kind k to bytes [a, a+s) at l (nil: memory).
+// fromAbove is true when a cache above l makes the request. It returns
+// whether the data came back dirty (a hit in an exclusive cache hands its
+// line, dirty or not, up to the requester).
+func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool) bool {
+	if s == 0 {
+		s = 1
+	}
+	if l == nil {
+		if k == kWrite {
+			h.mem.Writes++
+			h.mem.BytesWritten += s
+		} else {
+			h.mem.Reads++
+			h.mem.BytesRead += s
+		}
+		return false
+	}
+	end := a + s - 1
+	if end < a {
+		end = ^uint64(0)
+	}
+	first, last := a>>l.shift, end>>l.shift
+	if h.opt.CacheLab {
+		last = first
+		if lineEnd := first<<l.shift | l.offMask; end > lineEnd {
+			end = lineEnd
+		}
+	}
+	dirty := false
+	for line := first; ; line++ {
+		pa := max(a, line<<l.shift)
+		pe := min(end, line<<l.shift|l.offMask)
+		if h.refLine(l, k, line, pa, pe-pa+1, fromAbove) {
+			dirty = true
+		}
+		if line == last {
+			break
+		}
+	}
+	return dirty
+}
+
+// refLine performs the part [pa, pa+ps) of a reference that falls in one
+// line of l.
+func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool) bool {
+	l.acc[k]++
+	slot := l.c.Lookup(line)
+	if l.shadow != nil {
+		h.classify(l, k, line, slot >= 0)
+	}
+	if slot >= 0 {
+		if l.exclusive && fromAbove && k != kWrite {
+			// The line moves up to the requester.
+			d := l.c.Dirty(slot)
+			l.c.Remove(slot)
+			l.memo = 0
+			return d
+		}
+		l.c.Touch(slot)
+		if k == kWrite {
+			if l.writeBack {
+				l.c.SetDirty(slot, true)
+			} else {
+				l.bytesToBelow += ps
+				h.ref(l.dataNext, kWrite, pa, ps, true)
+			}
+		}
+		l.memo, l.memoSlot = line+1, slot
+		return false
+	}
+	l.miss[k]++
+	l.memo = 0
+	if k == kWrite && (!l.allocate || l.exclusive && fromAbove) {
+		l.bytesToBelow += ps
+		h.ref(l.dataNext, kWrite, pa, ps, true)
+		return false
+	}
+	if l.exclusive && fromAbove {
+		// Pass the fill through without keeping a copy.
+		l.bytesFromBelow += l.lineSize
+		return h.ref(l.next(k), k, line<<l.shift, l.lineSize, true)
+	}
+	slot = l.c.Victim(line)
+	if l.c.Valid(slot) {
+		h.evict(l, slot)
+	}
+	fk := kRead
+	if k == kIFetch {
+		fk = kIFetch
+	}
+	l.bytesFromBelow += l.lineSize
+	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true)
+	l.c.Install(slot, line)
+	if k == kWrite {
+		if l.writeBack {
+			dirty = true
+		} else {
+			l.bytesToBelow += ps
+			h.ref(l.dataNext, kWrite, pa, ps, true)
+		}
+	}
+	l.c.SetDirty(slot, dirty)
+	l.memo, l.memoSlot = line+1, slot
+	return false
+}
+
+// classify updates the 3C state of l for an access and, on a miss of l,
+// counts its class.
+func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) {
+	sh := l.shadow
+	shSlot := sh.Lookup(line)
+	if shSlot >= 0 {
+		sh.Touch(shSlot)
+	} else if k != kWrite || l.allocate {
+		v := sh.Victim(line)
+		sh.Remove(v)
+		sh.Install(v, line)
+	}
+	if hit {
+		if l.exclusive {
+			l.seen[line] = struct{}{} // lines can arrive unreferenced, as victims
+		}
+		return
+	}
+	switch _, seen := l.seen[line]; {
+	case !seen:
+		l.compulsory++
+		l.seen[line] = struct{}{}
+	case shSlot < 0:
+		l.capacity++
+	default:
+		l.conflict++
+	}
+}
+
+// evict removes the valid line in slot of l to make room for a fill.
+func (h *Hierarchy) evict(l *level, slot int) {
+	line := l.c.Line(slot)
+	dirty := l.c.Dirty(slot)
+	l.evictions++
+	if l.inclusive {
+		lo := line << l.shift
+		for _, u := range l.uppers {
+			if h.backInvalidate(u, lo, lo|l.offMask) {
+				dirty = true
+			}
+		}
+	}
+	l.c.Remove(slot)
+	l.memo = 0
+	h.sendVictim(l, line, dirty)
+}
+
+// sendVictim passes a line leaving l down: into an exclusive cache below
+// whether clean or dirty, otherwise as a write-back when dirty.
+func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool) {
+	below := l.victimNext
+	if dirty {
+		l.writebacks++
+	}
+	if below != nil && below.exclusive {
+		l.bytesToBelow += l.lineSize
+		h.insertVictim(below, line<<l.shift, dirty)
+		return
+	}
+	if dirty {
+		l.bytesToBelow += l.lineSize
+		h.ref(below, kWrite, line<<l.shift, l.lineSize, true)
+	}
+}
+
+// insertVictim places a line evicted above into the exclusive cache x.
+func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool) {
+	line := a >> x.shift
+	x.memo = 0
+	if slot := x.c.Lookup(line); slot >= 0 {
+		if dirty {
+			x.c.SetDirty(slot, true)
+		}
+		return
+	}
+	slot := x.c.Victim(line)
+	if x.c.Valid(slot) {
+		h.evict(x, slot)
+	}
+	x.c.Install(slot, line)
+	x.c.SetDirty(slot, dirty)
+}
+
+// backInvalidate removes from u every line overlapping bytes [lo, hi] and
+// reports whether any of them was dirty.
+func (h *Hierarchy) backInvalidate(u *level, lo, hi uint64) bool {
+	dirty := false
+	for line := lo >> u.shift; line <= hi>>u.shift; line++ {
+		if slot := u.c.Lookup(line); slot >= 0 {
+			dirty = dirty || u.c.Dirty(slot)
+			u.c.Remove(slot)
+			u.backInval++
+			u.memo = 0
+		}
+		if line == ^uint64(0) {
+			break
+		}
+	}
+	return dirty
+}
+
+// forLines calls f with the slot of every valid line of l overlapping
+// bytes [a, a+s); s == 0 means every line.
+func forLines(l *level, a, s uint64, f func(slot int)) {
+	if s == 0 {
+		l.c.ForEachValid(f)
+		return
+	}
+	end := a + s - 1
+	if end < a {
+		end = ^uint64(0)
+	}
+	for line := a >> l.shift; ; line++ {
+		if slot := l.c.Lookup(line); slot >= 0 {
+			f(slot)
+		}
+		if line == end>>l.shift {
+			break
+		}
+	}
+}
+
+// copyBack writes back every dirty line overlapping [a, a+s) (s == 0:
+// every dirty line), level by level from the CPU outward; lines stay valid.
+func (h *Hierarchy) copyBack(a, s uint64) {
+	for _, l := range h.levels {
+		l.memo = 0
+		forLines(l, a, s, func(slot int) {
+			if !l.c.Dirty(slot) {
+				return
+			}
+			l.c.SetDirty(slot, false)
+			l.writebacks++
+			l.bytesToBelow += l.lineSize
+			h.ref(l.victimNext, kWrite, l.c.Line(slot)<<l.shift, l.lineSize, true)
+		})
+	}
+}
+
+// invalidate drops every line overlapping [a, a+s) (s == 0: every line)
+// from every cache, and from the 3C twins, without writing anything back.
+func (h *Hierarchy) invalidate(a, s uint64) {
+	for _, l := range h.levels {
+		l.memo = 0
+		forLines(l, a, s, l.c.Remove)
+		if l.shadow != nil {
+			sh := l.shadow
+			if s == 0 {
+				sh.ForEachValid(sh.Remove)
+				continue
+			}
+			end := a + s - 1
+			if end < a {
+				end = ^uint64(0)
+			}
+			for line := a >> l.shift; ; line++ {
+				if slot := sh.Lookup(line); slot >= 0 {
+					sh.Remove(slot)
+				}
+				if line == end>>l.shift {
+					break
+				}
+			}
+		}
+	}
+}
+
+// Finish writes back every dirty line at the end of the trace (the
+// write-backs count as accesses of the levels below). It is idempotent.
+func (h *Hierarchy) Finish() {
+	if h.finished {
+		return
+	}
+	h.finished = true
+	h.copyBack(0, 0)
+}
+
+// Profile returns the counters so far as a Profile.
+func (h *Hierarchy) Profile() *profile.Profile {
+	p := &profile.Profile{
+		Version:      profile.Version,
+		Tool:         "memspy",
+		Machine:      h.m,
+		Options:      profile.Options{CacheLab: h.opt.CacheLab},
+		EventsByKind: map[string]uint64{},
+		NotSimulated: h.notSimulated,
+		Memory:       h.mem,
+		Complete:     true,
+	}
+	if h.opt.Classify {
+		p.Options.Classify = "3c"
+	}
+	for k, n := range h.kinds {
+		if n > 0 {
+			p.Events += n
+			p.EventsByKind[trace.Kind(k).String()] = n
+		}
+	}
+	for _, l := range h.levels {
+		p.Caches = append(p.Caches, profile.CacheStats{
+			Name:              l.spec.Name,
+			Level:             l.spec.Level,
+			Accesses:          l.acc[kIFetch] + l.acc[kRead] + l.acc[kWrite],
+			Misses:            l.miss[kIFetch] + l.miss[kRead] + l.miss[kWrite],
+			IFetches:          l.acc[kIFetch],
+			Reads:             l.acc[kRead],
+			Writes:            l.acc[kWrite],
+			IFetchMisses:      l.miss[kIFetch],
+			ReadMisses:        l.miss[kRead],
+			WriteMisses:       l.miss[kWrite],
+			Compulsory:        l.compulsory,
+			Capacity:          l.capacity,
+			Conflict:          l.conflict,
+			Evictions:         l.evictions,
+			Writebacks:        l.writebacks,
+			BackInvalidations: l.backInval,
+			BytesFromBelow:    l.bytesFromBelow,
+			BytesToBelow:      l.bytesToBelow,
+		})
+	}
+	return p
+}
