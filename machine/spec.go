@@ -7,13 +7,14 @@ import (
 )
 
 // Keys lists the cache keys of the inline spec, in the order the
-// documentation gives them. YAML cache entries take these and "name".
+// documentation gives them (for messages and completion; do not modify).
+// YAML cache entries take these and "name".
 var Keys = []string{
 	"size", "sets", "assoc", "line", "replacement", "seed",
 	"write", "allocate", "holds", "level", "inclusion", "latency",
 }
 
-// Replacements lists the replacement policies.
+// Replacements lists the replacement policies (do not modify).
 var Replacements = []Replacement{LRU, FIFO, Random, PLRU, SRRIP, BRRIP}
 
 // ParseCacheSpec parses an inline cache description, the argument of the
@@ -65,12 +66,9 @@ func ParseCacheSpec(spec string) (Cache, error) {
 // default), and normalizes it. The machine is named "custom".
 func FromSpecs(specs []string, memoryLatency int) (*Machine, error) {
 	m := &Machine{Name: "custom", MemoryLatency: memoryLatency}
-	for i, s := range specs {
+	for _, s := range specs {
 		c, err := ParseCacheSpec(s)
 		if err != nil {
-			if ce, ok := err.(*ConfigError); ok {
-				ce.index = i + 1
-			}
 			return nil, err
 		}
 		m.Caches = append(m.Caches, c)

@@ -1,0 +1,159 @@
+package machine
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestParseCacheSpec(t *testing.T) {
+	tests := []struct {
+		spec string
+		want Cache
+	}{
+		{"L1D:size=32k,assoc=8,line=64,holds=d", Cache{Name: "L1D", Size: 32768, Assoc: 8, Line: 64, Holds: Data, WriteBack: true, WriteAllocate: true}},
+		{"L1:", Cache{Name: "L1", WriteBack: true, WriteAllocate: true}},
+		{" L2 : size = 1MiB , sets=1024 , ", Cache{Name: "L2", Size: 1 << 20, Sets: 1024, WriteBack: true, WriteAllocate: true}},
+		{"V:size=4k,assoc=full", Cache{Name: "V", Size: 4096, Assoc: AssocFull, WriteBack: true, WriteAllocate: true}},
+		{"V:size=4k,assoc=FULL", Cache{Name: "V", Size: 4096, Assoc: AssocFull, WriteBack: true, WriteAllocate: true}},
+		{"I:holds=i", Cache{Name: "I", Holds: Instructions, WriteBack: true, WriteAllocate: true}},
+		{"I:holds=instr", Cache{Name: "I", Holds: Instructions, WriteBack: true, WriteAllocate: true}},
+		{"I:holds=inst", Cache{Name: "I", Holds: Instructions, WriteBack: true, WriteAllocate: true}},
+		{"I:HOLDS=Instructions", Cache{Name: "I", Holds: Instructions, WriteBack: true, WriteAllocate: true}},
+		{"D:holds=data", Cache{Name: "D", Holds: Data, WriteBack: true, WriteAllocate: true}},
+		{"U:holds=u", Cache{Name: "U", Holds: Unified, WriteBack: true, WriteAllocate: true}},
+		{"U:holds=unified", Cache{Name: "U", Holds: Unified, WriteBack: true, WriteAllocate: true}},
+		{"W:write=through,allocate=false", Cache{Name: "W", WriteBack: false, WriteAllocate: false}},
+		{"W:write=wt,allocate=no", Cache{Name: "W", WriteBack: false, WriteAllocate: false}},
+		{"W:write=back,allocate=true", Cache{Name: "W", WriteBack: true, WriteAllocate: true}},
+		{"R:replacement=BRRIP,seed=7", Cache{Name: "R", Replacement: BRRIP, Seed: 7, WriteBack: true, WriteAllocate: true}},
+		{"L3:level=3,inclusion=inclusive,latency=50", Cache{Name: "L3", Level: 3, Inclusion: Inclusive, Latency: 50, WriteBack: true, WriteAllocate: true}},
+		{"L3:inclusion=exclusive", Cache{Name: "L3", Inclusion: Exclusive, WriteBack: true, WriteAllocate: true}},
+	}
+	for _, tt := range tests {
+		got, err := ParseCacheSpec(tt.spec)
+		if err != nil {
+			t.Errorf("ParseCacheSpec(%q): %v", tt.spec, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseCacheSpec(%q) = %+v; want %+v", tt.spec, got, tt.want)
+		}
+	}
+	for _, r := range Replacements {
+		c, err := ParseCacheSpec("C:replacement=" + string(r))
+		if err != nil || c.Replacement != r {
+			t.Errorf("replacement=%s: %+v, %v", r, c, err)
+		}
+	}
+}
+
+func TestParseCacheSpecErrors(t *testing.T) {
+	tests := []struct{ spec, err string }{
+		{"size=32k,assoc=8", `cache spec "size=32k,assoc=8" has no NAME: prefix (write NAME:key=value,..., e.g. L1D:size=32k,assoc=8)`},
+		{"", `cache spec "" has no NAME: prefix (write NAME:key=value,..., e.g. L1D:size=32k,assoc=8)`},
+		{":size=32k", `cache spec ":size=32k" has an empty name before the colon`},
+		{"L1:size", `cache "L1": "size" is not key=value`},
+		{"L1:size=", `cache "L1": size: missing value`},
+		{"L1:size=32k,size=64k", `cache "L1": size: given twice`},
+		{"L1:name=x", `cache "L1": name: give the name as the NAME: prefix of the spec`},
+		{"L1:ways=8", `cache "L1": ways: unknown key (want size, sets, assoc, line, replacement, seed, write, allocate, holds, level, inclusion, latency)`},
+		{"L1:size=32q", `cache "L1": size: "32q" is not a size: unknown unit "q" (want k, m, g or t, optionally followed by B or iB)`},
+		{"L1:size=0", `cache "L1": size: must be positive, not 0`},
+		{"L1:size=-4k", `cache "L1": size: "-4k" is not a size: negative`},
+		{"L1:sets=0", `cache "L1": sets: must be positive, not 0`},
+		{"L1:sets=-2", `cache "L1": sets: must be positive, not -2`},
+		{"L1:sets=lots", `cache "L1": sets: "lots" is not a positive integer`},
+		{"L1:assoc=eight", `cache "L1": assoc: "eight" is not a positive integer or "full"`},
+		{"L1:assoc=0", `cache "L1": assoc: must be positive, not 0`},
+		{"L1:line=0", `cache "L1": line: must be positive, not 0`},
+		{"L1:line=32B", `cache "L1": line: "32B" is not a positive integer`},
+		{"L1:level=0", `cache "L1": level: must be positive, not 0`},
+		{"L1:latency=-1", `cache "L1": latency: must be positive, not -1`},
+		{"L1:seed=-1", `cache "L1": seed: "-1" is not an unsigned integer`},
+		{"L1:replacement=mru", `cache "L1": replacement: unknown policy "mru" (want lru, fifo, random, plru, srrip, brrip)`},
+		{"L1:holds=everything", `cache "L1": holds: unknown kind "everything" (want instructions, data or unified; or i, d, u)`},
+		{"L1:inclusion=nine", `cache "L1": inclusion: unknown policy "nine" (want none, inclusive or exclusive)`},
+		{"L1:write=around", `cache "L1": write: unknown policy "around" (want back or through)`},
+		{"L1:allocate=maybe", `cache "L1": allocate: "maybe" is not true or false`},
+	}
+	for _, tt := range tests {
+		_, err := ParseCacheSpec(tt.spec)
+		if err == nil || err.Error() != tt.err {
+			t.Errorf("ParseCacheSpec(%q) error = %v\n want %s", tt.spec, err, tt.err)
+			continue
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("ParseCacheSpec(%q) error is %T, not *ConfigError", tt.spec, err)
+		}
+	}
+}
+
+func TestFromSpecs(t *testing.T) {
+	m, err := FromSpecs([]string{
+		"L1I:size=32k,assoc=8,holds=i,latency=4",
+		"L1D:size=48k,assoc=12,holds=d,latency=5",
+		"L2:size=1.25m,assoc=10,latency=14",
+		"L3:size=30m,assoc=20,replacement=random,latency=50",
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != "custom" || m.MemoryLatency != DefaultMemoryLatency {
+		t.Errorf("name %q, memory latency %d", m.Name, m.MemoryLatency)
+	}
+	want := []struct {
+		name  string
+		level int
+		sets  int
+		assoc int
+		seed  uint64
+	}{
+		{"L1I", 1, 64, 8, 0},
+		{"L1D", 1, 64, 12, 0},
+		{"L2", 2, 2048, 10, 0},
+		{"L3", 3, 24576, 20, DefaultSeed},
+	}
+	for i, w := range want {
+		c := m.Caches[i]
+		if c.Name != w.name || c.Level != w.level || c.Sets != w.sets || c.Assoc != w.assoc || c.Seed != w.seed {
+			t.Errorf("cache %d = %+v; want %+v", i, c, w)
+		}
+	}
+
+	// Errors of a spec carry through.
+	_, err = FromSpecs([]string{"L1:size=32k,assoc=8", "L2:size=1m,assoc=sixteen"}, 0)
+	if want := `cache "L2": assoc: "sixteen" is not a positive integer or "full"`; err == nil || err.Error() != want {
+		t.Errorf("error %v; want %s", err, want)
+	}
+	_, err = FromSpecs(nil, 0)
+	if want := "no caches: give --machine, --config or --cache"; err == nil || err.Error() != want {
+		t.Errorf("error %v; want %s", err, want)
+	}
+	_, err = FromSpecs([]string{"L1:size=32k,assoc=8"}, -5)
+	if want := "memory_latency: must be positive, not -5"; err == nil || err.Error() != want {
+		t.Errorf("error %v; want %s", err, want)
+	}
+}
+
+// TestSpecRoundTrip checks that Cache.Spec gives back the same cache.
+func TestSpecRoundTrip(t *testing.T) {
+	for _, p := range []string{"memspy-seq", "r12000", "x86-modern"} {
+		m, err := Preset(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var specs []string
+		for _, c := range m.Caches {
+			specs = append(specs, c.Spec())
+		}
+		got, err := FromSpecs(specs, m.MemoryLatency)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if !reflect.DeepEqual(got.Caches, m.Caches) {
+			t.Errorf("%s: round trip\n got %+v\nwant %+v", p, got.Caches, m.Caches)
+		}
+	}
+}
