@@ -187,7 +187,11 @@ func (p *Profile) WriteFile(path string) error {
 		return err
 	}
 	tmp := f.Name()
-	if err := p.Write(f); err != nil {
+	err = f.Chmod(0o644)
+	if err == nil {
+		err = p.Write(f)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err

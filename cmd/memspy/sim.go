@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ type simFlags struct {
 	skipBad  bool
 	jsonOut  string
 	stats    bool
+	cpuprof  string
 }
 
 func newSimCmd() *cobra.Command {
@@ -51,6 +53,8 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 	fl.BoolVar(&f.cachelab, "cachelab", false, "CS:APP cache lab conventions: one line per access, ignore I, print hits/misses/evictions")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "count and skip malformed lines instead of stopping")
 	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
+	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
+	fl.MarkHidden("cpuprofile")
 	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
 	return cmd
 }
@@ -85,6 +89,17 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	bar := newProgress(in, "simulating")
+	if f.cpuprof != "" {
+		pf, err := os.Create(f.cpuprof)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	runErr := sim.Run(ctx, h, r, bar.update)
 	bar.done()

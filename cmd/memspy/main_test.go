@@ -1,0 +1,76 @@
+package main
+
+import (
+	"compress/gzip"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of the scripts in testdata/script")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"memspy": main,
+	})
+}
+
+// TestScripts runs the command-line scripts in testdata/script. Each runs in
+// a fresh directory where `traces` links to ../shared/traces.
+func TestScripts(t *testing.T) {
+	shared, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "traces"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(shared); err != nil {
+		t.Fatalf("the shared traces are missing: %v", err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:           filepath.Join("testdata", "script"),
+		UpdateScripts: *update,
+		Setup: func(env *testscript.Env) error {
+			return os.Symlink(shared, filepath.Join(env.WorkDir, "traces"))
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// truncate FILE N: cut FILE to its first N bytes.
+			"truncate": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: truncate FILE N")
+				}
+				n, err := strconv.ParseInt(args[1], 10, 64)
+				ts.Check(err)
+				ts.Check(os.Truncate(ts.MkAbs(args[0]), n))
+			},
+			// gzip SRC DST: compress SRC into DST.
+			"gzipfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: gzipfile SRC DST")
+				}
+				ts.Check(gzipFile(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+			},
+		},
+	})
+}
+
+func gzipFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	zw := gzip.NewWriter(f)
+	if _, err := zw.Write(data); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
