@@ -1,10 +1,6 @@
 package trace
 
-import (
-	"encoding/binary"
-	"io"
-	"math/bits"
-)
+import "io"
 
 // The classic Dinero "din" format: one reference per line, a decimal label
 // and a hex address separated by blanks:
@@ -23,7 +19,7 @@ func init() {
 		Name:        "din",
 		Description: "Dinero din text: 'label hexaddr' (0 read, 1 write, 2 ifetch, 3 misc, 4 copy-back, 5 invalidate)",
 		Detect: func(head []byte) bool {
-			return detectText(head, func(r io.Reader, n int) Reader { return newDinReader(r, Options{}, n) })
+			return detectText(head, func(r io.Reader, n int) Reader { return newDinReader(r, Options{SkipBad: true}, n) })
 		},
 		New: func(r io.Reader, opt Options) Reader { return newDinReader(r, opt, textBufSize) },
 	})
@@ -83,27 +79,8 @@ func (d *dinReader) Read(b *Batch) error {
 			}
 			p = skipBlanks(buf, p+2)
 			p = skip0x(buf, p)
-			var a uint64
-			var q int
-			if p+8 <= len(buf) {
-				x := binary.LittleEndian.Uint64(buf[p:])
-				dig := between(x, '0'-1, '9'+1)
-				let := between(x|ones*0x20, 'a'-1, 'f'+1)
-				k := bits.TrailingZeros64(^(dig|let)&highs) >> 3
-				if k < 8 && k > 0 {
-					v := x&(ones*0x0f) + let>>7*9
-					v = bits.ReverseBytes64(v << (64 - 8*uint(k)))
-					v = (v | v>>4) & 0x00ff00ff00ff00ff
-					v = (v | v>>8) & 0x0000ffff0000ffff
-					a = (v | v>>16) & 0x00000000ffffffff
-					q = p + k
-				} else {
-					a, q = hexDigits(buf, p)
-				}
-			} else {
-				a, q = hexDigits(buf, p)
-			}
-			if q == p || q-p > 16 || !isSep(buf[q]) {
+			a, q := hexDigits(buf, p)
+			if q == p || q-p > 16 && hexStatus(buf[p:q]) != 0 || !isSep(buf[q]) {
 				p, err = d.bad(buf, start, d.line+ln, addrMsg(buf, p, q))
 				if err != nil {
 					break
@@ -141,21 +118,18 @@ func addrMsg(buf []byte, p, q int) string {
 	switch {
 	case buf[p] == '\n':
 		return "missing address"
-	case hexStatus(buf[p:q]) == errRange:
+	case hexStatus(buf[p:q]) == numRange:
 		return "address exceeds 64 bits"
 	}
 	return "bad hex address"
 }
 
-// badLabel reports a line whose label (at buf[p]) is not 0-5.
+// badLabel reports a line whose label (at buf[p]) is not 0-5 or lacks
+// its address.
 func (d *dinReader) badLabel(buf []byte, start, p int, ln int64) (int, error) {
-	q := p
-	for !isSep(buf[q]) {
-		q++
-	}
 	msg := "missing address"
-	if q-p != 1 || buf[p]-'0' > 5 {
-		msg = "unknown label '" + string(buf[p:min(q, p+20)]) + "'"
+	if buf[p]-'0' > 5 || buf[p+1] != '\n' {
+		msg = badToken(buf, p, "label")
 	}
 	return d.bad(buf, start, ln, msg)
 }

@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bytes"
-	"math/bits"
 	"errors"
 	"fmt"
 	"io"
@@ -260,8 +259,8 @@ func (s *lineScanner) bad(buf []byte, start int, ln int64, msg string) (int, err
 // no length checks beyond the slice's own.
 
 // parseHex parses hex digits (after an optional 0x or 0X) at buf[p]. The
-// result's status is 0 on success, errSyntax if there is no digit and
-// errRange if the value exceeds 64 bits.
+// result's status is 0 on success, numSyntax if there is no digit and
+// numRange if the value exceeds 64 bits.
 func parseHex(buf []byte, p int) (v uint64, q int, status int) {
 	p = skip0x(buf, p)
 	v, q = hexDigits(buf, p)
@@ -294,45 +293,15 @@ func hexDigits(buf []byte, p int) (uint64, int) {
 	}
 }
 
-// SWAR constants.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// between returns 0x80 in each byte of x whose value c satisfies
-// m < c < n, and 0 in the others (m, n <= 128; exact for every byte).
-func between(x, m, n uint64) uint64 {
-	low := x & (ones * 127)
-	return (ones*(127+n) - low) &^ x & (low + ones*(127-m)) & highs
-}
-
-// hex8 decodes the hex digits at the start of the 8 bytes in x (the first
-// byte in the low bits) and returns their value and how many there are.
-func hex8(x uint64) (uint64, int) {
-	dig := between(x, '0'-1, '9'+1)
-	let := between(x|ones*0x20, 'a'-1, 'f'+1)
-	n := bits.TrailingZeros64(^(dig|let)&highs) >> 3
-	if n == 0 {
-		return 0, 0
-	}
-	v := x&(ones*0x0f) + let>>7*9
-	v = bits.ReverseBytes64(v << (64 - 8*uint(n)))
-	v = (v | v>>4) & 0x00ff00ff00ff00ff
-	v = (v | v>>8) & 0x0000ffff0000ffff
-	v = (v | v>>16) & 0x00000000ffffffff
-	return v, n
-}
-
 // hexStatus checks a run of hex digits that is empty or longer than 16:
 // only leading zeros keep it within 64 bits.
 func hexStatus(digits []byte) int {
 	if len(digits) == 0 {
-		return errSyntax
+		return numSyntax
 	}
 	for _, c := range digits[:max(len(digits)-16, 0)] {
 		if c != '0' {
-			return errRange
+			return numRange
 		}
 	}
 	return 0
@@ -340,11 +309,46 @@ func hexStatus(digits []byte) int {
 
 // Parser status values.
 const (
-	errSyntax = 1
-	errRange  = 2
+	numSyntax = 1
+	numRange  = 2
 )
 
-// parseDec parses a decimal number at buf[p] that must fit 32 bits.
+// field parses a hex number at buf[p] that must be followed by a blank or
+// the end of the line; what names it in error messages.
+func field(buf []byte, p int, what string) (uint64, int, string) {
+	return hexField(buf, p, what, '\n')
+}
+
+// hexField parses a hex number at buf[p] that must be followed by a
+// blank, the end of the line or the byte stop; what names it in error
+// messages. It returns the number, the index after it and an error
+// message ("" if none).
+func hexField(buf []byte, p int, what string, stop byte) (uint64, int, string) {
+	d := skip0x(buf, p)
+	v, q := hexDigits(buf, d)
+	if q == d || q-d > 16 || !isSep(buf[q]) && buf[q] != stop {
+		return hexFieldSlow(buf, p, what, stop)
+	}
+	return v, q, ""
+}
+
+// hexFieldSlow is hexField for the rare cases: errors and more than 16
+// digits.
+func hexFieldSlow(buf []byte, p int, what string, stop byte) (uint64, int, string) {
+	if buf[p] == '\n' {
+		return 0, p, "missing " + what
+	}
+	v, q, st := parseHex(buf, p)
+	switch {
+	case st == numRange:
+		return 0, q, what + " exceeds 64 bits"
+	case st != 0 || !isSep(buf[q]) && buf[q] != stop:
+		return 0, q, "bad hex " + what
+	}
+	return v, q, ""
+}
+
+// parseDec32 parses a decimal number at buf[p] that must fit 32 bits.
 func parseDec32(buf []byte, p int) (v uint32, q int, status int) {
 	var x uint64
 	q = p
@@ -358,12 +362,12 @@ func parseDec32(buf []byte, p int) (v uint32, q int, status int) {
 			for buf[q]-'0' <= 9 {
 				q++
 			}
-			return 0, q, errRange
+			return 0, q, numRange
 		}
 		q++
 	}
 	if q == p {
-		return 0, q, errSyntax
+		return 0, q, numSyntax
 	}
 	return uint32(x), q, 0
 }
@@ -397,9 +401,11 @@ func skipLine(buf []byte, p int) int {
 }
 
 // detectText reports whether head, the start of an input, parses as the
-// format read by r (a reader built over the head): at least one event and
-// no error in the first detectLines events. Only complete lines of head
-// are used, unless it holds none.
+// format read by r (a reader built over the head, skipping bad lines): at
+// least one event among the first detectLines events, and at most one
+// malformed line for every four good ones, so that a stray bad line near
+// the top still reaches the reader and gets its precise error. Only
+// complete lines of head are used, unless it holds none.
 func detectText(head []byte, newReader func(r io.Reader, bufSize int) Reader) bool {
 	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
 		head = head[:i+1]
@@ -410,5 +416,6 @@ func detectText(head []byte, newReader func(r io.Reader, bufSize int) Reader) bo
 	r := newReader(bytes.NewReader(head), len(head)+1)
 	b := NewBatch(detectLines)
 	err := r.Read(b)
-	return b.Len() > 0 && (err == nil || err == io.EOF)
+	bad := r.(Skipper).Skipped()
+	return b.Len() > 0 && bad*4 <= int64(b.Len()) && (err == nil || err == io.EOF)
 }
