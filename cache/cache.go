@@ -178,6 +178,35 @@ func (c *Cache) Touch(slot int) {
 	}
 }
 
+// Settled reports whether a Touch of slot would leave the replacement
+// state unchanged, so that a repeated hit on it may skip the Touch (the
+// engine's hit bypass). It is false after a fill under srrip and brrip,
+// whose fills do not predict a near re-reference as a hit does.
+func (c *Cache) Settled(slot int) bool {
+	switch c.pol {
+	case lru:
+		return int(c.head[slot/c.ways]) == slot
+	case plru:
+		if c.ways == 1 {
+			return true
+		}
+		set, way := slot/c.ways, slot%c.ways
+		t := c.tree[set*c.ways:]
+		node := 1
+		for l := bits.TrailingZeros(uint(c.ways)) - 1; l >= 0; l-- {
+			bit := way >> l & 1
+			if int(t[node]) == bit { // points at the way, not away from it
+				return false
+			}
+			node = node*2 + bit
+		}
+		return true
+	case srrip, brrip:
+		return c.rrpv[slot] == 0
+	}
+	return true // fifo, random: hits change nothing
+}
+
 // Victim returns the slot to fill with line: the lowest invalid way of its
 // set if there is one, else the policy's choice. The slot may still hold a
 // valid line, which the caller evicts with Remove before Install.

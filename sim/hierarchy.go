@@ -133,6 +133,16 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	for i, l := range h.levels {
 		l.instrNext = nextOf(i, true)
 		l.dataNext = nextOf(i, false)
+		// A cache sends only down the paths it is on: an instruction-only
+		// cache sends everything (fills, write-backs, the writes a merged
+		// back-invalidation can bring it) down its instruction path, a
+		// data-only cache down its data path.
+		switch {
+		case !l.spec.HoldsData():
+			l.dataNext = l.instrNext
+		case !l.spec.HoldsInstructions():
+			l.instrNext = l.dataNext
+		}
 		if l.spec.HoldsData() {
 			l.victimNext = l.dataNext
 		} else {
@@ -241,6 +251,9 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool) bool {
 		s = 1
 	}
 	if l == nil {
+		if a+s-1 < a {
+			s = -a // addresses stop at 2^64-1, as they do in the caches
+		}
 		if k == kWrite {
 			h.mem.Writes++
 			h.mem.BytesWritten += s
@@ -255,7 +268,7 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool) bool {
 		end = ^uint64(0)
 	}
 	first, last := a>>l.shift, end>>l.shift
-	if h.opt.CacheLab {
+	if h.opt.CacheLab && !fromAbove {
 		last = first
 		if lineEnd := first<<l.shift | l.offMask; end > lineEnd {
 			end = lineEnd
@@ -280,8 +293,9 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool) bool {
 func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool) bool {
 	l.acc[k]++
 	slot := l.c.Lookup(line)
+	twinSettled := true
 	if l.shadow != nil {
-		h.classify(l, k, line, slot >= 0)
+		twinSettled = h.classify(l, k, line, slot >= 0)
 	}
 	if slot >= 0 {
 		if l.exclusive && fromAbove && k != kWrite {
@@ -292,6 +306,8 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 			return d
 		}
 		l.c.Touch(slot)
+		// Before the write-through below, which may back-invalidate the line.
+		l.setMemo(line, slot, twinSettled)
 		if k == kWrite {
 			if l.writeBack {
 				l.c.SetDirty(slot, true)
@@ -300,7 +316,6 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 				h.ref(l.dataNext, kWrite, pa, ps, true)
 			}
 		}
-		l.memo, l.memoSlot = line+1, slot
 		return false
 	}
 	l.miss[k]++
@@ -326,36 +341,52 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	l.bytesFromBelow += l.lineSize
 	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true)
 	l.c.Install(slot, line)
-	if k == kWrite {
-		if l.writeBack {
-			dirty = true
-		} else {
-			l.bytesToBelow += ps
-			h.ref(l.dataNext, kWrite, pa, ps, true)
-		}
+	if k == kWrite && l.writeBack {
+		dirty = true
 	}
+	// The line is installed with its dirty bit before a write-through
+	// below, which may back-invalidate it (its dirty data then merges
+	// into the victim below).
 	l.c.SetDirty(slot, dirty)
-	l.memo, l.memoSlot = line+1, slot
+	l.setMemo(line, slot, twinSettled)
+	if k == kWrite && !l.writeBack {
+		l.bytesToBelow += ps
+		h.ref(l.dataNext, kWrite, pa, ps, true)
+	}
 	return false
 }
 
+// setMemo arms the hit bypass for line in slot when a repeated access
+// would change nothing: neither l's replacement state nor its 3C twin's
+// (twinSettled).
+func (l *level) setMemo(line uint64, slot int, twinSettled bool) {
+	if twinSettled && l.c.Settled(slot) {
+		l.memo, l.memoSlot = line+1, slot
+	} else {
+		l.memo = 0
+	}
+}
+
 // classify updates the 3C state of l for an access and, on a miss of l,
-// counts its class.
-func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) {
+// counts its class. It reports whether the twin now holds the line and a
+// repeated access would not change it (see setMemo).
+func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) (settled bool) {
 	sh := l.shadow
 	shSlot := sh.Lookup(line)
 	if shSlot >= 0 {
 		sh.Touch(shSlot)
+		settled = sh.Settled(shSlot)
 	} else if k != kWrite || l.allocate {
 		v := sh.Victim(line)
 		sh.Remove(v)
 		sh.Install(v, line)
+		settled = sh.Settled(v)
 	}
 	if hit {
 		if l.exclusive {
 			l.seen[line] = struct{}{} // lines can arrive unreferenced, as victims
 		}
-		return
+		return settled
 	}
 	switch _, seen := l.seen[line]; {
 	case !seen:
@@ -366,6 +397,7 @@ func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) {
 	default:
 		l.conflict++
 	}
+	return settled
 }
 
 // evict removes the valid line in slot of l to make room for a fill.

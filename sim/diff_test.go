@@ -1,0 +1,397 @@
+package sim_test
+
+// Randomized differential test: the engine against the reference model of
+// reference_test.go, on random machines and random traces.
+//
+// go test ./sim/ runs 15000 cases (500 with -short) in a few seconds. For a
+// soak run set MEMSPY_SOAK to a duration:
+//
+//	MEMSPY_SOAK=10m go test ./sim/ -run TestDifferential -v -timeout 0
+//
+// and MEMSPY_SEED to start from a given seed (a failure prints the seed of
+// its case; MEMSPY_SEED=that MEMSPY_CASES=1 replays it).
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"memspy/machine"
+	"memspy/sim"
+	"memspy/trace"
+)
+
+// chooser is a source of choices: a PRNG in the differential test, the
+// fuzzer's bytes in FuzzHierarchy.
+type chooser interface {
+	// intn returns a value in [0, n), n > 0.
+	intn(n int) int
+	// u64 returns an arbitrary 64-bit value.
+	u64() uint64
+}
+
+type rngChooser struct{ r *rand.Rand }
+
+func (c rngChooser) intn(n int) int { return c.r.IntN(n) }
+func (c rngChooser) u64() uint64    { return c.r.Uint64() }
+
+// pick returns true with probability num/den.
+func pick(ch chooser, num, den int) bool { return ch.intn(den) < num }
+
+var allPolicies = []machine.Replacement{machine.LRU, machine.FIFO, machine.Random, machine.PLRU, machine.SRRIP, machine.BRRIP}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// genMachine returns a random normalized machine of 1 to 4 caches. Under
+// classify, plru is only used where the fully associative twin can have it
+// too.
+func genMachine(ch chooser, classify bool) *machine.Machine {
+	n := 1 + ch.intn(4)
+	split := n >= 2 && pick(ch, 1, 3)
+	m := &machine.Machine{Name: "random", MemoryLatency: 100}
+	level := 1
+	for i := range n {
+		var c machine.Cache
+		c.Name = fmt.Sprintf("C%d", i)
+		switch {
+		case split && i == 0:
+			c.Holds, level = machine.Instructions, 1
+		case split && i == 1:
+			c.Holds, level = machine.Data, 1
+		default:
+			if i > 0 {
+				switch ch.intn(10) {
+				case 0: // same level: a cache no request reaches unless it is first on a path
+				case 1:
+					level += 2
+				default:
+					level++
+				}
+			}
+			switch ch.intn(10) {
+			case 0, 1:
+				c.Holds = machine.Data
+			case 2:
+				c.Holds = machine.Instructions
+			default:
+				c.Holds = machine.Unified
+			}
+		}
+		c.Level = level
+		switch ch.intn(10) {
+		case 0, 1: // fully associative
+			c.Sets = 1
+			c.Assoc = 1 + ch.intn(40)
+		case 2:
+			c.Sets = 1 + ch.intn(64)
+			c.Assoc = 1 + ch.intn(20)
+		default: // small: many evictions
+			c.Sets = 1 + ch.intn(8)
+			c.Assoc = 1 + ch.intn(6)
+			if pick(ch, 1, 4) {
+				c.Assoc = 17 + ch.intn(4) // the engine's hashed lookup
+			}
+		}
+		c.Line = 4 << ch.intn(6)
+		if i > 0 && pick(ch, 1, 2) {
+			c.Line = m.Caches[i-1].Line // equal lines: more legal exclusive caches
+		}
+		c.Replacement = allPolicies[ch.intn(len(allPolicies))]
+		if c.Replacement == machine.PLRU && (!isPow2(c.Assoc) || classify && !isPow2(c.Sets*c.Assoc)) {
+			c.Replacement = machine.LRU
+		}
+		c.Seed = ch.u64()
+		c.WriteBack = pick(ch, 2, 3)
+		c.WriteAllocate = pick(ch, 2, 3)
+		c.Inclusion = machine.NonInclusive
+		c.Latency = 1 + i
+		c.Size = int64(c.Sets) * int64(c.Assoc) * int64(c.Line)
+		m.Caches = append(m.Caches, c)
+	}
+	// Inclusion, decided in order once the paths are known.
+	for i := range m.Caches {
+		c := &m.Caches[i]
+		switch ch.intn(4) {
+		case 0:
+			c.Inclusion = machine.Inclusive
+		case 1:
+			if line, ok := exclusiveLine(m, i); ok {
+				c.Inclusion = machine.Exclusive
+				if line != 0 {
+					c.Line = line
+					c.Size = int64(c.Sets) * int64(c.Assoc) * int64(c.Line)
+				}
+			}
+		}
+	}
+	return m
+}
+
+// exclusiveLine reports whether cache i of m may be exclusive: it is not at
+// level 1, and every cache that sends anything to it sends it its victims
+// and has one line size, which it returns (0: no cache above).
+func exclusiveLine(m *machine.Machine, i int) (int, bool) {
+	if m.Caches[i].Level <= 1 {
+		return 0, false
+	}
+	r := newRefModel(m, false, false)
+	x := r.caches[i]
+	line := 0
+	for _, u := range r.caches {
+		direct := false
+		for _, t := range u.targets() {
+			direct = direct || t == x
+		}
+		if !direct {
+			continue
+		}
+		if u.victimDown() != x || line != 0 && u.spec.Line != line {
+			return 0, false
+		}
+		line = u.spec.Line
+	}
+	return line, true
+}
+
+// genTrace returns up to maxEvents random events over a small footprint
+// of m, so that there are hits, evictions and reuse.
+func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
+	var total int64
+	for _, c := range m.Caches {
+		total += c.Size
+	}
+	footprint := uint64(total)*uint64(1+ch.intn(3)) + 64
+	if pick(ch, 1, 4) {
+		footprint = uint64(total)/2 + 64 // mostly fits: hits below the first level
+	}
+	nregions := 1 + ch.intn(3)
+	var bases []uint64
+	for range nregions {
+		switch ch.intn(6) {
+		case 0:
+			bases = append(bases, 0)
+		case 1: // straddling the top of the address space
+			bases = append(bases, -footprint/2)
+		case 2:
+			bases = append(bases, ch.u64())
+		default:
+			bases = append(bases, uint64(ch.intn(1<<20))*64)
+		}
+	}
+	n := 1 + ch.intn(maxEvents)
+	events := make([]refEvent, 0, n)
+	var prev uint64
+	for range n {
+		var e refEvent
+		switch r := ch.intn(100); {
+		case r < 35:
+			e.Kind = trace.Read
+		case r < 60:
+			e.Kind = trace.Write
+		case r < 80:
+			e.Kind = trace.IFetch
+		case r < 90:
+			e.Kind = trace.Modify
+		case r < 95:
+			e.Kind = trace.CopyBack
+		default:
+			e.Kind = trace.Invalidate
+		}
+		switch {
+		case pick(ch, 1, 4): // reuse: the hit bypass
+			e.Addr = prev + uint64(ch.intn(9)) - 4
+		default:
+			e.Addr = bases[ch.intn(len(bases))] + uint64(ch.intn(int(min(footprint, 1<<30))))
+		}
+		if e.Kind == trace.CopyBack || e.Kind == trace.Invalidate {
+			switch ch.intn(5) {
+			case 0, 1:
+				e.Size = 0
+			case 2, 3:
+				e.Size = uint32(1 + ch.intn(200))
+			default:
+				e.Size = uint32(1 + ch.intn(4096))
+			}
+		} else {
+			switch r := ch.intn(100); {
+			case r < 3:
+				e.Size = 0
+			case r < 60:
+				e.Size = 1 << ch.intn(4)
+			case r < 90:
+				e.Size = uint32(1 + ch.intn(64))
+			default:
+				e.Size = uint32(1 + ch.intn(200))
+			}
+		}
+		prev = e.Addr
+		events = append(events, e)
+	}
+	return events
+}
+
+// runEngine simulates events on m with package sim, fed in batches whose
+// sizes come from batchSeed (0: one batch), and returns its counters.
+func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEvent, batchSeed uint64) refResult {
+	t.Helper()
+	h, err := sim.New(m, opt)
+	if err != nil {
+		t.Fatalf("sim.New: %v\nmachine: %s", err, describeMachine(m))
+	}
+	rng := rand.New(rand.NewPCG(batchSeed, 7))
+	b := trace.NewBatch(64)
+	for i := 0; i < len(events); {
+		n := len(events) - i
+		if batchSeed != 0 {
+			n = min(n, 1+rng.IntN(64))
+		}
+		b.Reset()
+		for _, e := range events[i : i+n] {
+			b.Append(e.Kind, e.Addr, e.Size, 0, 0)
+		}
+		h.Process(b)
+		i += n
+	}
+	h.Finish()
+	p := h.Profile()
+	if p.Events != uint64(len(events)) {
+		t.Errorf("profile counts %d events, want %d", p.Events, len(events))
+	}
+	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated}
+}
+
+// diffCase compares engine and reference on one case and returns the
+// difference ("" when they agree).
+func diffCase(t testing.TB, m *machine.Machine, opt sim.Options, events []refEvent, batchSeed uint64) string {
+	want := runReference(m, opt.Classify, opt.CacheLab, events)
+	got := runEngine(t, m, opt, events, batchSeed)
+	return cmp.Diff(want, got)
+}
+
+// shrink returns a short trace on which engine and reference still
+// differ: the shortest failing prefix found by bisection, then chunks
+// removed while the difference persists.
+func shrink(t testing.TB, m *machine.Machine, opt sim.Options, events []refEvent) []refEvent {
+	fails := func(ev []refEvent) bool { return diffCase(t, m, opt, ev, 0) != "" }
+	if !fails(events) {
+		return events // fails only with its batching; keep it whole
+	}
+	lo, hi := 0, len(events) // events[:lo] passes (assumed for lo = 0), events[:hi] fails
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if fails(events[:mid]) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	ev := append([]refEvent(nil), events[:hi]...)
+	for chunk := len(ev) / 2; chunk >= 1; chunk /= 2 {
+		for i := 0; i+chunk <= len(ev)-1; { // keep the last event: it is where the prefix starts to fail
+			try := append(append([]refEvent(nil), ev[:i]...), ev[i+chunk:]...)
+			if fails(try) {
+				ev = try
+			} else {
+				i += chunk
+			}
+		}
+	}
+	return ev
+}
+
+func formatEvents(ev []refEvent) string {
+	var b strings.Builder
+	for _, e := range ev {
+		fmt.Fprintf(&b, "\t{trace.%s, %#x, %d},\n", kindConst(e.Kind), e.Addr, e.Size)
+	}
+	return b.String()
+}
+
+func kindConst(k trace.Kind) string {
+	switch k {
+	case trace.Read:
+		return "Read"
+	case trace.Write:
+		return "Write"
+	case trace.IFetch:
+		return "IFetch"
+	case trace.Modify:
+		return "Modify"
+	case trace.CopyBack:
+		return "CopyBack"
+	case trace.Invalidate:
+		return "Invalidate"
+	}
+	return k.String()
+}
+
+// checkCase runs one random case from seed and reports a shrunk failure.
+func checkCase(t *testing.T, seed uint64) bool {
+	maxEvents := 400
+	if seed%10 == 0 {
+		maxEvents = 3000 // now and then a long trace
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6d656d737079))
+	ch := rngChooser{rng}
+	opt := sim.Options{Classify: pick(ch, 1, 2), CacheLab: pick(ch, 1, 5)}
+	m := genMachine(ch, opt.Classify)
+	events := genTrace(ch, m, maxEvents)
+	batchSeed := rng.Uint64() | 1
+	d := diffCase(t, m, opt, events, batchSeed)
+	if d == "" {
+		return true
+	}
+	short := shrink(t, m, opt, events)
+	t.Errorf("seed %d: engine and reference differ (-reference +engine):\n%s\noptions: %+v\nmachine: %s\n"+
+		"%d events, shrunk to %d (-reference +engine on the shrunk trace):\n%s\nevents:\n%s",
+		seed, d, opt, describeMachine(m), len(events), len(short), diffCase(t, m, opt, short, 0), formatEvents(short))
+	return false
+}
+
+func envUint(name string, def uint64) uint64 {
+	if s := os.Getenv(name); s != "" {
+		if v, err := strconv.ParseUint(s, 0, 64); err == nil {
+			return v
+		}
+	}
+	return def
+}
+
+func TestDifferential(t *testing.T) {
+	cases := 15000
+	if testing.Short() {
+		cases = 500
+	}
+	cases = int(envUint("MEMSPY_CASES", uint64(cases)))
+	seed := envUint("MEMSPY_SEED", 1)
+	var deadline time.Time
+	if s := os.Getenv("MEMSPY_SOAK"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("MEMSPY_SOAK: %v", err)
+		}
+		deadline = time.Now().Add(d)
+		cases = math.MaxInt
+	}
+	failures, ran := 0, 0
+	for i := 0; i < cases; i++ {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			break
+		}
+		ran++
+		if !checkCase(t, seed+uint64(i)) {
+			failures++
+			if failures >= 3 {
+				t.Fatalf("stopping after %d failures", failures)
+			}
+		}
+	}
+	t.Logf("%d random cases from seed %d", ran, seed)
+}

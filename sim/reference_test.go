@@ -1,0 +1,741 @@
+package sim_test
+
+// A slow, deliberately plain model of docs/semantics.md, written from the
+// specification and not from the engine, to check package sim against.
+// Every cache is a slice of sets, every set a slice of ways; LRU and FIFO
+// keep explicit timestamps, PLRU an explicit tree of nodes, RRIP a value
+// per way; the hierarchy is walked by straightforward recursion. Nothing
+// here is fast, and nothing needs to be.
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"memspy/machine"
+	"memspy/profile"
+	"memspy/trace"
+)
+
+// refEvent is one trace event as the reference model sees it.
+type refEvent struct {
+	Kind trace.Kind
+	Addr uint64
+	Size uint32
+}
+
+func (e refEvent) String() string {
+	return fmt.Sprintf("{%s %#x %d}", e.Kind, e.Addr, e.Size)
+}
+
+// refAccess is the kind of a reference at a cache.
+type refAccess int
+
+const (
+	accIFetch refAccess = iota
+	accRead
+	accWrite
+)
+
+// refWay is one way of one set.
+type refWay struct {
+	valid   bool
+	line    uint64 // line number: address / line size
+	dirty   bool
+	lastUse uint64 // LRU: time of the last fill or hit
+	filled  uint64 // FIFO: time of the fill
+	rrpv    int    // SRRIP, BRRIP
+}
+
+// plruNode is a node of a PLRU tree over the ways [lo, hi).
+type plruNode struct {
+	lo, hi int
+	// toUpper is the direction the victim search takes at this node:
+	// false is the lower half [lo, mid), true the upper half [mid, hi).
+	toUpper      bool
+	lower, upper *plruNode // nil at a single way
+}
+
+func newPLRUTree(lo, hi int) *plruNode {
+	if hi-lo < 2 {
+		return nil
+	}
+	mid := (lo + hi) / 2
+	return &plruNode{lo: lo, hi: hi, lower: newPLRUTree(lo, mid), upper: newPLRUTree(mid, hi)}
+}
+
+// use points every node on the way's path away from it.
+func (n *plruNode) use(way int) {
+	for n != nil {
+		mid := (n.lo + n.hi) / 2
+		if way < mid {
+			n.toUpper = true
+			n = n.lower
+		} else {
+			n.toUpper = false
+			n = n.upper
+		}
+	}
+}
+
+// victim follows the bits from the root.
+func (n *plruNode) victim() int {
+	way := n.lo
+	for n != nil {
+		if n.toUpper {
+			way = (n.lo + n.hi) / 2
+			n = n.upper
+		} else {
+			way = n.lo
+			n = n.lower
+		}
+	}
+	return way
+}
+
+// refCache is one cache of the reference model.
+type refCache struct {
+	spec     machine.Cache
+	lineSize uint64
+	sets     [][]refWay
+	trees    []*plruNode // PLRU: one tree per set
+	rng      uint64      // random: SplitMix64 state
+	fills    uint64      // BRRIP: fills so far
+	clock    uint64      // LRU, FIFO: a counter advanced by every use
+
+	st profile.CacheStats
+
+	// 3C: the fully associative twin and every line referenced so far.
+	twin *refCache
+	seen map[uint64]bool
+
+	// Topology, per the "Paths" section.
+	instrNext, dataNext *refCache
+	uppers              []*refCache // caches from which this one can be reached
+}
+
+func newRefCache(spec machine.Cache) *refCache {
+	c := &refCache{spec: spec, lineSize: uint64(spec.Line), rng: spec.Seed}
+	c.sets = make([][]refWay, spec.Sets)
+	for i := range c.sets {
+		c.sets[i] = make([]refWay, spec.Assoc)
+	}
+	if spec.Replacement == machine.PLRU {
+		for range spec.Sets {
+			c.trees = append(c.trees, newPLRUTree(0, spec.Assoc))
+		}
+	}
+	c.st.Name, c.st.Level = spec.Name, spec.Level
+	return c
+}
+
+func (c *refCache) instrOnly() bool { return c.spec.Holds == machine.Instructions }
+func (c *refCache) dataOnly() bool  { return c.spec.Holds == machine.Data }
+
+// down returns where a request of kind k leaving c goes: an
+// instruction-only cache sends everything down its instruction path, a
+// data-only cache down its data path, a unified cache instruction fetches
+// down the instruction path and data references down the data path.
+func (c *refCache) down(k refAccess) *refCache {
+	switch {
+	case c.instrOnly():
+		return c.instrNext
+	case c.dataOnly():
+		return c.dataNext
+	case k == accIFetch:
+		return c.instrNext
+	default:
+		return c.dataNext
+	}
+}
+
+// victimDown is where write-backs and victims leaving c go: "Write-backs
+// are data writes: they go down the data path (of an instruction-only
+// cache: its instruction path)."
+func (c *refCache) victimDown() *refCache {
+	if c.instrOnly() {
+		return c.instrNext
+	}
+	return c.dataNext
+}
+
+// targets lists every cache c ever sends something to.
+func (c *refCache) targets() []*refCache {
+	var out []*refCache
+	for _, t := range []*refCache{c.down(accIFetch), c.down(accRead)} {
+		if t != nil && (len(out) == 0 || out[0] != t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (c *refCache) exclusive() bool { return c.spec.Inclusion == machine.Exclusive }
+func (c *refCache) inclusive() bool { return c.spec.Inclusion == machine.Inclusive }
+
+func (c *refCache) setOf(line uint64) []refWay {
+	return c.sets[line%uint64(len(c.sets))]
+}
+
+// find returns the way of its set holding line, or -1.
+func (c *refCache) find(line uint64) int {
+	for i, w := range c.setOf(line) {
+		if w.valid && w.line == line {
+			return i
+		}
+	}
+	return -1
+}
+
+// splitMix64 draws the next value, exactly as the specification writes it.
+func (c *refCache) splitMix64() uint64 {
+	c.rng += 0x9E3779B97F4A7C15
+	z := c.rng
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// chooseVictim returns the way of line's set to fill: the lowest invalid
+// way, else the policy's choice.
+func (c *refCache) chooseVictim(line uint64) int {
+	set := c.setOf(line)
+	for i, w := range set {
+		if !w.valid {
+			return i
+		}
+	}
+	switch c.spec.Replacement {
+	case machine.LRU:
+		best := 0
+		for i := range set {
+			if set[i].lastUse < set[best].lastUse {
+				best = i
+			}
+		}
+		return best
+	case machine.FIFO:
+		best := 0
+		for i := range set {
+			if set[i].filled < set[best].filled {
+				best = i
+			}
+		}
+		return best
+	case machine.Random:
+		return int(c.splitMix64() % uint64(len(set)))
+	case machine.PLRU:
+		if len(set) == 1 {
+			return 0
+		}
+		return c.trees[line%uint64(len(c.sets))].victim()
+	case machine.SRRIP, machine.BRRIP:
+		for {
+			for i := range set {
+				if set[i].rrpv == 3 {
+					return i
+				}
+			}
+			for i := range set {
+				set[i].rrpv++
+			}
+		}
+	}
+	panic("reference: unknown policy " + string(c.spec.Replacement))
+}
+
+// hit records a use of way i of line's set.
+func (c *refCache) hit(line uint64, i int) {
+	set := c.setOf(line)
+	c.clock++
+	switch c.spec.Replacement {
+	case machine.LRU:
+		set[i].lastUse = c.clock
+	case machine.PLRU:
+		if t := c.trees[line%uint64(len(c.sets))]; t != nil {
+			t.use(i)
+		}
+	case machine.SRRIP, machine.BRRIP:
+		set[i].rrpv = 0
+	}
+}
+
+// fill installs line in way i of its set (which must be invalid).
+func (c *refCache) fill(line uint64, i int, dirty bool) {
+	set := c.setOf(line)
+	if set[i].valid {
+		panic("reference: fill over a valid way")
+	}
+	c.clock++
+	set[i] = refWay{valid: true, line: line, dirty: dirty, lastUse: c.clock, filled: c.clock}
+	switch c.spec.Replacement {
+	case machine.PLRU:
+		if t := c.trees[line%uint64(len(c.sets))]; t != nil {
+			t.use(i)
+		}
+	case machine.SRRIP:
+		set[i].rrpv = 2
+	case machine.BRRIP:
+		c.fills++
+		if c.fills%32 == 1 { // the 1st, 33rd, 65th, ... fill
+			set[i].rrpv = 2
+		} else {
+			set[i].rrpv = 3
+		}
+	}
+}
+
+// drop empties the way holding line and returns whether it was dirty.
+func (c *refCache) drop(line uint64) (present, dirty bool) {
+	i := c.find(line)
+	if i < 0 {
+		return false, false
+	}
+	set := c.setOf(line)
+	dirty = set[i].dirty
+	set[i].valid, set[i].dirty = false, false
+	return true, dirty
+}
+
+// twinAccess is the fully associative twin's view of an access: a hit is
+// a use; a miss allocates when allocate is set. It reports the hit.
+func (c *refCache) twinAccess(line uint64, allocate bool) bool {
+	if i := c.find(line); i >= 0 {
+		c.hit(line, i)
+		return true
+	}
+	if allocate {
+		v := c.chooseVictim(line)
+		c.setOf(line)[v].valid = false
+		c.fill(line, v, false)
+	}
+	return false
+}
+
+// refModel is the reference hierarchy.
+type refModel struct {
+	caches       []*refCache
+	classify     bool
+	cachelab     bool
+	ifirst       *refCache
+	dfirst       *refCache
+	mem          profile.MemoryStats
+	notSimulated uint64
+	finished     bool
+}
+
+func newRefModel(m *machine.Machine, classify, cachelab bool) *refModel {
+	r := &refModel{classify: classify, cachelab: cachelab}
+	for _, spec := range m.Caches {
+		c := newRefCache(spec)
+		if classify {
+			tw := spec
+			tw.Sets, tw.Assoc = 1, spec.Sets*spec.Assoc
+			c.twin = newRefCache(tw)
+			c.seen = map[uint64]bool{}
+		}
+		r.caches = append(r.caches, c)
+	}
+	// The next cache on the instruction (data) path: the first cache
+	// listed later, at a higher level, holding instructions (data).
+	for i, c := range r.caches {
+		for _, d := range r.caches[i+1:] {
+			if d.spec.Level <= c.spec.Level {
+				continue
+			}
+			if c.instrNext == nil && !d.dataOnly() {
+				c.instrNext = d
+			}
+			if c.dataNext == nil && !d.instrOnly() {
+				c.dataNext = d
+			}
+		}
+	}
+	for _, c := range r.caches {
+		if r.ifirst == nil && !c.dataOnly() {
+			r.ifirst = c
+		}
+		if r.dfirst == nil && !c.instrOnly() {
+			r.dfirst = c
+		}
+	}
+	// uppers: everything from which a chain of sends arrives at the cache.
+	for _, x := range r.caches {
+		for _, u := range r.caches {
+			if u != x && r.reachable(u, x) {
+				x.uppers = append(x.uppers, u)
+			}
+		}
+	}
+	return r
+}
+
+func (r *refModel) reachable(from, to *refCache) bool {
+	for _, t := range from.targets() {
+		if t == to || r.reachable(t, to) {
+			return true
+		}
+	}
+	return false
+}
+
+// run applies events in order.
+func (r *refModel) run(events []refEvent) {
+	for _, e := range events {
+		r.event(e)
+	}
+}
+
+func (r *refModel) event(e refEvent) {
+	a, s := e.Addr, uint64(e.Size)
+	switch e.Kind {
+	case trace.IFetch:
+		if r.cachelab || r.ifirst == nil {
+			r.notSimulated++
+			return
+		}
+		r.reference(r.ifirst, accIFetch, a, s, false)
+	case trace.Read:
+		r.reference(r.dfirst, accRead, a, s, false)
+	case trace.Write:
+		r.reference(r.dfirst, accWrite, a, s, false)
+	case trace.Modify:
+		r.reference(r.dfirst, accRead, a, s, false)
+		r.reference(r.dfirst, accWrite, a, s, false)
+	case trace.CopyBack:
+		r.copyBack(a, s)
+	case trace.Invalidate:
+		r.invalidate(a, s)
+	}
+}
+
+// lastByte returns the last byte of [a, a+s), s == 0 meaning 1; addresses
+// do not wrap around: a range running past 2^64-1 stops there.
+func lastByte(a, s uint64) uint64 {
+	if s == 0 {
+		s = 1
+	}
+	if a > math.MaxUint64-(s-1) {
+		return math.MaxUint64
+	}
+	return a + s - 1
+}
+
+// reference performs a reference of kind k to [a, a+s) at c (nil:
+// memory). fromAbove is set when a cache makes it. The result is the dirty
+// bit of data handed up by an exclusive cache.
+func (r *refModel) reference(c *refCache, k refAccess, a, s uint64, fromAbove bool) bool {
+	last := lastByte(a, s)
+	if c == nil {
+		n := last - a + 1
+		if k == accWrite {
+			r.mem.Writes++
+			r.mem.BytesWritten += n
+		} else {
+			r.mem.Reads++
+			r.mem.BytesRead += n
+		}
+		return false
+	}
+	L := c.lineSize
+	first, end := a/L, last/L
+	if r.cachelab && !fromAbove {
+		end = first // only references from the CPU; fills span as usual
+	}
+	handedDirty := false
+	for line := first; ; line++ {
+		lo := max(a, line*L)
+		hi := min(last, line*L+(L-1))
+		if r.accessLine(c, k, line, lo, hi-lo+1, fromAbove) {
+			handedDirty = true
+		}
+		if line == end {
+			break
+		}
+	}
+	return handedDirty
+}
+
+// accessLine is one access of kind k to line of c; [pa, pa+ps) is the
+// piece of the reference inside the line.
+func (r *refModel) accessLine(c *refCache, k refAccess, line, pa, ps uint64, fromAbove bool) bool {
+	st := &c.st
+	st.Accesses++
+	switch k {
+	case accIFetch:
+		st.IFetches++
+	case accRead:
+		st.Reads++
+	case accWrite:
+		st.Writes++
+	}
+	way := c.find(line)
+	isHit := way >= 0
+
+	if c.twin != nil {
+		noAlloc := k == accWrite && !c.spec.WriteAllocate
+		twinHit := c.twin.twinAccess(line, !noAlloc)
+		if !isHit {
+			switch {
+			case !c.seen[line]:
+				st.Compulsory++
+			case !twinHit:
+				st.Capacity++
+			default:
+				st.Conflict++
+			}
+		}
+		c.seen[line] = true
+	}
+
+	passToBelow := func(kind refAccess, a, s uint64) bool {
+		return r.reference(c.down(kind), kind, a, s, true)
+	}
+	L := c.lineSize
+
+	if isHit {
+		set := c.setOf(line)
+		if c.exclusive() && fromAbove && k != accWrite {
+			// Move up: drop it here, hand it (and its dirty bit) up.
+			_, d := c.drop(line)
+			return d
+		}
+		c.hit(line, way)
+		if k == accWrite {
+			if c.spec.WriteBack {
+				set[way].dirty = true
+			} else {
+				st.BytesToBelow += ps
+				passToBelow(accWrite, pa, ps)
+			}
+		}
+		return false
+	}
+
+	st.Misses++
+	switch k {
+	case accIFetch:
+		st.IFetchMisses++
+	case accRead:
+		st.ReadMisses++
+	case accWrite:
+		st.WriteMisses++
+	}
+	if k == accWrite && (!c.spec.WriteAllocate || c.exclusive() && fromAbove) {
+		st.BytesToBelow += ps
+		passToBelow(accWrite, pa, ps)
+		return false
+	}
+	if c.exclusive() && fromAbove {
+		// Not kept here: the request goes on down, the data passes through.
+		st.BytesFromBelow += L
+		return passToBelow(k, line*L, L)
+	}
+	// Allocate: victim, eviction, fetch, install.
+	v := c.chooseVictim(line)
+	if w := c.setOf(line)[v]; w.valid {
+		r.evict(c, w.line)
+	}
+	fetch := accRead
+	if k == accIFetch {
+		fetch = accIFetch
+	}
+	st.BytesFromBelow += L
+	dirty := passToBelow(fetch, line*L, L)
+	if k == accWrite && c.spec.WriteBack {
+		dirty = true
+	}
+	c.fill(line, v, dirty)
+	if k == accWrite && !c.spec.WriteBack {
+		st.BytesToBelow += ps
+		passToBelow(accWrite, pa, ps)
+	}
+	return false
+}
+
+// evict removes the valid line victim from c to make room for a fill.
+func (r *refModel) evict(c *refCache, victim uint64) {
+	c.st.Evictions++
+	L := c.lineSize
+	_, dirty := c.drop(victim)
+	if c.inclusive() {
+		lo, hi := victim*L, victim*L+(L-1)
+		for _, u := range c.uppers {
+			if r.backInvalidate(u, lo, hi) {
+				dirty = true
+			}
+		}
+	}
+	r.sendVictim(c, victim, dirty)
+}
+
+// backInvalidate drops u's lines overlapping bytes [lo, hi] and reports
+// whether any was dirty.
+func (r *refModel) backInvalidate(u *refCache, lo, hi uint64) bool {
+	dirty := false
+	for si := range u.sets {
+		for i := range u.sets[si] {
+			w := &u.sets[si][i]
+			if !w.valid || !overlaps(w.line, u.lineSize, lo, hi) {
+				continue
+			}
+			dirty = dirty || w.dirty
+			w.valid, w.dirty = false, false
+			u.st.BackInvalidations++
+		}
+	}
+	return dirty
+}
+
+// overlaps reports whether line (of size L) overlaps bytes [lo, hi].
+func overlaps(line, L, lo, hi uint64) bool {
+	return line >= lo/L && line <= hi/L
+}
+
+// sendVictim passes a line leaving c down: into an exclusive cache below
+// whether clean or dirty; otherwise written back if dirty.
+func (r *refModel) sendVictim(c *refCache, line uint64, dirty bool) {
+	L := c.lineSize
+	below := c.victimDown()
+	if dirty {
+		c.st.Writebacks++
+	}
+	if below != nil && below.exclusive() {
+		c.st.BytesToBelow += L
+		r.insertVictim(below, line*L, dirty)
+		return
+	}
+	if dirty {
+		c.st.BytesToBelow += L
+		r.reference(below, accWrite, line*L, L, true)
+	}
+}
+
+// insertVictim places a line evicted from a cache directly above the
+// exclusive cache x into x. x is not accessed. A line x already holds only
+// takes the dirty bit.
+func (r *refModel) insertVictim(x *refCache, a uint64, dirty bool) {
+	line := a / x.lineSize
+	if i := x.find(line); i >= 0 {
+		if dirty {
+			x.setOf(line)[i].dirty = true
+		}
+		return
+	}
+	v := x.chooseVictim(line)
+	if w := x.setOf(line)[v]; w.valid {
+		r.evict(x, w.line)
+	}
+	x.fill(line, v, dirty)
+}
+
+// copyBack writes back the dirty lines overlapping [a, a+s) (s == 0:
+// all), cache by cache from the CPU outward. Within a cache: a range in
+// address order, everything in set order then way order.
+func (r *refModel) copyBack(a, s uint64) {
+	for _, c := range r.caches {
+		L := c.lineSize
+		writeBack := func(w *refWay) {
+			w.dirty = false
+			c.st.Writebacks++
+			c.st.BytesToBelow += L
+			r.reference(c.victimDown(), accWrite, w.line*L, L, true)
+		}
+		if s == 0 {
+			for si := range c.sets {
+				for i := range c.sets[si] {
+					if w := &c.sets[si][i]; w.valid && w.dirty {
+						writeBack(w)
+					}
+				}
+			}
+			continue
+		}
+		last := lastByte(a, s)
+		var lines []uint64
+		for si := range c.sets {
+			for _, w := range c.sets[si] {
+				if w.valid && w.dirty && overlaps(w.line, L, a, last) {
+					lines = append(lines, w.line)
+				}
+			}
+		}
+		sort.Slice(lines, func(i, j int) bool { return lines[i] < lines[j] })
+		for _, line := range lines {
+			// Earlier write-backs may have back-invalidated it.
+			if i := c.find(line); i >= 0 && c.setOf(line)[i].dirty {
+				writeBack(&c.setOf(line)[i])
+			}
+		}
+	}
+}
+
+// invalidate drops every line overlapping [a, a+s) (s == 0: all) from
+// every cache and every twin, writing nothing back.
+func (r *refModel) invalidate(a, s uint64) {
+	last := lastByte(a, s)
+	for _, c := range r.caches {
+		for _, cc := range []*refCache{c, c.twin} {
+			if cc == nil {
+				continue
+			}
+			for si := range cc.sets {
+				for i := range cc.sets[si] {
+					w := &cc.sets[si][i]
+					if w.valid && (s == 0 || overlaps(w.line, cc.lineSize, a, last)) {
+						w.valid, w.dirty = false, false
+					}
+				}
+			}
+		}
+	}
+}
+
+// finish writes back every dirty line, as a copyback of everything.
+func (r *refModel) finish() {
+	if !r.finished {
+		r.finished = true
+		r.copyBack(0, 0)
+	}
+}
+
+// refResult is what the reference model computes, in the engine's terms.
+type refResult struct {
+	Caches       []profile.CacheStats
+	Memory       profile.MemoryStats
+	NotSimulated uint64
+}
+
+func (r *refModel) result() refResult {
+	var out refResult
+	for _, c := range r.caches {
+		out.Caches = append(out.Caches, c.st)
+	}
+	out.Memory = r.mem
+	out.NotSimulated = r.notSimulated
+	return out
+}
+
+// runReference simulates events on m with the reference model, including
+// the final write-back.
+func runReference(m *machine.Machine, classify, cachelab bool, events []refEvent) refResult {
+	r := newRefModel(m, classify, cachelab)
+	r.run(events)
+	r.finish()
+	return r.result()
+}
+
+// describeMachine prints m as a Go literal for failure reports.
+func describeMachine(m *machine.Machine) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "&machine.Machine{Name: %q, Caches: []machine.Cache{\n", m.Name)
+	for _, c := range m.Caches {
+		fmt.Fprintf(&b, "\t{Name: %q, Level: %d, Size: %d, Sets: %d, Assoc: %d, Line: %d, Replacement: %q, Seed: %d, "+
+			"WriteBack: %t, WriteAllocate: %t, Holds: %q, Inclusion: %q, Latency: %d},\n",
+			c.Name, c.Level, c.Size, c.Sets, c.Assoc, c.Line, c.Replacement, c.Seed,
+			c.WriteBack, c.WriteAllocate, c.Holds, c.Inclusion, c.Latency)
+	}
+	b.WriteString("}}")
+	return b.String()
+}
