@@ -171,6 +171,8 @@ type MSTError struct {
 	Msg    string // what is wrong
 }
 
+// Error returns "file: class: where: what", plus the number of events
+// read before the problem for a truncated file.
 func (e *MSTError) Error() string {
 	where := fmt.Sprintf("byte %d", e.Offset)
 	if e.Chunk >= 0 {
@@ -348,6 +350,32 @@ func (r *MSTReader) readStored(n int, off int64, chunk int, what string) ([]byte
 	return buf, nil
 }
 
+// readCRC reads n bytes in pieces and returns their CRC-32C; what names
+// the block starting at off for errors.
+func (r *MSTReader) readCRC(n int64, off int64, what string) (uint32, error) {
+	if cap(r.stored) < 64<<10 {
+		r.stored = make([]byte, 0, 64<<10)
+	}
+	buf := r.stored[:cap(r.stored)]
+	crc := uint32(0)
+	for done := int64(0); done < n; {
+		p := buf[:min(n-done, int64(len(buf)))]
+		k, err := io.ReadFull(r.r, p)
+		r.off += int64(k)
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return 0, r.fail(ErrMSTTruncated, off, -1, "input ends inside the %s (%d of %d bytes present)", what, done+int64(k), n)
+			}
+			r.err = fmt.Errorf("%s: reading .mst %s at byte %d: %w", r.name, what, off, err)
+			return 0, r.err
+		}
+		crc = crc32.Update(crc, castagnoli, p)
+		done += int64(k)
+	}
+	return crc, nil
+}
+
+// readHeader reads and checks the file header.
 func (r *MSTReader) readHeader() error {
 	r.started = true
 	var h [mstFixedHeaderLen]byte
@@ -392,8 +420,12 @@ func (r *MSTReader) readHeader() error {
 			r.major, r.minor, bad, MSTVersionMajor, MSTVersionMinor)
 	}
 	if metaLen > 0 {
+		// Metadata is informational: a member of an unexpected type (from
+		// a newer writer) is ignored, only text that is not JSON fails.
 		var m MSTMeta
-		if err := json.Unmarshal(rest[:metaLen], &m); err != nil {
+		err := json.Unmarshal(rest[:metaLen], &m)
+		var te *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &te) {
 			return r.fail(ErrMSTCorrupt, mstFixedHeaderLen, -1, "invalid metadata: %v", err)
 		}
 		r.meta = m
@@ -483,8 +515,7 @@ func (r *MSTReader) nextChunk() error {
 			return r.finish(off)
 		case tag >= 'a' && tag <= 'z':
 			// Optional block of a newer version: skip it.
-			size := binary.LittleEndian.Uint32(h[20:])
-			if _, err := r.readStored(int(size), off, -1, fmt.Sprintf("optional block %q", tag)); err != nil {
+			if _, err := r.readCRC(int64(binary.LittleEndian.Uint32(h[20:])), off, fmt.Sprintf("optional block %q", tag)); err != nil {
 				return err
 			}
 		default:
@@ -558,7 +589,10 @@ func (r *MSTReader) loadChunk(off int64) error {
 		if err != nil || len(raw) != int(rawLen) {
 			return r.fail(ErrMSTCorrupt, off, ci, "zstd payload does not decode to %d bytes: %v", rawLen, err)
 		}
-		raw = r.raw[:rawLen] // DecodeAll wrote into r.raw: keep its slack
+		if unsafe.SliceData(raw) != unsafe.SliceData(r.raw) {
+			copy(r.raw, raw)
+		}
+		raw = r.raw[:rawLen] // keep the buffer's slack for the decoder
 	}
 	if err := r.parseChunk(raw, int(count), cols); err != nil {
 		return r.fail(errClass(err), off, ci, "%v", err)
@@ -936,17 +970,11 @@ func (r *MSTReader) finish(off int64) error {
 	case binary.LittleEndian.Uint32(h[24:]) != r.indexCRC:
 		return r.fail(ErrMSTCorrupt, off, -1, "index does not match the chunks")
 	}
-	// Read the entries in pieces: the streaming reader needs only their
-	// checksum, which must match the one computed from the chunks.
-	var buf [64 * mstIndexEntryLen]byte
-	crc := uint32(0)
-	for left := int(size); left > 0; {
-		p := buf[:min(left, len(buf))]
-		if err := r.readFull(p, off, -1, "index"); err != nil {
-			return err
-		}
-		crc = crc32.Update(crc, castagnoli, p)
-		left -= len(p)
+	// The streaming reader needs only the entries' checksum, which must
+	// match the one computed from the chunks.
+	crc, err := r.readCRC(int64(size), off, "index")
+	if err != nil {
+		return err
 	}
 	if crc != r.indexCRC {
 		return r.fail(ErrMSTCorrupt, off, -1, "index payload checksum mismatch")
@@ -975,9 +1003,9 @@ type MSTChunkInfo struct {
 }
 
 // ReadMSTIndex reads the trailer and index of the .mst file r of the given
-// size, for random access (e.g. to split a trace between workers). Each
-// chunk decodes on its own: a reader positioned at a chunk's Offset after
-// the file header reads from there.
+// size without reading the chunks, e.g. to count events or to plan how to
+// split a trace between workers (chunks decode independently of each
+// other; this package does not yet expose decoding from a given chunk).
 func ReadMSTIndex(r io.ReaderAt, size int64) ([]MSTChunkInfo, error) {
 	bad := func(off int64, format string, args ...any) error {
 		return &MSTError{File: "mst", Offset: off, Chunk: -1, Err: ErrMSTCorrupt, Msg: fmt.Sprintf(format, args...)}

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -609,20 +610,122 @@ func TestMSTNewerFeatures(t *testing.T) {
 			}
 		})
 	}
-	// An optional block (lower-case tag) is skipped.
-	opt := rewriteChunk(t, data, off, func(h, raw []byte) []byte { return raw })
-	blk := []byte{'z', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0}
-	c := crc32Castagnoli([]byte("abc"))
-	blk = append(blk, byte(c), byte(c>>8), byte(c>>16), byte(c>>24))
-	c = crc32Castagnoli(blk)
-	blk = append(blk, byte(c), byte(c>>8), byte(c>>16), byte(c>>24))
-	blk = append(blk, "abc"...)
-	withOpt := append(append(bytes.Clone(opt[:off]), blk...), opt[off:]...)
-	// The chunk offsets move, so the index no longer matches: only the
-	// events and the nature of the final error are checked.
+	// Optional blocks (lower-case tags) are skipped, wherever they are.
+	withOpt := insertOptionalBlocks(t, data, idx, 70000)
 	got, err := readAllMST(NewMSTReader(bytes.NewReader(withOpt), Options{}), 100)
-	if got.Len() != 40 || !errors.Is(err, ErrMSTCorrupt) || !strings.Contains(err.Error(), "index") {
-		t.Fatalf("got %d events, error %v", got.Len(), err)
+	if err != nil || got.Len() != 40 {
+		t.Fatalf("with optional blocks: got %d events, error %v", got.Len(), err)
+	}
+	if _, err := ReadMSTIndex(bytes.NewReader(withOpt), int64(len(withOpt))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// insertOptionalBlocks returns data with an optional block of size bytes
+// before every chunk, and its index and trailer rebuilt to match.
+func insertOptionalBlocks(t *testing.T, data []byte, idx []MSTChunkInfo, size int) []byte {
+	t.Helper()
+	indexOff := int64(binary.LittleEndian.Uint64(data[len(data)-mstTrailerLen:]))
+	blk := make([]byte, 32, 32+size)
+	blk[0] = 'q'
+	binary.LittleEndian.PutUint32(blk[16:], uint32(size))
+	binary.LittleEndian.PutUint32(blk[20:], uint32(size))
+	for i := range size {
+		blk = append(blk, byte(i))
+	}
+	binary.LittleEndian.PutUint32(blk[24:], crc32Castagnoli(blk[32:]))
+	binary.LittleEndian.PutUint32(blk[28:], crc32Castagnoli(blk[:28]))
+	out := bytes.Clone(data[:idx[0].Offset])
+	var entries []byte
+	for i, c := range idx {
+		end := indexOff
+		if i+1 < len(idx) {
+			end = idx[i+1].Offset
+		}
+		out = append(out, blk...)
+		entries = binary.LittleEndian.AppendUint64(entries, uint64(len(out)))
+		entries = binary.LittleEndian.AppendUint64(entries, c.First)
+		entries = binary.LittleEndian.AppendUint32(entries, uint32(c.Events))
+		out = append(out, data[c.Offset:end]...)
+	}
+	newIndex := int64(len(out))
+	h := bytes.Clone(data[indexOff : indexOff+32])
+	binary.LittleEndian.PutUint32(h[24:], crc32Castagnoli(entries))
+	binary.LittleEndian.PutUint32(h[28:], crc32Castagnoli(h[:28]))
+	out = append(append(out, h...), entries...)
+	tr := bytes.Clone(data[len(data)-mstTrailerLen:])
+	binary.LittleEndian.PutUint64(tr, uint64(newIndex))
+	binary.LittleEndian.PutUint32(tr[20:], crc32Castagnoli(tr[:20]))
+	return append(out, tr...)
+}
+
+// TestMSTBadColumns feeds chunk payloads with valid checksums but
+// inconsistent contents (a buggy or newer writer): the reader reports the
+// chunk and delivers none of its events.
+func TestMSTBadColumns(t *testing.T) {
+	_, data := smallMST(t)
+	idx, err := ReadMSTIndex(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := func(b []byte, n int) []byte { return bytes.Repeat(b, n) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	op := func(kind, flags, lens, size byte) []byte { return []byte{kind, flags, lens, size} }
+	tests := []struct {
+		name  string
+		cols  byte
+		raw   []byte
+		class error
+		msg   string
+	}{
+		{"op outside table", 0, cat([]byte{1}, op(0, 0, 1, 4), []byte{10, 0}, rep([]byte{0}, 9), []byte{3}, rep([]byte{1}, 10)),
+			ErrMSTCorrupt, "op code 3 outside the op table"},
+		{"address column short", 0, cat([]byte{1}, op(0, 0, 2, 4), []byte{10, 0}, rep([]byte{0}, 10), rep([]byte{1}, 10)),
+			ErrMSTCorrupt, "column too short"},
+		{"address column long", 0, cat([]byte{1}, op(0, 0, 1, 4), []byte{11, 0}, rep([]byte{0}, 10), rep([]byte{1}, 11)),
+			ErrMSTCorrupt, "column lengths do not match"},
+		{"escape of newer kind", 0, cat([]byte{0}, []byte{0, 40}, rep([]byte{255}, 10), rep(op(1, 0, 0, 1), 9), op(99, 0, 0, 1)),
+			ErrMSTUnsupported, "event kind 99"},
+		{"escape cut off", 0, cat([]byte{0}, []byte{0, 36}, rep([]byte{255}, 10), rep(op(1, 0, 0, 1), 9)),
+			ErrMSTCorrupt, "escape entry: cut off"},
+		{"PC length without PC column", 0, cat([]byte{1}, op(0, 0, 0x10, 4), []byte{0, 0}, rep([]byte{0}, 10)),
+			ErrMSTCorrupt, "bad delta lengths"},
+		{"thread run too long", mstColThread, cat([]byte{1}, op(0, 0, 0, 4), []byte{0, 0, 2}, rep([]byte{0}, 10), []byte{7, 11}),
+			ErrMSTCorrupt, "bad thread run"},
+		{"thread runs short", mstColThread, cat([]byte{1}, op(0, 0, 0, 4), []byte{0, 0, 2}, rep([]byte{0}, 10), []byte{7, 9}),
+			ErrMSTCorrupt, "bad thread run"},
+		{"PC column short", mstColPC, cat([]byte{1}, op(0, 0, 0x20, 4), []byte{0, 0, 4}, rep([]byte{0}, 10), rep([]byte{1}, 4)),
+			ErrMSTCorrupt, "column too short"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := rewriteChunk(t, data, idx[1].Offset, func(h, raw []byte) []byte {
+				h[2] = tc.cols
+				return tc.raw
+			})
+			got, err := readAllMST(NewMSTReader(bytes.NewReader(bad), Options{Name: "c.mst"}), 100)
+			if !errors.Is(err, tc.class) || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), "chunk 1 at byte") {
+				t.Fatalf("error = %v, want %v with %q", err, tc.class, tc.msg)
+			}
+			if got.Len() != 10 {
+				t.Errorf("got %d events, want the 10 of chunk 0", got.Len())
+			}
+		})
+	}
+	// The same payload with a valid layout decodes.
+	good := rewriteChunk(t, data, idx[1].Offset, func(h, raw []byte) []byte {
+		h[2] = mstColThread | mstColPC
+		return cat([]byte{1}, op(1, 0, 0x11, 4), []byte{10, 0, 10, 2}, rep([]byte{0}, 10), rep([]byte{3}, 10), rep([]byte{1}, 10), []byte{7, 10})
+	})
+	got, err := readAllMST(NewMSTReader(bytes.NewReader(good), Options{}), 100)
+	if err == nil || !strings.Contains(err.Error(), "index") { // the index CRC no longer matches
+		t.Fatalf("error = %v", err)
+	}
+	for i := 10; i < 20; i++ {
+		k := uint64(i - 9)
+		if got.Kind[i] != Write || got.Addr[i] != 3*k+4*(k-1) || got.Size[i] != 4 || got.PC[i] != k || got.Thread[i] != 7 {
+			t.Fatalf("event %d = %v %#x %d %#x %d", i, got.Kind[i], got.Addr[i], got.Size[i], got.PC[i], got.Thread[i])
+		}
 	}
 }
 
@@ -673,6 +776,33 @@ func TestMSTWriteSeedCorpus(t *testing.T) {
 		content := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestMSTSeedCorpusValid checks that the valid files of the fuzz seed
+// corpus still decode, so that a format change cannot leave the corpus
+// stale.
+func TestMSTSeedCorpusValid(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzMST", "valid-*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no valid seed files (%v)", err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(raw), "\n")
+		if len(lines) < 2 || !strings.HasPrefix(lines[1], "[]byte(") {
+			t.Fatalf("%s: not a fuzz corpus file", f)
+		}
+		data, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lines[1], "[]byte("), ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if _, err := readAllMST(NewMSTReader(strings.NewReader(data), Options{Name: f}), 50); err != nil {
+			t.Errorf("%s: %v", f, err)
 		}
 	}
 }
