@@ -44,6 +44,7 @@ type Cache struct {
 	sets, ways int
 	setMask    uint64 // sets-1 when sets is a power of two
 	pow2       bool
+	waysShift  int // log2(ways) when ways is a power of two, else -1
 	pol        policy
 
 	tag   []uint64 // line number per slot
@@ -94,6 +95,10 @@ func NewGeometry(sets, ways int, rep machine.Replacement, seed uint64) (*Cache, 
 	default:
 		return nil, fmt.Errorf("cache: unknown replacement policy %q", rep)
 	}
+	c.waysShift = -1
+	if ways&(ways-1) == 0 {
+		c.waysShift = bits.TrailingZeros(uint(ways))
+	}
 	if sets&(sets-1) == 0 {
 		c.pow2 = true
 		c.setMask = uint64(sets - 1)
@@ -129,6 +134,15 @@ func (c *Cache) Sets() int { return c.sets }
 // Ways returns the associativity.
 func (c *Cache) Ways() int { return c.ways }
 
+// setOf returns the set of slot, avoiding a division when the
+// associativity is a power of two.
+func (c *Cache) setOf(slot int) int {
+	if c.waysShift >= 0 {
+		return slot >> c.waysShift
+	}
+	return slot / c.ways
+}
+
 // Set returns the set a line maps to.
 func (c *Cache) Set(line uint64) int {
 	if c.pow2 {
@@ -152,6 +166,43 @@ func (c *Cache) Lookup(line uint64) int {
 		}
 	}
 	return none
+}
+
+// Access looks line up and, on a hit, records the use (as Touch does). It
+// returns the slot, or -1 on a miss. After a hit the slot is always settled
+// (see Settled): every policy's use leaves the line where a repeated use
+// changes nothing.
+func (c *Cache) Access(line uint64) int {
+	set := c.Set(line)
+	slot := none
+	if c.index != nil {
+		if s, ok := c.index[line]; ok {
+			slot = int(s)
+		}
+	} else {
+		base := set * c.ways
+		for s := base; s < base+c.ways; s++ {
+			if c.tag[s] == line && c.valid[s] {
+				slot = s
+				break
+			}
+		}
+	}
+	if slot < 0 {
+		return none
+	}
+	switch c.pol {
+	case lru:
+		if int(c.head[set]) != slot {
+			c.unlink(set, slot)
+			c.pushFront(set, slot)
+		}
+	case plru:
+		c.plruTouch(slot)
+	case srrip, brrip:
+		c.rrpv[slot] = 0
+	}
+	return slot
 }
 
 // Line returns the line number held in slot.
@@ -185,12 +236,12 @@ func (c *Cache) Touch(slot int) {
 func (c *Cache) Settled(slot int) bool {
 	switch c.pol {
 	case lru:
-		return int(c.head[slot/c.ways]) == slot
+		return int(c.head[c.setOf(slot)]) == slot
 	case plru:
 		if c.ways == 1 {
 			return true
 		}
-		set, way := slot/c.ways, slot%c.ways
+		set, way := c.setOf(slot), slot-c.setOf(slot)*c.ways
 		t := c.tree[set*c.ways:]
 		node := 1
 		for l := bits.TrailingZeros(uint(c.ways)) - 1; l >= 0; l-- {
@@ -246,7 +297,7 @@ func (c *Cache) Remove(slot int) {
 	if !c.valid[slot] {
 		return
 	}
-	set := slot / c.ways
+	set := c.setOf(slot)
 	if c.index != nil {
 		delete(c.index, c.tag[slot])
 	}
@@ -261,7 +312,7 @@ func (c *Cache) Remove(slot int) {
 // Install puts line into the empty slot returned by Victim (after Remove of
 // any line it held), clean, as the most recently used line of its set.
 func (c *Cache) Install(slot int, line uint64) {
-	set := slot / c.ways
+	set := c.setOf(slot)
 	c.tag[slot] = line
 	c.valid[slot] = true
 	c.dirty[slot] = false
@@ -296,7 +347,7 @@ func (c *Cache) ForEachValid(f func(slot int)) {
 }
 
 func (c *Cache) moveToFront(slot int) {
-	set := slot / c.ways
+	set := c.setOf(slot)
 	if int(c.head[set]) == slot {
 		return
 	}
@@ -332,7 +383,7 @@ func (c *Cache) unlink(set, slot int) {
 
 // plruTouch points every node on the path to slot's way away from it.
 func (c *Cache) plruTouch(slot int) {
-	set, way := slot/c.ways, slot%c.ways
+	set, way := c.setOf(slot), slot-c.setOf(slot)*c.ways
 	if c.ways == 1 {
 		return
 	}

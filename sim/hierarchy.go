@@ -27,6 +27,10 @@ type Options struct {
 	CacheLab bool
 }
 
+// noMemo in level.memo arms no hit bypass. It is a line number only for
+// 1-byte lines at the top of memory, which setMemo never arms.
+const noMemo = ^uint64(0)
+
 // access kinds indexing the per-kind counters.
 const (
 	kIFetch = iota
@@ -55,7 +59,11 @@ type level struct {
 	// inclusive cache back-invalidates them.
 	uppers []*level
 
-	// memo is 1 + the line of the last access when nothing has changed the
+	// fastLimit bounds offset+size of a reference that the hit bypass may
+	// count as one access: the line size, or no bound under --cachelab
+	// (one line per reference).
+	fastLimit uint64
+	// memo is the line of the last access when nothing has changed the
 	// cache's state since (0: none). A repeated access to that line is a
 	// hit that changes no replacement state: the fast path only counts it.
 	memo     uint64
@@ -82,6 +90,9 @@ type Hierarchy struct {
 	notSimulated uint64
 	mem          profile.MemoryStats
 	finished     bool
+	// none stands in for a missing first cache in Process; it never takes
+	// the hit bypass.
+	none level
 }
 
 // New builds a hierarchy for a normalized machine.
@@ -90,6 +101,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		return nil, fmt.Errorf("sim: machine %q has no caches", m.Name)
 	}
 	h := &Hierarchy{m: m, opt: opt}
+	h.none.memo, h.none.shift = noMemo, 1 // a>>1 is never noMemo
 	for i := range m.Caches {
 		spec := &m.Caches[i]
 		if spec.Line <= 0 || spec.Line&(spec.Line-1) != 0 {
@@ -105,6 +117,8 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 			shift:     uint(bits.TrailingZeros(uint(spec.Line))),
 			lineSize:  uint64(spec.Line),
 			offMask:   uint64(spec.Line - 1),
+			fastLimit: uint64(spec.Line),
+			memo:      noMemo,
 			writeBack: spec.WriteBack,
 			allocate:  spec.WriteAllocate,
 			inclusive: spec.Inclusion == machine.Inclusive,
@@ -116,6 +130,9 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 				return nil, fmt.Errorf("sim: cache %q: 3C classification needs a fully associative twin: %w", spec.Name, err)
 			}
 			l.seen = make(map[uint64]struct{})
+		}
+		if opt.CacheLab {
+			l.fastLimit = 1 << 63
 		}
 		h.levels = append(h.levels, l)
 	}
@@ -181,57 +198,106 @@ func reaches(u, l *level) bool {
 }
 
 // Process simulates every event of b, in order.
+//
+// The loop is the engine's hot path. A reference to the line that the first
+// cache of its path accessed last, when nothing has changed that cache's
+// state since (level.memo), is a hit that changes no replacement state: it is
+// only counted, in local counters added to the level at the end of the batch.
 func (h *Hierarchy) Process(b *trace.Batch) {
 	kinds := b.Kind
 	addrs := b.Addr[:len(kinds)]
 	sizes := b.Size[:len(kinds)]
+	il, dl := h.ifirst, h.dfirst
+	if il == nil {
+		il = &h.none
+	}
+	if dl == nil {
+		dl = &h.none
+	}
+	var nIFetch, nRead, nWrite, nModify, iHits, rHits, wHits uint64
 	for i, k := range kinds {
-		h.kinds[k]++
 		a, s := addrs[i], uint64(sizes[i])
 		switch k {
 		case trace.IFetch:
-			l := h.ifirst
-			if l == nil {
+			nIFetch++
+			if il.memo == a>>il.shift && a&il.offMask+s <= il.fastLimit {
+				iHits++
+				continue
+			}
+			if il == &h.none {
 				h.notSimulated++
 				continue
 			}
-			if l.memo == a>>l.shift+1 && (h.opt.CacheLab || a&l.offMask+s <= l.lineSize) {
-				l.acc[kIFetch]++
+			if il.cpuHit(kIFetch, a, s) {
+				iHits++
 				continue
 			}
-			h.ref(l, kIFetch, a, s, false)
+			h.ref(il, kIFetch, a, s, false)
 		case trace.Read:
-			h.read(a, s)
+			nRead++
+			if dl.memo == a>>dl.shift && a&dl.offMask+s <= dl.fastLimit {
+				rHits++
+				continue
+			}
+			if dl.cpuHit(kRead, a, s) {
+				rHits++
+				continue
+			}
+			h.ref(h.dfirst, kRead, a, s, false)
 		case trace.Write:
-			h.write(a, s)
+			nWrite++
+			if dl.memo == a>>dl.shift && a&dl.offMask+s <= dl.fastLimit && dl.writeBack && dl.c.Dirty(dl.memoSlot) {
+				wHits++
+				continue
+			}
+			if dl.cpuHit(kWrite, a, s) {
+				wHits++
+				continue
+			}
+			h.ref(h.dfirst, kWrite, a, s, false)
 		case trace.Modify:
-			h.read(a, s)
-			h.write(a, s)
-		case trace.CopyBack:
-			h.copyBack(a, s)
-		case trace.Invalidate:
-			h.invalidate(a, s)
+			nModify++
+			h.ref(h.dfirst, kRead, a, s, false)
+			h.ref(h.dfirst, kWrite, a, s, false)
+		default:
+			h.kinds[k]++
+			switch k {
+			case trace.CopyBack:
+				h.copyBack(a, s)
+			case trace.Invalidate:
+				h.invalidate(a, s)
+			}
 		}
 	}
+	h.kinds[trace.IFetch] += nIFetch
+	h.kinds[trace.Read] += nRead
+	h.kinds[trace.Write] += nWrite
+	h.kinds[trace.Modify] += nModify
+	il.acc[kIFetch] += iHits
+	dl.acc[kRead] += rHits
+	dl.acc[kWrite] += wHits
 }
 
-func (h *Hierarchy) read(a, s uint64) {
-	l := h.dfirst
-	if l != nil && l.memo == a>>l.shift+1 && (h.opt.CacheLab || a&l.offMask+s <= l.lineSize) {
-		l.acc[kRead]++
-		return
+// cpuHit handles a reference from the CPU that falls in one line of l and
+// hits it, when that needs nothing beyond l's own state: no 3C twin to
+// update and no write to send through. It reports whether it did; the
+// caller then counts the access. Everything else takes ref.
+func (l *level) cpuHit(k int, a, s uint64) bool {
+	if l.c == nil || l.shadow != nil || a&l.offMask+s > l.fastLimit || k == kWrite && !l.writeBack {
+		return false
 	}
-	h.ref(l, kRead, a, s, false)
-}
-
-func (h *Hierarchy) write(a, s uint64) {
-	l := h.dfirst
-	if l != nil && l.memo == a>>l.shift+1 && l.writeBack && l.c.Dirty(l.memoSlot) &&
-		(h.opt.CacheLab || a&l.offMask+s <= l.lineSize) {
-		l.acc[kWrite]++
-		return
+	line := a >> l.shift
+	slot := l.c.Access(line)
+	if slot < 0 {
+		return false
 	}
-	h.ref(l, kWrite, a, s, false)
+	if k == kWrite {
+		l.c.SetDirty(slot, true)
+	}
+	if line != noMemo {
+		l.memo, l.memoSlot = line, slot // settled after a hit
+	}
+	return true
 }
 
 // next returns the next cache below l for requests of kind k.
@@ -302,7 +368,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 			// The line moves up to the requester.
 			d := l.c.Dirty(slot)
 			l.c.Remove(slot)
-			l.memo = 0
+			l.memo = noMemo
 			return d
 		}
 		l.c.Touch(slot)
@@ -319,7 +385,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		return false
 	}
 	l.miss[k]++
-	l.memo = 0
+	l.memo = noMemo
 	if k == kWrite && (!l.allocate || l.exclusive && fromAbove) {
 		l.bytesToBelow += ps
 		h.ref(l.dataNext, kWrite, pa, ps, true)
@@ -360,10 +426,10 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 // would change nothing: neither l's replacement state nor its 3C twin's
 // (twinSettled).
 func (l *level) setMemo(line uint64, slot int, twinSettled bool) {
-	if twinSettled && l.c.Settled(slot) {
-		l.memo, l.memoSlot = line+1, slot
+	if twinSettled && line != noMemo && l.c.Settled(slot) {
+		l.memo, l.memoSlot = line, slot
 	} else {
-		l.memo = 0
+		l.memo = noMemo
 	}
 }
 
@@ -414,7 +480,7 @@ func (h *Hierarchy) evict(l *level, slot int) {
 		}
 	}
 	l.c.Remove(slot)
-	l.memo = 0
+	l.memo = noMemo
 	h.sendVictim(l, line, dirty)
 }
 
@@ -439,7 +505,7 @@ func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool) {
 // insertVictim places a line evicted above into the exclusive cache x.
 func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool) {
 	line := a >> x.shift
-	x.memo = 0
+	x.memo = noMemo
 	if slot := x.c.Lookup(line); slot >= 0 {
 		if dirty {
 			x.c.SetDirty(slot, true)
@@ -463,7 +529,7 @@ func (h *Hierarchy) backInvalidate(u *level, lo, hi uint64) bool {
 			dirty = dirty || u.c.Dirty(slot)
 			u.c.Remove(slot)
 			u.backInval++
-			u.memo = 0
+			u.memo = noMemo
 		}
 		if line == ^uint64(0) {
 			break
@@ -497,7 +563,7 @@ func forLines(l *level, a, s uint64, f func(slot int)) {
 // every dirty line), level by level from the CPU outward; lines stay valid.
 func (h *Hierarchy) copyBack(a, s uint64) {
 	for _, l := range h.levels {
-		l.memo = 0
+		l.memo = noMemo
 		forLines(l, a, s, func(slot int) {
 			if !l.c.Dirty(slot) {
 				return
@@ -514,7 +580,7 @@ func (h *Hierarchy) copyBack(a, s uint64) {
 // from every cache, and from the 3C twins, without writing anything back.
 func (h *Hierarchy) invalidate(a, s uint64) {
 	for _, l := range h.levels {
-		l.memo = 0
+		l.memo = noMemo
 		forLines(l, a, s, l.c.Remove)
 		if l.shadow != nil {
 			sh := l.shadow
