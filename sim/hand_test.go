@@ -454,6 +454,17 @@ func handCases() []handCase {
 				profile.MemoryStats{Reads: 1, Writes: 1, BytesRead: 16, BytesWritten: 16}),
 		},
 		{
+			// 1-byte lines reach line number 2^64-1, the engine's "no
+			// bypass" marker: the first read of the last byte misses, the
+			// repeats (one of size 0, treated as 1) hit.
+			name:   "top of memory 1-byte lines",
+			m:      mach(hc("L1", 1, 1, 2, 1, machine.LRU)),
+			events: []refEvent{rd(^uint64(0), 1), rd(^uint64(0), 1), rd(^uint64(0), 0)},
+			want: one(profile.CacheStats{Name: "L1", Level: 1, Accesses: 3, Misses: 1, Reads: 3, ReadMisses: 1,
+				BytesFromBelow: 1},
+				profile.MemoryStats{Reads: 1, BytesRead: 1}),
+		},
+		{
 			// The cache lab's rules, s=1 E=1 b=4 (2 sets, direct mapped,
 			// 16-byte lines; set = bit 4 of the address). I ignored. L 0x10
 			// misses (set 1). M 0x20: load misses (set 0), store hits. L 0x22

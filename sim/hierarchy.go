@@ -28,7 +28,8 @@ type Options struct {
 }
 
 // noMemo in level.memo arms no hit bypass. It is a line number only for
-// 1-byte lines at the top of memory, which setMemo never arms.
+// 1-byte lines at the top of memory; caches with 1-byte lines take no
+// bypass (see fastLimit).
 const noMemo = ^uint64(0)
 
 // access kinds indexing the per-kind counters.
@@ -59,9 +60,10 @@ type level struct {
 	// inclusive cache back-invalidates them.
 	uppers []*level
 
-	// fastLimit bounds offset+size of a reference that the hit bypass may
-	// count as one access: the line size, or no bound under --cachelab
-	// (one line per reference).
+	// fastLimit bounds offset+size-1 (exclusive) of a reference that the
+	// hit bypass may count as one access: the line size, no bound under
+	// --cachelab (one line per reference), 0 (no bypass) for 1-byte lines.
+	// A size of 0 wraps around and takes the slow path.
 	fastLimit uint64
 	// memo is the line of the last access when nothing has changed the
 	// cache's state since (0: none). A repeated access to that line is a
@@ -131,7 +133,11 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 			}
 			l.seen = make(map[uint64]struct{})
 		}
-		if opt.CacheLab {
+		switch {
+		case l.shift == 0:
+			// 1-byte lines: line numbers reach noMemo; no bypass.
+			l.fastLimit = 0
+		case opt.CacheLab:
 			l.fastLimit = 1 << 63
 		}
 		h.levels = append(h.levels, l)
@@ -220,7 +226,7 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 		switch k {
 		case trace.IFetch:
 			nIFetch++
-			if il.memo == a>>il.shift && a&il.offMask+s <= il.fastLimit {
+			if il.memo == a>>il.shift && a&il.offMask+s-1 < il.fastLimit {
 				iHits++
 				continue
 			}
@@ -235,7 +241,7 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 			h.ref(il, kIFetch, a, s, false)
 		case trace.Read:
 			nRead++
-			if dl.memo == a>>dl.shift && a&dl.offMask+s <= dl.fastLimit {
+			if dl.memo == a>>dl.shift && a&dl.offMask+s-1 < dl.fastLimit {
 				rHits++
 				continue
 			}
@@ -246,7 +252,7 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 			h.ref(h.dfirst, kRead, a, s, false)
 		case trace.Write:
 			nWrite++
-			if dl.memo == a>>dl.shift && a&dl.offMask+s <= dl.fastLimit && dl.writeBack && dl.c.Dirty(dl.memoSlot) {
+			if dl.memo == a>>dl.shift && a&dl.offMask+s-1 < dl.fastLimit && dl.writeBack && dl.c.Dirty(dl.memoSlot) {
 				wHits++
 				continue
 			}
@@ -283,7 +289,7 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 // update and no write to send through. It reports whether it did; the
 // caller then counts the access. Everything else takes ref.
 func (l *level) cpuHit(k int, a, s uint64) bool {
-	if l.c == nil || l.shadow != nil || a&l.offMask+s > l.fastLimit || k == kWrite && !l.writeBack {
+	if l.c == nil || l.shadow != nil || a&l.offMask+s-1 >= l.fastLimit || k == kWrite && !l.writeBack {
 		return false
 	}
 	line := a >> l.shift
