@@ -172,6 +172,16 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 			l.victimNext = l.instrNext
 		}
 	}
+	for _, x := range h.levels {
+		if !x.exclusive {
+			continue
+		}
+		for _, u := range h.levels {
+			if (u.instrNext == x || u.dataNext == x) && u.victimNext != x {
+				return nil, fmt.Errorf("sim: cache %q is exclusive, but %q sends it requests and its victims elsewhere", x.spec.Name, u.spec.Name)
+			}
+		}
+	}
 	for _, l := range h.levels {
 		if h.ifirst == nil && l.spec.HoldsInstructions() {
 			h.ifirst = l

@@ -5,10 +5,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"memspy/profile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the scripts in testdata/script")
@@ -45,6 +48,17 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(os.Truncate(ts.MkAbs(args[0]), n))
 			},
+			// samestats A B: the profiles A and B have the same counters.
+			"samestats": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: samestats A B")
+				}
+				a, b := readProfile(ts, args[0]), readProfile(ts, args[1])
+				same := a.Events == b.Events && reflect.DeepEqual(a.Caches, b.Caches) && a.Memory == b.Memory
+				if same == neg {
+					ts.Fatalf("%s and %s: same counters = %v\n%+v\n%+v", args[0], args[1], same, a.Caches, b.Caches)
+				}
+			},
 			// gzip SRC DST: compress SRC into DST.
 			"gzipfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
@@ -54,6 +68,15 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+func readProfile(ts *testscript.TestScript, name string) *profile.Profile {
+	f, err := os.Open(ts.MkAbs(name))
+	ts.Check(err)
+	defer f.Close()
+	p, err := profile.Read(f)
+	ts.Check(err)
+	return p
 }
 
 func gzipFile(src, dst string) error {
