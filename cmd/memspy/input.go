@@ -73,7 +73,6 @@ func newProgress(in *input, what string) *progress {
 	bar := p.AddBar(total,
 		mpb.PrependDecorators(decor.Name(what+" "), decor.CountersKibiByte("% .1f / % .1f")),
 		mpb.AppendDecorators(decor.Percentage(), decor.Name(" "), decor.AverageETA(decor.ET_STYLE_GO)),
-		mpb.BarRemoveOnComplete(),
 	)
 	return &progress{p: p, bar: bar, in: in}
 }
@@ -95,6 +94,6 @@ func (pr *progress) done() {
 	if pr == nil {
 		return
 	}
-	pr.bar.SetTotal(-1, true)
+	pr.bar.Abort(true)
 	pr.p.Wait()
 }
