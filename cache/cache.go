@@ -174,6 +174,12 @@ func (c *Cache) Lookup(line uint64) int {
 // changes nothing.
 func (c *Cache) Access(line uint64) int {
 	set := c.Set(line)
+	if c.pol == lru {
+		// Loops revisit lines that are still the most recent of their set.
+		if h := c.head[set]; h >= 0 && c.tag[h] == line && c.valid[h] {
+			return int(h)
+		}
+	}
 	slot := none
 	if c.index != nil {
 		if s, ok := c.index[line]; ok {
