@@ -50,12 +50,12 @@ func Text(w io.Writer, p *profile.Profile) error {
 		fmt.Fprintf(tw, "misses\t%s\t%s\t%s\t%s\t\n", Count(c.Misses), Count(c.IFetchMisses), Count(c.ReadMisses), Count(c.WriteMisses))
 		fmt.Fprintf(tw, "miss rate\t%s\t%s\t%s\t%s\t\n", Rate(c.Misses, c.Accesses), Rate(c.IFetchMisses, c.IFetches),
 			Rate(c.ReadMisses, c.Reads), Rate(c.WriteMisses, c.Writes))
-		if p.Options.Classify == "3c" {
-			fmt.Fprintln(tw, "\tcompulsory\tcapacity\tconflict\t\t")
-			fmt.Fprintf(tw, "3C misses\t%s\t%s\t%s\t\t\n", Count(c.Compulsory), Count(c.Capacity), Count(c.Conflict))
-			fmt.Fprintf(tw, "share\t%s\t%s\t%s\t\t\n", Rate(c.Compulsory, c.Misses), Rate(c.Capacity, c.Misses), Rate(c.Conflict, c.Misses))
-		}
 		tw.Flush()
+		if p.Options.Classify == "3c" {
+			fmt.Fprintf(&b, "  misses by cause: compulsory %s (%s), capacity %s (%s), conflict %s (%s)\n",
+				Count(c.Compulsory), share(c.Compulsory, c.Misses), Count(c.Capacity), share(c.Capacity, c.Misses),
+				Count(c.Conflict), share(c.Conflict, c.Misses))
+		}
 		fmt.Fprintf(&b, "  evictions %s, write-backs %s", Count(c.Evictions), Count(c.Writebacks))
 		if c.BackInvalidations > 0 {
 			fmt.Fprintf(&b, ", back-invalidations %s", Count(c.BackInvalidations))
@@ -104,18 +104,21 @@ func cacheHeader(m *machine.Machine, c *profile.CacheStats) string {
 	case spec.Assoc == 1:
 		assoc = "direct-mapped"
 	}
-	write := "write-back"
+	write := ", write-back"
 	if !spec.WriteBack {
-		write = "write-through"
+		write = ", write-through"
 	}
 	if !spec.WriteAllocate {
 		write += ", no-write-allocate"
+	}
+	if !spec.HoldsData() {
+		write = "" // instruction caches are not written
 	}
 	incl := ""
 	if spec.Inclusion != "" && spec.Inclusion != machine.NonInclusive {
 		incl = ", " + string(spec.Inclusion)
 	}
-	return fmt.Sprintf("%s (level %d, %s %s, %s, %d B lines, %s, %s%s)\n", c.Name, c.Level, Bytes(uint64(spec.Size)),
+	return fmt.Sprintf("%s (level %d, %s %s, %s, %d B lines, %s%s%s)\n", c.Name, c.Level, Bytes(uint64(spec.Size)),
 		spec.Holds, assoc, spec.Line, spec.Replacement, write, incl)
 }
 
@@ -155,6 +158,14 @@ func Rate(a, b uint64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.4f%%", 100*float64(a)/float64(b))
+}
+
+// share formats a/b as a percentage with one decimal, or "-" when b is 0.
+func share(a, b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 }
 
 // Bytes formats a byte count with a binary unit: 1536 → "1.5 KiB".
