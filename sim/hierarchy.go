@@ -27,10 +27,10 @@ type Options struct {
 	CacheLab bool
 }
 
-// noMemo in level.memo arms no hit bypass. It is a line number only for
-// 1-byte lines at the top of memory; caches with 1-byte lines take no
-// bypass (see fastLimit).
-const noMemo = ^uint64(0)
+// noMemo in level.memo arms no hit bypass: no line of 2 bytes or more
+// starts at an odd address, and caches with 1-byte lines take no bypass
+// (see fastLimit).
+const noMemo = 1
 
 // access kinds indexing the per-kind counters.
 const (
@@ -65,9 +65,11 @@ type level struct {
 	// --cachelab (one line per reference), 0 (no bypass) for 1-byte lines.
 	// A size of 0 wraps around and takes the slow path.
 	fastLimit uint64
-	// memo is the line of the last access when nothing has changed the
-	// cache's state since (0: none). A repeated access to that line is a
-	// hit that changes no replacement state: the fast path only counts it.
+	// memo is the first address of the line of the last access when nothing
+	// has changed the cache's state since (noMemo: none). A repeated access
+	// to that line is a hit that changes no replacement state: the fast path
+	// only counts it. (An address, not a line number, so that the check
+	// needs no shift.)
 	memo     uint64
 	memoSlot int
 
@@ -103,7 +105,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		return nil, fmt.Errorf("sim: machine %q has no caches", m.Name)
 	}
 	h := &Hierarchy{m: m, opt: opt}
-	h.none.memo, h.none.shift = noMemo, 1 // a>>1 is never noMemo
+	h.none.memo = noMemo // and fastLimit 0: never bypassed
 	for i := range m.Caches {
 		spec := &m.Caches[i]
 		if spec.Line <= 0 || spec.Line&(spec.Line-1) != 0 {
@@ -135,7 +137,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		}
 		switch {
 		case l.shift == 0:
-			// 1-byte lines: line numbers reach noMemo; no bypass.
+			// 1-byte lines: every address starts a line, noMemo too; no bypass.
 			l.fastLimit = 0
 		case opt.CacheLab:
 			l.fastLimit = 1 << 63
@@ -230,68 +232,78 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 	if dl == nil {
 		dl = &h.none
 	}
-	var nIFetch, nRead, nWrite, nModify, iHits, rHits, wHits uint64
-	for i, k := range kinds {
-		a, s := addrs[i], uint64(sizes[i])
-		switch k {
-		case trace.IFetch:
-			nIFetch++
-			if il.memo == a>>il.shift && a&il.offMask+s-1 < il.fastLimit {
-				iHits++
-				continue
+	for i := 0; i < len(kinds); i++ {
+		// The inner loop makes no calls, so its counters stay in registers.
+		var iHits, rHits, wHits uint64
+	bypass:
+		for ; i < len(kinds); i++ {
+			a, s := addrs[i], uint64(sizes[i])
+			switch kinds[i] {
+			case trace.IFetch:
+				if il.memo == a&^il.offMask && a&il.offMask+s-1 < il.fastLimit {
+					iHits++
+					continue
+				}
+			case trace.Read:
+				if dl.memo == a&^dl.offMask && a&dl.offMask+s-1 < dl.fastLimit {
+					rHits++
+					continue
+				}
+			case trace.Write:
+				if dl.memo == a&^dl.offMask && a&dl.offMask+s-1 < dl.fastLimit && dl.writeBack && dl.c.Dirty(dl.memoSlot) {
+					wHits++
+					continue
+				}
 			}
-			if il == &h.none {
-				h.notSimulated++
-				continue
-			}
-			if il.cpuHit(kIFetch, a, s) {
-				iHits++
-				continue
-			}
-			h.ref(il, kIFetch, a, s, false)
-		case trace.Read:
-			nRead++
-			if dl.memo == a>>dl.shift && a&dl.offMask+s-1 < dl.fastLimit {
-				rHits++
-				continue
-			}
-			if dl.cpuHit(kRead, a, s) {
-				rHits++
-				continue
-			}
-			h.ref(h.dfirst, kRead, a, s, false)
-		case trace.Write:
-			nWrite++
-			if dl.memo == a>>dl.shift && a&dl.offMask+s-1 < dl.fastLimit && dl.writeBack && dl.c.Dirty(dl.memoSlot) {
-				wHits++
-				continue
-			}
-			if dl.cpuHit(kWrite, a, s) {
-				wHits++
-				continue
-			}
-			h.ref(h.dfirst, kWrite, a, s, false)
-		case trace.Modify:
-			nModify++
-			h.ref(h.dfirst, kRead, a, s, false)
-			h.ref(h.dfirst, kWrite, a, s, false)
-		default:
-			h.kinds[k]++
-			switch k {
-			case trace.CopyBack:
-				h.copyBack(a, s)
-			case trace.Invalidate:
-				h.invalidate(a, s)
-			}
+			break bypass
+		}
+		il.acc[kIFetch] += iHits
+		dl.acc[kRead] += rHits
+		dl.acc[kWrite] += wHits
+		h.kinds[trace.IFetch] += iHits
+		h.kinds[trace.Read] += rHits
+		h.kinds[trace.Write] += wHits
+		if i < len(kinds) {
+			h.slow(kinds[i], addrs[i], uint64(sizes[i]), il)
 		}
 	}
-	h.kinds[trace.IFetch] += nIFetch
-	h.kinds[trace.Read] += nRead
-	h.kinds[trace.Write] += nWrite
-	h.kinds[trace.Modify] += nModify
-	il.acc[kIFetch] += iHits
-	dl.acc[kRead] += rHits
-	dl.acc[kWrite] += wHits
+}
+
+// slow simulates one event that the hit bypass did not take. il is the
+// first instruction cache or h.none.
+func (h *Hierarchy) slow(k trace.Kind, a, s uint64, il *level) {
+	h.kinds[k]++
+	switch k {
+	case trace.IFetch:
+		switch {
+		case il == &h.none:
+			h.notSimulated++
+		case il.cpuHit(kIFetch, a, s):
+			il.acc[kIFetch]++
+		default:
+			h.ref(il, kIFetch, a, s, false)
+		}
+	case trace.Read:
+		h.dataRef(kRead, a, s)
+	case trace.Write:
+		h.dataRef(kWrite, a, s)
+	case trace.Modify:
+		h.dataRef(kRead, a, s)
+		h.dataRef(kWrite, a, s)
+	case trace.CopyBack:
+		h.copyBack(a, s)
+	case trace.Invalidate:
+		h.invalidate(a, s)
+	}
+}
+
+// dataRef performs a data reference of kind k from the CPU.
+func (h *Hierarchy) dataRef(k int, a, s uint64) {
+	if l := h.dfirst; l != nil && l.cpuHit(k, a, s) {
+		l.acc[k]++
+		return
+	}
+	h.ref(h.dfirst, k, a, s, false)
 }
 
 // cpuHit handles a reference from the CPU that falls in one line of l and
@@ -310,9 +322,7 @@ func (l *level) cpuHit(k int, a, s uint64) bool {
 	if k == kWrite {
 		l.c.SetDirty(slot, true)
 	}
-	if line != noMemo {
-		l.memo, l.memoSlot = line, slot // settled after a hit
-	}
+	l.memo, l.memoSlot = line<<l.shift, slot // settled after a hit
 	return true
 }
 
@@ -442,8 +452,8 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 // would change nothing: neither l's replacement state nor its 3C twin's
 // (twinSettled).
 func (l *level) setMemo(line uint64, slot int, twinSettled bool) {
-	if twinSettled && line != noMemo && l.c.Settled(slot) {
-		l.memo, l.memoSlot = line, slot
+	if twinSettled && l.c.Settled(slot) {
+		l.memo, l.memoSlot = line<<l.shift, slot
 	} else {
 		l.memo = noMemo
 	}
