@@ -168,11 +168,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		case !l.spec.HoldsInstructions():
 			l.instrNext = l.dataNext
 		}
-		if l.spec.HoldsData() {
-			l.victimNext = l.dataNext
-		} else {
-			l.victimNext = l.instrNext
-		}
+		l.victimNext = l.dataNext // the instruction path of an instruction-only cache
 	}
 	for _, x := range h.levels {
 		if !x.exclusive {
@@ -217,10 +213,11 @@ func reaches(u, l *level) bool {
 
 // Process simulates every event of b, in order.
 //
-// The loop is the engine's hot path. A reference to the line that the first
-// cache of its path accessed last, when nothing has changed that cache's
-// state since (level.memo), is a hit that changes no replacement state: it is
-// only counted, in local counters added to the level at the end of the batch.
+// The inner loop is the engine's hot path. A reference to the line that the
+// first cache of its path accessed last, when nothing has changed that
+// cache's state since (level.memo), is a hit that changes no replacement
+// state: it is only counted, in registers added to the level when the run of
+// such hits ends. Every other event takes the slow path.
 func (h *Hierarchy) Process(b *trace.Batch) {
 	kinds := b.Kind
 	addrs := b.Addr[:len(kinds)]
