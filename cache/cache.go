@@ -211,6 +211,21 @@ func (c *Cache) Access(line uint64) int {
 	return slot
 }
 
+// MRU returns the slot holding line if line is the most recently used line
+// of its set in an LRU cache with a power-of-two number of sets, else -1. A
+// hit on it changes nothing, so callers may count it without Access. It is
+// small enough to be inlined into the engine's hot loop.
+func (c *Cache) MRU(line uint64) int {
+	if c.pol != lru || !c.pow2 {
+		return none
+	}
+	h := c.head[line&c.setMask]
+	if h >= 0 && c.tag[h] == line && c.valid[h] {
+		return int(h)
+	}
+	return none
+}
+
 // Line returns the line number held in slot.
 func (c *Cache) Line(slot int) uint64 { return c.tag[slot] }
 

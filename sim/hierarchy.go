@@ -32,6 +32,9 @@ type Options struct {
 // (see fastLimit).
 const noMemo = 1
 
+// noMRU is a cache whose MRU never finds a line (FIFO policy).
+var noMRU, _ = cache.NewGeometry(1, 1, machine.FIFO, 0)
+
 // access kinds indexing the per-kind counters.
 const (
 	kIFetch = iota
@@ -72,6 +75,10 @@ type level struct {
 	// needs no shift.)
 	memo     uint64
 	memoSlot int
+	// mruCache is c when a hit on the most recent line of a set changes no
+	// state that the bypass would skip (LRU, no 3C twin), else an empty
+	// cache whose MRU always fails.
+	mruCache *cache.Cache
 
 	acc, miss                        [numAccessKinds]uint64
 	evictions, writebacks, backInval uint64
@@ -106,6 +113,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	}
 	h := &Hierarchy{m: m, opt: opt}
 	h.none.memo = noMemo // and fastLimit 0: never bypassed
+	h.none.mruCache = noMRU
 	for i := range m.Caches {
 		spec := &m.Caches[i]
 		if spec.Line <= 0 || spec.Line&(spec.Line-1) != 0 {
@@ -134,6 +142,10 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 				return nil, fmt.Errorf("sim: cache %q: 3C classification needs a fully associative twin: %w", spec.Name, err)
 			}
 			l.seen = make(map[uint64]struct{})
+		}
+		l.mruCache = noMRU
+		if l.shadow == nil {
+			l.mruCache = c
 		}
 		switch {
 		case l.shift == 0:
@@ -237,14 +249,28 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 			a, s := addrs[i], uint64(sizes[i])
 			switch kinds[i] {
 			case trace.IFetch:
-				if il.memo == a&^il.offMask && a&il.offMask+s-1 < il.fastLimit {
-					iHits++
-					continue
+				if a&il.offMask+s-1 < il.fastLimit {
+					if il.memo == a&^il.offMask {
+						iHits++
+						continue
+					}
+					if slot := il.mruCache.MRU(a >> il.shift); slot >= 0 {
+						il.memo, il.memoSlot = a&^il.offMask, slot
+						iHits++
+						continue
+					}
 				}
 			case trace.Read:
-				if dl.memo == a&^dl.offMask && a&dl.offMask+s-1 < dl.fastLimit {
-					rHits++
-					continue
+				if a&dl.offMask+s-1 < dl.fastLimit {
+					if dl.memo == a&^dl.offMask {
+						rHits++
+						continue
+					}
+					if slot := dl.mruCache.MRU(a >> dl.shift); slot >= 0 {
+						dl.memo, dl.memoSlot = a&^dl.offMask, slot
+						rHits++
+						continue
+					}
 				}
 			case trace.Write:
 				if dl.memo == a&^dl.offMask && a&dl.offMask+s-1 < dl.fastLimit && dl.writeBack && dl.c.Dirty(dl.memoSlot) {
