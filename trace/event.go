@@ -43,6 +43,9 @@ const BatchSize = 4096
 
 // Batch is a run of events stored as a struct of slices. All slices have
 // the same length. Readers fill batches; the engine consumes them.
+// Consumers treat a batch as read-only: a reader may rely on what it left in
+// a batch it fills again (the .mst reader does not clear zero PC and thread
+// columns twice).
 type Batch struct {
 	Kind   []Kind
 	Addr   []uint64

@@ -264,6 +264,43 @@ type MSTReader struct {
 	hasThread bool
 	escOp     mstOp // the current escaped op
 	tab       [256]mstOp
+	zeros     zeroColumns
+}
+
+// zeroColumns remembers how much of the PC and Thread columns of the batch
+// last filled are zeros this reader wrote, so that traces without PCs or
+// threads do not clear them again for every batch (consumers do not write
+// to batches; see Batch).
+type zeroColumns struct {
+	pcData     *uint64 // identity of the batch's columns
+	thrData    *uint32
+	pc, thread int // leading entries known to be zero
+}
+
+// track resets the record when b's columns are not the ones it describes.
+func (z *zeroColumns) track(b *Batch) {
+	pc, thr := unsafe.SliceData(b.PC[:cap(b.PC)]), unsafe.SliceData(b.Thread[:cap(b.Thread)])
+	if pc != z.pcData || thr != z.thrData {
+		*z = zeroColumns{pcData: pc, thrData: thr}
+	}
+}
+
+func (z *zeroColumns) clearPC(b *Batch, off, m int) {
+	if off+m > z.pc {
+		clear(b.PC[off : off+m])
+		if off <= z.pc {
+			z.pc = off + m
+		}
+	}
+}
+
+func (z *zeroColumns) clearThread(b *Batch, off, m int) {
+	if off+m > z.thread {
+		clear(b.Thread[off : off+m])
+		if off <= z.thread {
+			z.thread = off + m
+		}
+	}
 }
 
 // NewMSTReader returns a reader of the .mst stream r. It reads nothing
@@ -890,15 +927,19 @@ func (r *MSTReader) decode(b *Batch, off, m int) error {
 			i++
 		}
 	}
+	r.zeros.track(b)
 	if !r.hasPC {
-		clear(b.PC[off : off+m])
+		r.zeros.clearPC(b, off, m)
+	} else {
+		r.zeros.pc = min(r.zeros.pc, off)
 	}
 	r.ops = r.ops[m:]
 
 	thr := b.Thread[off : off+m]
 	if !r.hasThread {
-		clear(thr)
+		r.zeros.clearThread(b, off, m)
 	} else {
+		r.zeros.thread = min(r.zeros.thread, off)
 		for i := 0; i < len(thr); {
 			if r.thrRun == 0 {
 				t, ok1 := r.thrUvarint()

@@ -962,3 +962,29 @@ func BenchmarkMSTDecodeColumns(b *testing.B) {
 	}
 	b.ReportMetric(float64(MSTDefaultChunkEvents)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// A reused batch must not keep PCs or threads of an earlier chunk where a
+// later chunk has none (the reader clears those columns only when needed).
+func TestMSTZeroColumnsReused(t *testing.T) {
+	in := NewBatch(0)
+	for c := range 5 {
+		for i := range 50 {
+			var pc uint64
+			var thr uint32
+			if c%2 == 1 {
+				pc, thr = uint64(0x400000+i), uint32(c)
+			}
+			in.Append(Read, uint64(0x1000+8*(50*c+i)), 8, pc, thr)
+		}
+	}
+	data := encodeMST(t, in, MSTWriterOptions{ChunkEvents: 50}, 64)
+	for _, cap := range []int{30, 50, 64, 200} {
+		out, err := readAllMST(NewMSTReader(bytes.NewReader(data), Options{}), cap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := batchEqual(in, out); d != "" {
+			t.Errorf("batch capacity %d: %s", cap, d)
+		}
+	}
+}
