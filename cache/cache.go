@@ -54,6 +54,7 @@ type Cache struct {
 	// LRU and FIFO: a doubly linked list per set, most recent first.
 	prev, next []int32
 	head, tail []int32
+	headTag    []uint64 // line of head[set], when head[set] >= 0
 
 	tree     []uint8 // PLRU: ways-1 node bits per set (heap order, node 1 is the root)
 	rrpv     []uint8 // SRRIP/BRRIP
@@ -114,6 +115,7 @@ func NewGeometry(sets, ways int, rep machine.Replacement, seed uint64) (*Cache, 
 		c.next = make([]int32, n)
 		c.head = make([]int32, sets)
 		c.tail = make([]int32, sets)
+		c.headTag = make([]uint64, sets)
 		for s := range c.head {
 			c.head[s], c.tail[s] = none, none
 		}
@@ -176,8 +178,8 @@ func (c *Cache) Access(line uint64) int {
 	set := c.Set(line)
 	if c.pol == lru {
 		// Loops revisit lines that are still the most recent of their set.
-		if h := c.head[set]; h >= 0 && c.tag[h] == line && c.valid[h] {
-			return int(h)
+		if h := c.head[set]; h >= 0 && c.headTag[set] == line {
+			return int(h) // listed lines are valid
 		}
 	}
 	slot := none
@@ -219,9 +221,9 @@ func (c *Cache) MRU(line uint64) int {
 	if c.pol != lru || !c.pow2 {
 		return none
 	}
-	h := c.head[line&c.setMask]
-	if h >= 0 && c.tag[h] == line && c.valid[h] {
-		return int(h)
+	set := line & c.setMask
+	if h := c.head[set]; h >= 0 && c.headTag[set] == line {
+		return int(h) // listed lines are valid
 	}
 	return none
 }
@@ -386,6 +388,7 @@ func (c *Cache) pushFront(set, slot int) {
 		c.tail[set] = int32(slot)
 	}
 	c.head[set] = int32(slot)
+	c.headTag[set] = c.tag[slot]
 }
 
 func (c *Cache) unlink(set, slot int) {
@@ -394,6 +397,9 @@ func (c *Cache) unlink(set, slot int) {
 		c.next[p] = n
 	} else {
 		c.head[set] = n
+		if n != none {
+			c.headTag[set] = c.tag[n]
+		}
 	}
 	if n != none {
 		c.prev[n] = p
