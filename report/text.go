@@ -44,6 +44,10 @@ func Text(w io.Writer, p *profile.Profile) error {
 		c := &p.Caches[i]
 		b.WriteString("\n")
 		b.WriteString(cacheHeader(p.Machine, c))
+		if c.Accesses == 0 && c.Evictions == 0 && c.Writebacks == 0 {
+			b.WriteString("  no accesses\n")
+			continue
+		}
 		tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "\ttotal\tifetch\tread\twrite\t")
 		fmt.Fprintf(tw, "accesses\t%s\t%s\t%s\t%s\t\n", Count(c.Accesses), Count(c.IFetches), Count(c.Reads), Count(c.Writes))
