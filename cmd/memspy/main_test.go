@@ -48,13 +48,15 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(os.Truncate(ts.MkAbs(args[0]), n))
 			},
-			// samestats A B: the profiles A and B have the same counters.
+			// samestats A B: the profiles A and B have the same cache and
+			// memory counters (event counts may differ: xdin writes a
+			// modify as a read and a write).
 			"samestats": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
 					ts.Fatalf("usage: samestats A B")
 				}
 				a, b := readProfile(ts, args[0]), readProfile(ts, args[1])
-				same := a.Events == b.Events && reflect.DeepEqual(a.Caches, b.Caches) && a.Memory == b.Memory
+				same := reflect.DeepEqual(a.Caches, b.Caches) && a.Memory == b.Memory
 				if same == neg {
 					ts.Fatalf("%s and %s: same counters = %v\n%+v\n%+v", args[0], args[1], same, a.Caches, b.Caches)
 				}
