@@ -6,15 +6,44 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 
-.PHONY: all build demo test vet fuzz bench clean check-go
+.PHONY: all build tool demo test vet fuzz bench clean check-go check-valgrind
 
 all: build
 
 check-go:
 	@command -v $(GO) >/dev/null || { echo "memspy needs Go (https://go.dev/dl/) on PATH"; exit 1; }
 
-build: check-go
+build: check-go tool
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memspy
+
+# The Valgrind tool (tracer/valgrind/ms_main.c), built against the installed
+# Valgrind with Valgrind's own flags, into bin/valgrind/ beside links to the
+# core's files: `memspy run` points VALGRIND_LIB there. It is rebuilt when
+# the installed Valgrind changes (the tool must match its exact version).
+VGINC   := /usr/include/valgrind
+VGLIBA  := /usr/lib/x86_64-linux-gnu/valgrind
+VGCORE  := /usr/libexec/valgrind
+TOOLDIR := bin/valgrind
+TOOL    := $(TOOLDIR)/memspy-amd64-linux
+VGCFLAGS := -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1 \
+	-m64 -O2 -g -fno-stack-protector -fno-strict-aliasing -fno-builtin -fomit-frame-pointer -fno-pie -Wall
+VGLDFLAGS := -m64 -static -nodefaultlibs -nostartfiles -u _start -Wl,--build-id=none \
+	-Wl,-Ttext-segment=0x58000000 -no-pie
+
+check-valgrind:
+	@if ! command -v valgrind >/dev/null || [ ! -f $(VGINC)/pub_tool_basics.h ] || [ ! -f $(VGLIBA)/libcoregrind-amd64-linux.a ]; then \
+	  echo "installing valgrind (needs root and the Debian archive)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind gcc; \
+	fi
+	@mkdir -p $(TOOLDIR)
+	@v=$$(valgrind --version); [ "$$(cat $(TOOLDIR)/.valgrind-version 2>/dev/null)" = "$$v" ] || { rm -f $(TOOL); echo "$$v" > $(TOOLDIR)/.valgrind-version; }
+
+tool: check-valgrind $(TOOL)
+
+$(TOOL): tracer/valgrind/ms_main.c $(TOOLDIR)/.valgrind-version
+	gcc -c -o $(TOOLDIR)/ms_main.o $< -I$(VGINC) $(VGCFLAGS)
+	gcc -o $@ $(TOOLDIR)/ms_main.o $(VGLDFLAGS) $(VGLIBA)/libcoregrind-amd64-linux.a $(VGLIBA)/libvex-amd64-linux.a -lgcc $(VGLIBA)/libgcc-sup-amd64-linux.a
+	@for f in $(VGCORE)/*; do b=$$(basename $$f); [ -e $(TOOLDIR)/$$b ] || ln -s $$f $(TOOLDIR)/$$b; done
 
 # The bundled example: the reference trace of a 96×96 double matrix multiply,
 # naive and blocked, on a modern x86 hierarchy with 3C classification.
