@@ -6,7 +6,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 
-.PHONY: all build tool demo test vet fuzz bench clean check-go check-valgrind
+.PHONY: all build tool demo test vet fuzz bench bench-run clean check-go check-valgrind
 
 all: build
 
@@ -16,7 +16,7 @@ check-go:
 build: check-go tool
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memspy
 
-# The Valgrind tool (tracer/valgrind/ms_main.c), built against the installed
+# The Valgrind tool (tracer/valgrind/tool/ms_main.c), built against the installed
 # Valgrind with Valgrind's own flags, into bin/valgrind/ beside links to the
 # core's files: `memspy run` points VALGRIND_LIB there. It is rebuilt when
 # the installed Valgrind changes (the tool must match its exact version).
@@ -40,7 +40,7 @@ check-valgrind:
 
 tool: check-valgrind $(TOOL)
 
-$(TOOL): tracer/valgrind/ms_main.c $(TOOLDIR)/.valgrind-version
+$(TOOL): tracer/valgrind/tool/ms_main.c $(TOOLDIR)/.valgrind-version
 	gcc -c -o $(TOOLDIR)/ms_main.o $< -I$(VGINC) $(VGCFLAGS)
 	gcc -o $@ $(TOOLDIR)/ms_main.o $(VGLDFLAGS) $(VGLIBA)/libcoregrind-amd64-linux.a $(VGLIBA)/libvex-amd64-linux.a -lgcc $(VGLIBA)/libgcc-sup-amd64-linux.a
 	@for f in $(VGCORE)/*; do b=$$(basename $$f); [ -e $(TOOLDIR)/$$b ] || ln -s $$f $(TOOLDIR)/$$b; done
@@ -82,6 +82,10 @@ fuzz: check-go
 # and without 3C) on one core, and peak memory.
 bench: build
 	BIN=$(BIN) SHARED=$(SHARED) BENCHDIR=$(BENCHDIR) ./scripts/bench.sh
+
+# memspy run against cachegrind, the tracer against --tool=none (issue 3).
+bench-run: build
+	BIN=$(BIN) TOOLDIR=$(TOOLDIR) ./scripts/bench-run.sh
 
 clean:
 	rm -rf bin

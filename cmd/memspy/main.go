@@ -15,13 +15,19 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// exitError carries a process exit status through cobra.
+// exitError carries a process exit status through cobra. A nil err exits
+// with code silently (memspy run passing on its program's exit status).
 type exitError struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
 func (e *exitError) Unwrap() error { return e.err }
 
 func newRoot() *cobra.Command {
@@ -33,7 +39,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newSimCmd(), newConvertCmd(), newMachinesCmd())
+	root.AddCommand(newSimCmd(), newRunCmd(), newConvertCmd(), newMachinesCmd())
 	return root
 }
 
@@ -42,10 +48,13 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "memspy:", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(os.Stderr, "memspy:", err)
+		}
 		os.Exit(ee.code)
 	}
+	fmt.Fprintln(os.Stderr, "memspy:", err)
 	os.Exit(1)
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"compress/gzip"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -12,6 +14,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"memspy/profile"
+	"memspy/tracer/valgrind"
+	"memspy/tracer/valgrind/valgrindtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the scripts in testdata/script")
@@ -19,6 +23,8 @@ var update = flag.Bool("update", false, "rewrite the golden files of the scripts
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"memspy": main,
+		// fakevalgrind stands in for valgrind in runfake.txtar.
+		"fakevalgrind": func() { os.Exit(valgrindtest.FakeValgrind()) },
 	})
 }
 
@@ -32,11 +38,32 @@ func TestScripts(t *testing.T) {
 	if _, err := os.Stat(shared); err != nil {
 		t.Fatalf("the shared traces are missing: %v", err)
 	}
+	toolLib := ""
+	if _, err := os.Stat(filepath.Join(toolDir(), valgrind.ToolFile)); err == nil {
+		if _, err := exec.LookPath("valgrind"); err == nil {
+			toolLib = toolDir()
+		}
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
+			if toolLib != "" {
+				env.Setenv("MEMSPY_VALGRIND_LIB", toolLib)
+			}
 			return os.Symlink(shared, filepath.Join(env.WorkDir, "traces"))
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "valgrindtool":
+				// The memspy Valgrind tool is built (make test sets
+				// MEMSPY_REQUIRE_TOOL=1 to fail without it).
+				if toolLib == "" && os.Getenv("MEMSPY_REQUIRE_TOOL") != "" {
+					return false, fmt.Errorf("the memspy Valgrind tool is required but not built in %s", toolDir())
+				}
+				return toolLib != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// truncate FILE N: cut FILE to its first N bytes.
@@ -70,6 +97,16 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// toolDir returns where the memspy Valgrind tool should be:
+// $MEMSPY_VALGRIND_LIB, else ../../bin/valgrind.
+func toolDir() string {
+	if d := os.Getenv("MEMSPY_VALGRIND_LIB"); d != "" {
+		return d
+	}
+	d, _ := filepath.Abs(filepath.Join("..", "..", "bin", "valgrind"))
+	return d
 }
 
 func readProfile(ts *testscript.TestScript, name string) *profile.Profile {
