@@ -66,13 +66,14 @@ vet: check-go
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+# The tests that run programs under the tool fail (not skip) when it is missing.
 test: vet build
-	$(GO) test -count=1 ./...
+	MEMSPY_VALGRIND_LIB=$(abspath $(TOOLDIR)) MEMSPY_REQUIRE_TOOL=1 $(GO) test -count=1 ./...
 
 # A short run of every fuzz target (the seed corpora also run in `make test`).
 FUZZTIME ?= 15s
 fuzz: check-go
-	@for pkg in ./trace ./sim; do \
+	@for pkg in ./trace ./sim ./tracer/valgrind; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg || exit 1; \
 	  done; \

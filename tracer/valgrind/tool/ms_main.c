@@ -102,6 +102,7 @@ static void ms_atfork_child(ThreadId tid)
 {
    silenced = True;
    buf_pos = 0;
+   VG_(close)(clo_out_fd);   /* so the reader sees the end when the parent ends */
    VG_(umsg)("memspy: child process %d is not traced\n", VG_(getpid)());
 }
 

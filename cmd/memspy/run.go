@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"memspy/profile"
+	"memspy/report"
+	"memspy/sim"
+	"memspy/trace"
+	"memspy/tracer/valgrind"
+)
+
+type runFlags struct {
+	machine  machineFlags
+	classify string
+	jsonOut  string
+	record   string
+	stats    bool
+	ifetch   bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- PROG [ARGS...]",
+		Short: "Run a program under memspy's Valgrind tool and simulate its memory references as it runs",
+		Long: `Run a program under memspy's Valgrind tool and simulate a cache hierarchy on
+its memory references while it runs.
+
+The program's standard input, output and error pass through unchanged;
+memspy's summary goes to standard error when it ends. memspy exits with the
+program's exit status (128+N when signal N killed it); when memspy itself
+fails, it says why and exits with 1 if the program exited with 0.
+
+Instruction fetches are traced when a cache of the machine holds
+instructions (--ifetch overrides). On SIGINT or SIGTERM the signal goes to
+the program and memspy prints the statistics of the run so far. The tool
+is looked for in $MEMSPY_VALGRIND_LIB, else in valgrind/ beside the memspy
+executable (make builds it there); $MEMSPY_VALGRIND names another valgrind.`,
+		Example: `  memspy run -- ./matmul 512
+  memspy run --machine x86-modern --classify 3c --json prof.json -- ./prog arg
+  memspy run --cache 'L1D:size=32k,assoc=8,line=64,holds=data' --record prog.mst -- ./prog`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, args, &f)
+		},
+	}
+	f.machine.register(cmd)
+	fl := cmd.Flags()
+	fl.SetInterspersed(false) // flags after PROG belong to it
+	fl.StringVar(&f.classify, "classify", "", "miss classification: `3c` (compulsory/capacity/conflict) or none")
+	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output, after the program's)")
+	fl.StringVar(&f.record, "record", "", "also write the events to the .mst trace `FILE`")
+	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
+	fl.BoolVar(&f.ifetch, "ifetch", false, "trace instruction fetches (default: when a cache holds instructions)")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
+	m, err := f.machine.build()
+	if err != nil {
+		return err
+	}
+	var opt sim.Options
+	switch f.classify {
+	case "", "none":
+	case "3c":
+		opt.Classify = true
+	default:
+		return fmt.Errorf("--classify %q: want 3c or none", f.classify)
+	}
+	h, err := sim.New(m, opt)
+	if err != nil {
+		return err
+	}
+	ifetch := f.ifetch
+	if !cmd.Flags().Changed("ifetch") {
+		for i := range m.Caches {
+			ifetch = ifetch || m.Caches[i].HoldsInstructions()
+		}
+	}
+	prog, args := argv[0], argv[1:]
+	var rec *recording
+	if f.record != "" {
+		if rec, err = startRecording(f.record, argv); err != nil {
+			return err
+		}
+		defer rec.abort()
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	run, err := valgrind.Start(prog, args, valgrind.Options{
+		ValgrindLib: valgrind.DefaultLib(),
+		IFetch:      ifetch,
+		Stdin:       cmd.InOrStdin(),
+		Stdout:      cmd.OutOrStdout(),
+		Stderr:      cmd.ErrOrStderr(),
+	})
+	if err != nil {
+		return err
+	}
+	var interrupted atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				interrupted.Store(true)
+				run.Forward(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	var r trace.Reader = run.Reader()
+	if rec != nil {
+		r = &teeReader{r: r, w: rec.w}
+	}
+	start := time.Now()
+	runErr := sim.Run(context.Background(), h, r, nil)
+	status, waitErr := run.Wait()
+	h.Finish()
+	elapsed := time.Since(start)
+
+	killed := ""
+	if status.Signaled() {
+		killed = fmt.Sprintf("%s was killed by signal %s", prog, valgrind.SignalName(status.Signal))
+	}
+	// A stream cut short is expected when the program was killed;
+	// anything else wrong with it is memspy's failure (a corrupt stream
+	// also made memspy kill the program).
+	streamFail := runErr != nil &&
+		!(errors.Is(runErr, valgrind.ErrNoEnd) && (killed != "" || interrupted.Load()))
+	p := h.Profile()
+	p.Source = profile.Source{Name: prog, Format: "valgrind"}
+	switch {
+	case interrupted.Load():
+		p.Complete, p.Error = false, "interrupted"
+	case streamFail:
+		p.Complete, p.Error = false, runErr.Error()
+	case killed != "":
+		p.Complete, p.Error = false, killed
+	}
+
+	// What went wrong on memspy's side, in order of importance.
+	var fail []error
+	if streamFail {
+		fail = append(fail, fmt.Errorf("tracing %s: %w (the statistics cover the events before the error)", prog, runErr))
+	}
+	if waitErr != nil {
+		fail = append(fail, waitErr)
+	}
+	stderr := cmd.ErrOrStderr()
+	if err := report.Text(stderr, p); err != nil {
+		fail = append(fail, err)
+	}
+	switch f.jsonOut {
+	case "":
+	case "-":
+		if err := p.Write(cmd.OutOrStdout()); err != nil {
+			fail = append(fail, err)
+		}
+	default:
+		if err := p.WriteFile(f.jsonOut); err != nil {
+			fail = append(fail, fmt.Errorf("writing %s: %w", f.jsonOut, err))
+		}
+	}
+	if rec != nil {
+		if err := rec.finish(); err != nil {
+			fail = append(fail, err)
+		}
+	}
+	if f.stats {
+		printStats(stderr, p.Events, elapsed)
+	}
+	if interrupted.Load() {
+		fmt.Fprintf(stderr, "memspy: interrupted: the statistics cover %s until then\n", prog)
+	}
+
+	code := status.ShellCode()
+	switch {
+	case len(fail) > 0:
+		if killed != "" && !streamFail {
+			fmt.Fprintf(stderr, "memspy: %s\n", killed)
+		}
+		if code == 0 {
+			code = 1
+		}
+		return &exitError{code: code, err: errors.Join(fail...)}
+	case killed != "":
+		return &exitError{code: code, err: errors.New(killed)}
+	case code != 0:
+		return &exitError{code: code} // the program's failure: nothing to add
+	}
+	return nil
+}
+
+// teeReader passes events on and writes them to w. A write error stops
+// the writing, not the reading; it is kept in err.
+type teeReader struct {
+	r   trace.Reader
+	w   trace.Writer
+	err error
+}
+
+func (t *teeReader) Read(b *trace.Batch) error {
+	err := t.r.Read(b)
+	if t.err == nil && b.Len() > 0 {
+		t.err = t.w.Write(b)
+	}
+	return err
+}
+
+func (t *teeReader) Format() string { return t.r.Format() }
+
+// recording is an .mst file being written atomically: events go to a
+// temporary file renamed into place by finish.
+type recording struct {
+	path string
+	f    *os.File
+	w    *trace.MSTWriter
+	done bool
+}
+
+func startRecording(path string, argv []string) (*recording, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, err
+	}
+	w, err := trace.NewMSTWriter(f, trace.MSTWriterOptions{Meta: trace.MSTMeta{
+		Creator: "memspy " + version, Created: time.Now().UTC(), Source: commandLine(argv), SourceFormat: "valgrind",
+	}})
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &recording{path: path, f: f, w: w}, nil
+}
+
+// finish completes the file and renames it into place, or removes it.
+func (r *recording) finish() error {
+	r.done = true
+	err := r.w.Close()
+	if err == nil {
+		err = r.f.Chmod(0o644)
+	}
+	if cerr := r.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(r.f.Name(), r.path)
+	}
+	if err != nil {
+		os.Remove(r.f.Name())
+		return fmt.Errorf("writing %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// abort removes the temporary file unless finish ran.
+func (r *recording) abort() {
+	if !r.done {
+		r.f.Close()
+		os.Remove(r.f.Name())
+	}
+}
+
+// commandLine joins a command and its arguments, quoting those that need
+// it.
+func commandLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`;&|<>()*?[]#~") {
+			q[i] = strconv.Quote(a)
+		}
+	}
+	return strings.Join(q, " ")
+}

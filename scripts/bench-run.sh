@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# make bench-run: wall time of `memspy run` against `valgrind --tool=cachegrind`
+# (same L1D and LL sizes), the tracer alone against `valgrind --tool=none`, and
+# native, on a 512x512 double matrix multiply and a linked-list walk, in one run.
+# Targets (issue 3): memspy run / cachegrind <= 1.0, tracer / none <= 2.0.
+set -euo pipefail
+BIN=${BIN:-bin/memspy}
+TOOLDIR=${TOOLDIR:-bin/valgrind}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+gcc -O2 -g -o "$work/matmul" examples/c/matmul.c
+gcc -O2 -g -o "$work/listwalk" examples/c/listwalk.c
+
+secs() { # command...: wall seconds
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >/dev/null 2>&1 || true
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'
+}
+machine=(--cache 'L1D:size=32k,assoc=8,line=64,holds=data' --cache 'LL:size=8m,assoc=16,line=64')
+printf '%-22s %9s %9s %9s %9s %9s %12s %12s\n' program native none tracer cachegrind memspy tracer/none memspy/cg
+for prog in "matmul 512" "listwalk 1000000 4"; do
+  set -- $prog
+  exe="$work/$1"; shift
+  n=$(secs "$exe" "$@")
+  none=$(secs valgrind --tool=none -q "$exe" "$@")
+  tracer=$(VALGRIND_LIB=$TOOLDIR secs valgrind --tool=memspy -q --out-fd=3 "$exe" "$@" 3>/dev/null)
+  cg=$(secs valgrind --tool=cachegrind -q --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 --cachegrind-out-file=/dev/null "$exe" "$@")
+  ms=$(secs "$BIN" run "${machine[@]}" -- "$exe" "$@")
+  printf '%-22s %9.2f %9.2f %9.2f %9.2f %9.2f %12.2f %12.2f\n' "$prog" "$n" "$none" "$tracer" "$cg" "$ms" \
+    "$(awk -v a="$tracer" -v b="$none" 'BEGIN{print a/b}')" "$(awk -v a="$ms" -v b="$cg" 'BEGIN{print a/b}')"
+done

@@ -1,0 +1,141 @@
+package valgrind
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"memspy/trace"
+)
+
+// toolLib returns the directory of the built tool, or skips the test when
+// it is absent (make test sets MEMSPY_REQUIRE_TOOL=1, which fails instead).
+func toolLib(t *testing.T) string {
+	t.Helper()
+	lib := os.Getenv("MEMSPY_VALGRIND_LIB")
+	if lib == "" {
+		lib, _ = filepath.Abs(filepath.Join("..", "..", "bin", "valgrind"))
+	}
+	_, err := os.Stat(filepath.Join(lib, "memspy-amd64-linux"))
+	if _, verr := exec.LookPath("valgrind"); err != nil || verr != nil {
+		if os.Getenv("MEMSPY_REQUIRE_TOOL") != "" {
+			t.Fatalf("the memspy Valgrind tool is required but not usable (lib %s: %v; valgrind: %v)", lib, err, verr)
+		}
+		t.Skipf("the memspy Valgrind tool is not built in %s (run make)", lib)
+	}
+	return lib
+}
+
+// buildC compiles an example C program statically (so that the dynamic
+// loader, whose work depends on the environment Valgrind gives each tool,
+// does not differ between runs).
+func buildC(t *testing.T, src string, extra ...string) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	args := append([]string{"-O1", "-g", "-static", "-o", exe, src}, extra...)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %v: %v\n%s", args, err, out)
+	}
+	return exe
+}
+
+// lackeyCounts runs the program under lackey --trace-mem=yes and counts its
+// I, L, S and M records.
+func lackeyCounts(t *testing.T, lib string, exe string, args ...string) map[string]int {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "lackey.log")
+	cmd := exec.Command("valgrind", append([]string{"--tool=lackey", "--trace-mem=yes", "--log-file=" + log, exe}, args...)...)
+	cmd.Env = append(os.Environ(), "VALGRIND_LIB="+lib) // the same environment as the memspy tool gets
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("lackey: %v\n%s", err, out)
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counts := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "I "):
+			counts["I"]++
+		case strings.HasPrefix(line, " L "):
+			counts["L"]++
+		case strings.HasPrefix(line, " S "):
+			counts["S"]++
+		case strings.HasPrefix(line, " M "):
+			counts["M"]++
+		}
+	}
+	return counts
+}
+
+// toolCounts runs the program under the memspy tool and counts its events.
+func toolCounts(t *testing.T, lib string, exe string, args ...string) map[string]int {
+	t.Helper()
+	run, err := Start(exe, args, Options{ValgrindLib: lib, IFetch: true, Stdout: io.Discard, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run.Reader()
+	b := trace.NewBatch(trace.BatchSize)
+	counts := map[string]int{}
+	names := map[trace.Kind]string{trace.IFetch: "I", trace.Read: "L", trace.Write: "S", trace.Modify: "M"}
+	for {
+		err := r.Read(b)
+		for _, k := range b.Kind {
+			counts[names[k]]++
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := run.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return counts
+}
+
+// The tool sees exactly the loads, stores, modifies and instructions that
+// Valgrind's lackey reports.
+func TestCountsAgreeWithLackey(t *testing.T) {
+	lib := toolLib(t)
+	for _, tc := range []struct {
+		src  string
+		args []string
+		ldfl []string
+		// slack is the relative difference allowed: thread scheduling
+		// (futex waits, spins) changes a threaded program's counts from
+		// run to run, by about 0.1% for counters.c.
+		slack float64
+	}{
+		{"matmul.c", []string{"24", "8"}, nil, 0},
+		{"listwalk.c", []string{"500", "2"}, nil, 0},
+		{"counters.c", []string{"20000"}, []string{"-pthread"}, 0.01},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			exe := buildC(t, filepath.Join("..", "..", "examples", "c", tc.src), tc.ldfl...)
+			want := lackeyCounts(t, lib, exe, tc.args...)
+			got := toolCounts(t, lib, exe, tc.args...)
+			for _, k := range []string{"I", "L", "S", "M"} {
+				if d := math.Abs(float64(got[k] - want[k])); d > tc.slack*float64(max(want[k], 1000)) {
+					t.Errorf("%s: memspy tool %d, lackey %d", k, got[k], want[k])
+				}
+			}
+			if want["I"] == 0 || want["L"] == 0 {
+				t.Errorf("lackey saw nothing: %v", want)
+			}
+		})
+	}
+}

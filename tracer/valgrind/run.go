@@ -1,0 +1,327 @@
+package valgrind
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+const (
+	fSetPipeSize = 1031    // F_SETPIPE_SZ
+	pipeSize     = 1 << 20 // the default /proc/sys/fs/pipe-max-size
+)
+
+// ToolFile is the name of the tool's executable in its directory.
+const ToolFile = "memspy-amd64-linux"
+
+// Options configures Start.
+type Options struct {
+	// ValgrindLib is the directory holding the tool (ToolFile) and links
+	// to the Valgrind core's files; it becomes VALGRIND_LIB. Empty means
+	// DefaultLib().
+	ValgrindLib string
+	// Valgrind is the valgrind program. Empty means $MEMSPY_VALGRIND if
+	// set, else "valgrind" from PATH.
+	Valgrind string
+	// IFetch asks the tool to describe instruction fetches (--ifetch=yes).
+	IFetch bool
+	// ToolArgs are extra options passed to the tool, before "--".
+	ToolArgs []string
+	// Stdin, Stdout and Stderr are the program's standard streams; nil
+	// means memspy's own (os.Stdin, os.Stdout, os.Stderr). Valgrind's own
+	// messages go to Stderr too.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// DefaultLib returns the directory where memspy looks for its Valgrind
+// tool: $MEMSPY_VALGRIND_LIB if set, else the directory "valgrind" beside
+// the memspy executable (make puts the tool in bin/valgrind beside
+// bin/memspy).
+func DefaultLib() string {
+	if d := os.Getenv("MEMSPY_VALGRIND_LIB"); d != "" {
+		return d
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "valgrind"
+	}
+	if e, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = e
+	}
+	return filepath.Join(filepath.Dir(exe), "valgrind")
+}
+
+// ExitStatus is how a traced program ended.
+type ExitStatus struct {
+	// Code is the exit code, or -1 when a signal killed the program.
+	Code int
+	// Signal is the signal that killed the program, or 0.
+	Signal syscall.Signal
+	// CoreDumped reports whether the kill dumped core.
+	CoreDumped bool
+}
+
+// Signaled reports whether a signal killed the program.
+func (s ExitStatus) Signaled() bool { return s.Signal != 0 }
+
+// ShellCode returns the status as a shell reports it: the exit code, or
+// 128 plus the number of the signal that killed the program.
+func (s ExitStatus) ShellCode() int {
+	if s.Signaled() {
+		return 128 + int(s.Signal)
+	}
+	return s.Code
+}
+
+// String describes the status: "exit code 3" or "killed by signal SIGSEGV".
+func (s ExitStatus) String() string {
+	if s.Signaled() {
+		return "killed by signal " + SignalName(s.Signal)
+	}
+	return fmt.Sprintf("exit code %d", s.Code)
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
+	syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+	syscall.SIGKILL: "SIGKILL", syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM", syscall.SIGSTKFLT: "SIGSTKFLT",
+	syscall.SIGCHLD: "SIGCHLD", syscall.SIGCONT: "SIGCONT", syscall.SIGSTOP: "SIGSTOP", syscall.SIGTSTP: "SIGTSTP",
+	syscall.SIGTTIN: "SIGTTIN", syscall.SIGTTOU: "SIGTTOU", syscall.SIGURG: "SIGURG", syscall.SIGXCPU: "SIGXCPU",
+	syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGVTALRM: "SIGVTALRM", syscall.SIGPROF: "SIGPROF", syscall.SIGWINCH: "SIGWINCH",
+	syscall.SIGIO: "SIGIO", syscall.SIGPWR: "SIGPWR", syscall.SIGSYS: "SIGSYS",
+}
+
+// SignalName returns the name of a Linux signal, such as "SIGSEGV".
+func SignalName(sig syscall.Signal) string {
+	if n, ok := signalNames[sig]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+// Run is a program running under memspy's Valgrind tool.
+type Run struct {
+	cmd    *exec.Cmd
+	pr     *os.File // read end of the stream pipe
+	reader *StreamReader
+
+	mu      sync.Mutex
+	stopped bool // the read end was closed and the process killed
+	signals int  // signals forwarded
+}
+
+// Start starts prog with args under memspy's Valgrind tool:
+//
+//	valgrind --tool=memspy -q --out-fd=3 [--ifetch=yes] TOOLARGS -- PROG ARGS
+//
+// with VALGRIND_LIB=opt.ValgrindLib and the write end of a pipe as file
+// descriptor 3. Read the events with Reader until it returns io.EOF or an
+// error, then call Wait.
+func Start(prog string, args []string, opt Options) (*Run, error) {
+	vg := opt.Valgrind
+	if vg == "" {
+		vg = os.Getenv("MEMSPY_VALGRIND")
+	}
+	if vg == "" {
+		vg = "valgrind"
+	}
+	vgPath, err := exec.LookPath(vg)
+	if err != nil {
+		if vg == "valgrind" {
+			return nil, errors.New("valgrind is not installed: apt-get install valgrind (or make, which installs it)")
+		}
+		return nil, fmt.Errorf("valgrind %s: %w", vg, err)
+	}
+	lib := opt.ValgrindLib
+	if lib == "" {
+		lib = DefaultLib()
+	}
+	if a, err := filepath.Abs(lib); err == nil {
+		lib = a
+	}
+	if fi, err := os.Stat(filepath.Join(lib, ToolFile)); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("the memspy Valgrind tool is not built (looked in %s): run make", lib)
+	}
+	if err := checkProgram(prog); err != nil {
+		return nil, err
+	}
+
+	argv := []string{"--tool=memspy", "-q", "--out-fd=3"}
+	if opt.IFetch {
+		argv = append(argv, "--ifetch=yes")
+	}
+	argv = append(argv, opt.ToolArgs...)
+	argv = append(argv, "--", prog)
+	argv = append(argv, args...)
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	// A larger pipe means fewer switches between the tool and memspy (the
+	// tool writes 8 MiB at a time). Not fatal: the limit may be lower.
+	syscall.Syscall(syscall.SYS_FCNTL, pw.Fd(), fSetPipeSize, pipeSize)
+	cmd := exec.Command(vgPath, argv...)
+	env := make([]string, 0, len(os.Environ())+1)
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "VALGRIND_LIB=") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = append(env, "VALGRIND_LIB="+lib)
+	cmd.ExtraFiles = []*os.File{pw} // fd 3 in the child
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = opt.Stdin, opt.Stdout, opt.Stderr
+	if cmd.Stdin == nil {
+		cmd.Stdin = os.Stdin
+	}
+	if cmd.Stdout == nil {
+		cmd.Stdout = os.Stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	// A child the program leaves behind may hold on to non-file Stdout or
+	// Stderr pipes: do not wait for those longer than this.
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Start()
+	pw.Close() // only the child writes: its exit closes the stream
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("starting valgrind: %w", err)
+	}
+	r := &Run{cmd: cmd, pr: pr}
+	r.reader = NewStreamReader(pr)
+	r.reader.lib = lib
+	r.reader.onFatal = r.stop
+	return r, nil
+}
+
+// checkProgram reports a clear error when prog cannot be run.
+func checkProgram(prog string) error {
+	if !strings.Contains(prog, "/") {
+		_, err := exec.LookPath(prog)
+		switch {
+		case err == nil, errors.Is(err, exec.ErrDot):
+			return nil
+		case errors.Is(err, exec.ErrNotFound):
+			return fmt.Errorf("program not found: %s (not in PATH; give its path, e.g. ./%s)", prog, prog)
+		}
+		return fmt.Errorf("%s: %w", prog, err)
+	}
+	fi, err := os.Stat(prog)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("program not found: %s", prog)
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a program", prog)
+	case fi.Mode()&0o111 == 0:
+		return fmt.Errorf("%s is not executable", prog)
+	}
+	return nil
+}
+
+// Reader returns the reader of the tool's event stream.
+func (r *Run) Reader() *StreamReader { return r.reader }
+
+// Pid returns the process id of valgrind (which is the traced program's).
+func (r *Run) Pid() int { return r.cmd.Process.Pid }
+
+// stop closes the read end of the stream and kills valgrind, so that a
+// tool whose stream is no longer read never blocks.
+func (r *Run) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	r.stopped = true
+	r.pr.Close()
+	r.cmd.Process.Kill()
+}
+
+// Signal sends sig to valgrind, which delivers it to the program.
+func (r *Run) Signal(sig os.Signal) error { return r.cmd.Process.Signal(sig) }
+
+// Forward passes on to the program a signal memspy received, such as
+// SIGINT or SIGTERM, unless the terminal already sent it there: SIGINT
+// and SIGQUIT typed at a terminal go to its whole foreground process
+// group, valgrind included, so they are not sent twice while memspy is in
+// the foreground. The third signal forwarded kills the program (SIGKILL).
+// Forward is safe to call from any goroutine.
+func (r *Run) Forward(sig os.Signal) error {
+	r.mu.Lock()
+	r.signals++
+	n := r.signals
+	r.mu.Unlock()
+	if n >= 3 {
+		return r.cmd.Process.Kill()
+	}
+	if (sig == syscall.SIGINT || sig == syscall.SIGQUIT) && inForeground() {
+		return nil
+	}
+	return r.cmd.Process.Signal(sig)
+}
+
+// inForeground reports whether memspy belongs to the foreground process
+// group of its controlling terminal.
+func inForeground() bool {
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false
+	}
+	defer tty.Close()
+	var pgrp int32
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pgrp)))
+	return errno == 0 && int(pgrp) == syscall.Getpgrp()
+}
+
+// Wait waits for valgrind to exit and returns how the program ended. Call
+// it after the reader returned io.EOF or an error; if the stream was not
+// read to its end, Wait first closes it and kills the program, so that the
+// tool does not block on a full pipe. The error is about waiting itself,
+// never about the program's exit status.
+func (r *Run) Wait() (ExitStatus, error) {
+	if !r.reader.done() {
+		r.stop()
+	}
+	err := r.cmd.Wait()
+	r.mu.Lock()
+	if !r.stopped {
+		r.pr.Close()
+	}
+	r.stopped = true
+	r.mu.Unlock()
+	if r.cmd.ProcessState == nil {
+		return ExitStatus{Code: -1}, err
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		// The process ended, but copying its output failed.
+		return statusOf(r.cmd.ProcessState), err
+	}
+	return statusOf(r.cmd.ProcessState), nil
+}
+
+func statusOf(ps *os.ProcessState) ExitStatus {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok {
+		return ExitStatus{Code: ps.ExitCode()}
+	}
+	if ws.Signaled() {
+		return ExitStatus{Code: -1, Signal: ws.Signal(), CoreDumped: ws.CoreDump()}
+	}
+	return ExitStatus{Code: ws.ExitStatus()}
+}

@@ -1,0 +1,537 @@
+// Package valgrind runs programs under memspy's Valgrind tool and decodes its
+// event stream.
+//
+// The tool (tool/ms_main.c, built by make into bin/valgrind/) instruments every
+// superblock Valgrind translates and writes the stream described in
+// docs/valgrind-stream.md to a pipe; Start runs a program under it and
+// StreamReader turns the stream into batches of trace events while the
+// program runs.
+package valgrind
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"memspy/trace"
+)
+
+// StreamVersion is the version of the event stream this package decodes.
+const StreamVersion = 1
+
+// StreamMagic is the first word of every stream: the bytes "memspyVG".
+const StreamMagic = "memspyVG"
+
+// Record types: the top 4 bits of a record's first word.
+const (
+	recExec     = 1
+	recDescribe = 2
+	recThread   = 3
+	recEnd      = 15
+)
+
+// Entry kinds of a DESCRIBE record.
+const (
+	entRead   = 0
+	entWrite  = 1
+	entIFetch = 2
+	entModify = 3
+	entExit   = 4
+)
+
+// MaxEntries is the largest number of entries a superblock description may
+// have; larger counts are taken for corruption.
+const MaxEntries = 1 << 20
+
+const (
+	headerLen = 32
+	idMask    = 1<<44 - 1
+	bufSize   = 1 << 20 // the read buffer
+)
+
+var le = binary.LittleEndian
+
+// ErrNoEnd is matched (with errors.Is) by the error a StreamReader returns
+// when the stream ends without its END record: the tool died, or the
+// program was killed.
+var ErrNoEnd = errors.New("the memspy Valgrind tool's stream ended without its END record (the tool died or the program was killed)")
+
+// ErrCorrupt is matched (with errors.Is) by the errors about malformed
+// streams: a bad magic, an unknown record, an EXEC of an unknown superblock,
+// an exit index or an entry count out of range.
+var ErrCorrupt = errors.New("corrupt memspy Valgrind tool stream")
+
+// ErrVersion is matched (with errors.Is) by the error about a stream of a
+// version this package does not read.
+var ErrVersion = errors.New("memspy Valgrind tool stream version mismatch")
+
+type noEndError struct {
+	off    int64
+	header bool // the stream ended inside its header
+}
+
+func (e *noEndError) Error() string {
+	if e.header {
+		if e.off == 0 {
+			return "the memspy Valgrind tool's stream is empty: the tool did not start (see valgrind's messages)"
+		}
+		return fmt.Sprintf("the memspy Valgrind tool's stream ended in its header after %d bytes (the tool died)", e.off)
+	}
+	return fmt.Sprintf("the memspy Valgrind tool's stream ended without its END record after %d bytes (the tool died or the program was killed)", e.off)
+}
+
+func (e *noEndError) Is(target error) bool { return target == ErrNoEnd }
+
+type corruptError struct {
+	off int64
+	msg string
+}
+
+func (e *corruptError) Error() string {
+	return fmt.Sprintf("corrupt memspy Valgrind tool stream at byte %d: %s", e.off, e.msg)
+}
+
+func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }
+
+type versionError struct {
+	got uint64
+	lib string // the tool's directory, when known
+}
+
+func (e *versionError) Error() string {
+	if e.lib != "" {
+		return fmt.Sprintf("the memspy Valgrind tool in %s speaks stream version %d, this memspy reads version %d: the tool and memspy disagree, rebuild both with make",
+			e.lib, e.got, StreamVersion)
+	}
+	return fmt.Sprintf("the memspy Valgrind tool speaks stream version %d, this memspy reads version %d: rebuild with make", e.got, StreamVersion)
+}
+
+func (e *versionError) Is(target error) bool { return target == ErrVersion }
+
+// superblock is the decoded description of one translated superblock: the
+// events it makes (exit entries removed), in execution order, and where its
+// exits fall.
+type superblock struct {
+	kind []trace.Kind
+	size []uint32
+	pc   []uint64
+	// dataPos holds the event index of each data event (read, write,
+	// modify), in order: the i-th address word of an EXEC is the address of
+	// event dataPos[i].
+	dataPos []int32
+	// exitEv[e] and exitData[e] are the numbers of events and of data
+	// events before exit entry e; the last element covers the whole
+	// superblock (it ran to its end).
+	exitEv   []int32
+	exitData []int32
+	// allData is true when every event is a data event (no instruction
+	// fetches): address words then map one to one onto events.
+	allData bool
+}
+
+// StreamReader decodes the event stream of memspy's Valgrind tool (see
+// docs/valgrind-stream.md) into trace events. It implements trace.Reader.
+//
+// Every executed data entry becomes a Read, Write or Modify event with the
+// address from the stream, its size and the PC of its instruction; every
+// executed instruction-fetch entry becomes an IFetch event whose address and
+// PC are the instruction's address. Thread is the OS thread id of the last
+// THREAD record (0 before the first). An EXEC record whose events do not fit
+// the caller's batch continues in the next Read.
+//
+// The stream ends with its END record: Read then returns io.EOF and Ended
+// reports the exit code it carries. A stream that ends without END yields
+// every complete event (those of an EXEC record cut short included, up to
+// the first missing address), then an error matching ErrNoEnd. Malformed
+// input yields an error matching ErrCorrupt that gives the byte offset.
+// Errors are sticky: later Reads return the same error.
+type StreamReader struct {
+	r    io.Reader
+	buf  []byte
+	pos  int   // next byte to decode in buf
+	end  int   // end of the valid bytes in buf
+	base int64 // stream offset of buf[0]
+	rerr error // error returned by r (io.EOF at its end)
+	zero int   // consecutive empty reads
+
+	header bool // the header was read
+	pid    int
+	flags  uint64
+	tid    uint32
+
+	sbs   []*superblock          // by id, for dense ids
+	sbMap map[uint64]*superblock // ids too far beyond len(sbs)
+	nsb   int                    // superblocks described
+
+	// The EXEC being delivered across Read calls: next event index and
+	// end.
+	cur    *superblock
+	curEv  int
+	curEnd int
+
+	events uint64
+	ended  bool
+	code   int
+	err    error // sticky
+
+	// Scratch space for DESCRIBE records.
+	scratchEnt []uint64
+	scratchPC  []uint64
+
+	lib     string // the tool's directory, for the version error
+	onFatal func() // called once when the stream is corrupt
+}
+
+// NewStreamReader returns a reader of the stream r. It reads through its
+// own 1 MiB buffer; r should not be buffered.
+func NewStreamReader(r io.Reader) *StreamReader { return newStreamReaderSize(r, bufSize) }
+
+// newStreamReaderSize returns a reader with a buffer of size bytes, at
+// least headerLen (tests use small buffers).
+func newStreamReaderSize(r io.Reader, size int) *StreamReader {
+	return &StreamReader{r: r, buf: make([]byte, max(size, headerLen))}
+}
+
+// Format implements trace.Reader: "valgrind".
+func (s *StreamReader) Format() string { return "valgrind" }
+
+// Events returns the number of events delivered so far.
+func (s *StreamReader) Events() uint64 { return s.events }
+
+// Pid returns the traced process's pid from the stream header (0 before
+// the first Read).
+func (s *StreamReader) Pid() int { return s.pid }
+
+// IFetch reports whether the stream header says instruction fetches are
+// described (false before the first Read).
+func (s *StreamReader) IFetch() bool { return s.flags&1 != 0 }
+
+// Ended returns the exit code carried by the END record, and whether that
+// record was read. Run.Wait's status is the authority on how the program
+// ended: the tool writes END whenever Valgrind shuts down, also after a
+// fatal signal, and Valgrind does not tell it the exit code.
+func (s *StreamReader) Ended() (code int, ok bool) { return s.code, s.ended }
+
+// Offset returns the number of stream bytes decoded so far.
+func (s *StreamReader) Offset() int64 { return s.off() }
+
+// Err returns the error that ended the stream: nil while it goes on or
+// after its END record, otherwise the error Read returned last.
+func (s *StreamReader) Err() error {
+	if s.err == io.EOF {
+		return nil
+	}
+	return s.err
+}
+
+// done reports whether the stream reached its end or an error.
+func (s *StreamReader) done() bool { return s.err != nil }
+
+func (s *StreamReader) off() int64 { return s.base + int64(s.pos) }
+
+// more makes at least need (≤ len(s.buf)) bytes available from s.pos,
+// reading as much as one read returns each time. It returns the reader's
+// error (io.EOF at the end) when that is not possible.
+func (s *StreamReader) more(need int) error {
+	if s.end-s.pos >= need {
+		return nil
+	}
+	// Move the leftover bytes (fewer than need) to the front when the
+	// free tail is small.
+	if s.pos > 0 && (len(s.buf)-s.end < 64<<10 || len(s.buf)-s.pos < need || s.pos == s.end) {
+		n := copy(s.buf, s.buf[s.pos:s.end])
+		s.base += int64(s.pos)
+		s.pos, s.end = 0, n
+	}
+	for s.end-s.pos < need {
+		if s.rerr != nil {
+			return s.rerr
+		}
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		if err != nil {
+			s.rerr = err
+		} else if n == 0 {
+			if s.zero++; s.zero > 100 {
+				s.rerr = io.ErrNoProgress
+			}
+		} else {
+			s.zero = 0
+		}
+	}
+	return nil
+}
+
+// endError turns the failure of more into the error Read returns.
+func (s *StreamReader) endError(err error, header bool) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return &noEndError{off: s.base + int64(s.end), header: header}
+	}
+	return fmt.Errorf("reading the memspy Valgrind tool's stream after %d bytes: %w", s.base+int64(s.end), err)
+}
+
+func (s *StreamReader) corrupt(off int64, format string, args ...any) error {
+	return &corruptError{off: off, msg: fmt.Sprintf(format, args...)}
+}
+
+func (s *StreamReader) readHeader() error {
+	if err := s.more(headerLen); err != nil {
+		return s.endError(err, true)
+	}
+	h := s.buf[s.pos : s.pos+headerLen]
+	if string(h[:8]) != StreamMagic {
+		return s.corrupt(0, "bad magic %q, want %q: not a memspy Valgrind tool stream", h[:8], StreamMagic)
+	}
+	if v := le.Uint64(h[8:]); v != StreamVersion {
+		return &versionError{got: v, lib: s.lib}
+	}
+	s.flags = le.Uint64(h[16:])
+	s.pid = int(int64(le.Uint64(h[24:])))
+	s.pos += headerLen
+	s.header = true
+	return nil
+}
+
+// Read implements trace.Reader.
+func (s *StreamReader) Read(b *trace.Batch) error {
+	b.Reset()
+	if s.err != nil {
+		return s.err
+	}
+	room := min(cap(b.Kind), cap(b.Addr), cap(b.Size), cap(b.PC), cap(b.Thread))
+	if room == 0 {
+		*b = *trace.NewBatch(trace.BatchSize)
+		room = trace.BatchSize
+	}
+	var err error
+	if !s.header {
+		err = s.readHeader()
+	}
+	n := 0
+	if err == nil {
+		n, err = s.decode(b.Kind[:room], b.Addr[:room], b.Size[:room], b.PC[:room], b.Thread[:room])
+	}
+	b.Kind, b.Addr, b.Size, b.PC, b.Thread = b.Kind[:n], b.Addr[:n], b.Size[:n], b.PC[:n], b.Thread[:n]
+	s.events += uint64(n)
+	if err != nil {
+		s.err = err
+		if (errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion)) && s.onFatal != nil {
+			f := s.onFatal
+			s.onFatal = nil
+			f()
+		}
+		if n > 0 {
+			return nil // deliver the events first; the error comes next
+		}
+	}
+	return err
+}
+
+// decode fills the columns with up to len(kind) events. It returns the
+// number of events and the error that stopped it early, if any.
+func (s *StreamReader) decode(kind []trace.Kind, addr []uint64, size []uint32, pc []uint64, thr []uint32) (int, error) {
+	room := len(kind)
+	n := 0
+	for n < room {
+		if s.cur != nil {
+			var err error
+			if n, err = s.resume(kind, addr, size, pc, thr, n); err != nil || s.cur != nil {
+				return n, err
+			}
+			continue
+		}
+		if s.end-s.pos < 8 {
+			if err := s.more(8); err != nil {
+				return n, s.endError(err, false)
+			}
+		}
+		w := le.Uint64(s.buf[s.pos:])
+		switch w >> 60 {
+		case recExec:
+			id := w >> 16 & idMask
+			sb := s.lookup(id)
+			if sb == nil {
+				return n, s.corrupt(s.off(), "EXEC of superblock %d, which was not described", id)
+			}
+			e := int(w & 0xffff)
+			if e >= len(sb.exitEv) {
+				return n, s.corrupt(s.off(), "EXEC of superblock %d takes exit %d, but it has %d exits (exit %[3]d means it ran to its end)", id, e, len(sb.exitEv)-1)
+			}
+			nev, nd := int(sb.exitEv[e]), int(sb.exitData[e])
+			need := 8 + 8*nd
+			if nev <= room-n && (s.end-s.pos >= need || need <= len(s.buf) && s.more(need) == nil) {
+				// The whole record is in the buffer and its events fit.
+				words := s.buf[s.pos+8 : s.pos+need]
+				if sb.allData {
+					a := addr[n : n+nd]
+					for j := range a {
+						a[j] = le.Uint64(words[8*j:])
+					}
+				} else {
+					a := addr[n : n+nev]
+					copy(a, sb.pc[:nev])
+					for j, i := range sb.dataPos[:nd] {
+						a[i] = le.Uint64(words[8*j:])
+					}
+				}
+				copy(kind[n:n+nev], sb.kind[:nev])
+				copy(size[n:n+nev], sb.size[:nev])
+				copy(pc[n:n+nev], sb.pc[:nev])
+				t := thr[n : n+nev]
+				for i := range t {
+					t[i] = s.tid
+				}
+				n += nev
+				s.pos += need
+				continue
+			}
+			// Deliver it event by event, across Reads if need be.
+			s.cur, s.curEv, s.curEnd = sb, 0, nev
+			s.pos += 8
+		case recDescribe:
+			if err := s.describe(); err != nil {
+				return n, err
+			}
+		case recThread:
+			s.tid = uint32(w)
+			s.pos += 8
+		case recEnd:
+			s.code = int(w & 0xff)
+			s.ended = true
+			s.pos += 8
+			return n, io.EOF
+		default:
+			return n, s.corrupt(s.off(), "unknown record type %d (word %#016x)", w>>60, w)
+		}
+	}
+	return n, nil
+}
+
+// resume delivers events of the current EXEC record from event s.curEv on,
+// into the columns from index n, until the record or the batch ends.
+func (s *StreamReader) resume(kind []trace.Kind, addr []uint64, size []uint32, pc []uint64, thr []uint32, n int) (int, error) {
+	sb := s.cur
+	for s.curEv < s.curEnd && n < len(kind) {
+		i := s.curEv
+		a := sb.pc[i]
+		if sb.kind[i] != trace.IFetch {
+			if s.end-s.pos < 8 {
+				if err := s.more(8); err != nil {
+					return n, s.endError(err, false)
+				}
+			}
+			a = le.Uint64(s.buf[s.pos:])
+			s.pos += 8
+		}
+		kind[n], addr[n], size[n], pc[n], thr[n] = sb.kind[i], a, sb.size[i], sb.pc[i], s.tid
+		n++
+		s.curEv++
+	}
+	if s.curEv == s.curEnd {
+		s.cur = nil
+	}
+	return n, nil
+}
+
+func (s *StreamReader) lookup(id uint64) *superblock {
+	if id < uint64(len(s.sbs)) {
+		if sb := s.sbs[id]; sb != nil {
+			return sb
+		}
+	}
+	return s.sbMap[id]
+}
+
+// store files sb under id: in the slice when id is at most about twice
+// the number of superblocks described (so the slice stays proportional to
+// the input), else in the map.
+func (s *StreamReader) store(id uint64, sb *superblock) {
+	s.nsb++
+	switch {
+	case id < uint64(len(s.sbs)):
+		s.sbs[id] = sb
+	case id <= 2*uint64(s.nsb)+4096:
+		for uint64(len(s.sbs)) < id {
+			s.sbs = append(s.sbs, nil)
+		}
+		s.sbs = append(s.sbs, sb)
+	default:
+		if s.sbMap == nil {
+			s.sbMap = make(map[uint64]*superblock)
+		}
+		s.sbMap[id] = sb
+	}
+}
+
+// describe decodes a DESCRIBE record at s.pos.
+func (s *StreamReader) describe() error {
+	start := s.off()
+	if err := s.more(16); err != nil {
+		return s.endError(err, false)
+	}
+	id := le.Uint64(s.buf[s.pos:]) >> 16 & idMask
+	count := le.Uint64(s.buf[s.pos+8:])
+	if count > MaxEntries {
+		return s.corrupt(start, "superblock %d has %d entries, at most %d allowed", id, count, MaxEntries)
+	}
+	if s.lookup(id) != nil {
+		return s.corrupt(start, "superblock %d described twice", id)
+	}
+	s.pos += 16
+	ents, pcs := s.scratchEnt[:0], s.scratchPC[:0]
+	nev, nexit := 0, 0
+	for range count {
+		if err := s.more(16); err != nil {
+			return s.endError(err, false)
+		}
+		ent, p := le.Uint64(s.buf[s.pos:]), le.Uint64(s.buf[s.pos+8:])
+		switch ent & 0xff {
+		case entRead, entWrite, entIFetch, entModify:
+			nev++
+		case entExit:
+			nexit++
+		default:
+			return s.corrupt(s.off(), "entry %d of superblock %d has unknown kind %d", len(ents), id, ent&0xff)
+		}
+		ents, pcs = append(ents, ent), append(pcs, p)
+		s.pos += 16
+	}
+	s.scratchEnt, s.scratchPC = ents, pcs
+
+	sb := &superblock{
+		kind:     make([]trace.Kind, 0, nev),
+		size:     make([]uint32, 0, nev),
+		pc:       make([]uint64, 0, nev),
+		exitEv:   make([]int32, 0, nexit+1),
+		exitData: make([]int32, 0, nexit+1),
+	}
+	for i, ent := range ents {
+		var k trace.Kind
+		switch ent & 0xff {
+		case entRead:
+			k = trace.Read
+		case entWrite:
+			k = trace.Write
+		case entModify:
+			k = trace.Modify
+		case entIFetch:
+			k = trace.IFetch
+		case entExit:
+			sb.exitEv = append(sb.exitEv, int32(len(sb.kind)))
+			sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
+			continue
+		}
+		if k != trace.IFetch {
+			sb.dataPos = append(sb.dataPos, int32(len(sb.kind)))
+		}
+		sb.kind = append(sb.kind, k)
+		sb.size = append(sb.size, uint32(ent>>8&0xffffff))
+		sb.pc = append(sb.pc, pcs[i])
+	}
+	sb.exitEv = append(sb.exitEv, int32(len(sb.kind)))
+	sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
+	sb.allData = len(sb.dataPos) == len(sb.kind)
+	s.store(id, sb)
+	return nil
+}

@@ -1,0 +1,209 @@
+// Package valgrindtest helps test code that reads memspy's Valgrind tool
+// stream: Stream builds streams word by word (see docs/valgrind-stream.md),
+// and FakeValgrind is a stand-in for valgrind that runs a program and
+// writes a known stream, so that the machinery around the tool can be
+// tested without Valgrind.
+package valgrindtest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Entry kinds of a DESCRIBE record.
+const (
+	Read   = 0
+	Write  = 1
+	IFetch = 2
+	Modify = 3
+	Exit   = 4
+)
+
+// Entry is one entry of a superblock description.
+type Entry struct {
+	Kind int
+	Size uint32
+	PC   uint64
+}
+
+// Stream builds a stream. The zero value is an empty stream.
+type Stream struct {
+	B []byte
+}
+
+// Word appends one word.
+func (s *Stream) Word(w uint64) *Stream {
+	s.B = binary.LittleEndian.AppendUint64(s.B, w)
+	return s
+}
+
+// Header appends the 4-word header.
+func (s *Stream) Header(version, flags uint64, pid int) *Stream {
+	s.B = append(s.B, "memspyVG"...)
+	return s.Word(version).Word(flags).Word(uint64(pid))
+}
+
+// Describe appends a DESCRIBE record of superblock id.
+func (s *Stream) Describe(id uint64, entries ...Entry) *Stream {
+	s.Word(2<<60 | id<<16).Word(uint64(len(entries)))
+	for _, e := range entries {
+		s.Word(uint64(e.Kind) | uint64(e.Size)<<8).Word(e.PC)
+	}
+	return s
+}
+
+// Exec appends an EXEC record of superblock id leaving through exit e,
+// with the given data addresses.
+func (s *Stream) Exec(id uint64, e int, addrs ...uint64) *Stream {
+	s.Word(1<<60 | id<<16 | uint64(e))
+	for _, a := range addrs {
+		s.Word(a)
+	}
+	return s
+}
+
+// Thread appends a THREAD record.
+func (s *Stream) Thread(tid uint32) *Stream { return s.Word(3<<60 | uint64(tid)) }
+
+// End appends an END record.
+func (s *Stream) End(code int) *Stream { return s.Word(15<<60 | uint64(code&0xff)) }
+
+// Bytes returns the stream built so far.
+func (s *Stream) Bytes() []byte { return s.B }
+
+// FakeEvents is the number of events FakeValgrind writes per EXEC record
+// with instruction fetches (FakeDataEvents without).
+const (
+	FakeEvents     = 8
+	FakeDataEvents = 4
+)
+
+// FakeValgrind behaves like `valgrind --tool=memspy -q --out-fd=3 [OPTIONS]
+// -- PROG ARGS` for tests: it checks its arguments and that $VALGRIND_LIB
+// holds memspy-amd64-linux (failing like valgrind otherwise), writes a
+// stream header, a THREAD record and a superblock description (with
+// instruction fetches under --ifetch=yes) to file descriptor 3, then
+// $MEMSPY_FAKE_EXECS (default 100) EXEC records of FakeEvents (or
+// FakeDataEvents) events each, runs the program with its standard streams,
+// forwarding SIGINT and SIGTERM to it, and when it ends writes END and
+// exits like it (killing itself with the same signal if a signal killed
+// the program). $MEMSPY_FAKE_MODE changes the stream: "noend" leaves out
+// END, "corrupt" writes an unknown record after the EXECs (and keeps the
+// program running), "version" writes version 2. $MEMSPY_FAKE_ARGS, if
+// set, names a file that receives the arguments, one per line. It returns
+// the exit code for os.Exit.
+func FakeValgrind() int {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	args := os.Args[1:]
+	if f := os.Getenv("MEMSPY_FAKE_ARGS"); f != "" {
+		os.WriteFile(f, []byte(strings.Join(args, "\n")+"\n"), 0o644)
+	}
+	var tool, outFD string
+	ifetch := false
+	i := 0
+	for ; i < len(args) && args[i] != "--"; i++ {
+		switch a := args[i]; {
+		case strings.HasPrefix(a, "--tool="):
+			tool = strings.TrimPrefix(a, "--tool=")
+		case strings.HasPrefix(a, "--out-fd="):
+			outFD = strings.TrimPrefix(a, "--out-fd=")
+		case a == "--ifetch=yes":
+			ifetch = true
+		}
+	}
+	if i+1 >= len(args) {
+		fmt.Fprintln(os.Stderr, "valgrind: no program specified")
+		return 1
+	}
+	prog := args[i+1:]
+	if tool != "memspy" || outFD != "3" {
+		fmt.Fprintf(os.Stderr, "fakevalgrind: want --tool=memspy --out-fd=3, got %q\n", args)
+		return 1
+	}
+	if _, err := os.Stat(os.Getenv("VALGRIND_LIB") + "/memspy-amd64-linux"); err != nil {
+		fmt.Fprintf(os.Stderr, "valgrind: failed to start tool 'memspy' for platform 'amd64-linux': No such file or directory\n")
+		return 1
+	}
+	out := os.NewFile(3, "stream")
+	mode := os.Getenv("MEMSPY_FAKE_MODE")
+	execs := 100
+	if n, err := strconv.Atoi(os.Getenv("MEMSPY_FAKE_EXECS")); err == nil {
+		execs = n
+	}
+
+	var s Stream
+	version := uint64(1)
+	if mode == "version" {
+		version = 2
+	}
+	flags := uint64(0)
+	if ifetch {
+		flags = 1
+	}
+	s.Header(version, flags, os.Getpid()).Thread(uint32(os.Getpid()))
+	var ents []Entry
+	add := func(e Entry) {
+		if e.Kind != IFetch || ifetch {
+			ents = append(ents, e)
+		}
+	}
+	add(Entry{IFetch, 4, 0x401000})
+	add(Entry{Read, 8, 0x401000})
+	add(Entry{IFetch, 3, 0x401004})
+	add(Entry{Write, 4, 0x401004})
+	add(Entry{Exit, 0, 0x401004})
+	add(Entry{IFetch, 5, 0x401007})
+	add(Entry{Modify, 4, 0x401007})
+	add(Entry{IFetch, 2, 0x40100c})
+	add(Entry{Read, 1, 0x40100c})
+	s.Describe(1, ents...)
+	for k := range execs {
+		a := uint64(0x10000 + 64*k)
+		s.Exec(1, 1, a, a+8, a+16, a+24)
+	}
+	if mode == "corrupt" {
+		s.Word(7 << 60)
+	}
+	out.Write(s.Bytes())
+
+	cmd := exec.Command(prog[0], prog[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// The program dies with the fake, as it does with valgrind (which is
+	// the program). Pdeathsig follows the thread that started it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	runtime.LockOSThread()
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "valgrind: %v\n", err)
+		return 127
+	}
+	go func() {
+		for sig := range sigs {
+			cmd.Process.Signal(sig)
+		}
+	}()
+	cmd.Wait()
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	code := ws.ExitStatus()
+	if mode != "noend" {
+		var e Stream
+		out.Write(e.End(code).Bytes())
+	}
+	out.Close()
+	if ws.Signaled() {
+		// Die of the same signal. The Go runtime handles some signals
+		// (SIGSEGV) itself whatever their disposition: let a shell do it.
+		sh := fmt.Sprintf("kill -%d $$", int(ws.Signal()))
+		err := syscall.Exec("/bin/sh", []string{"sh", "-c", sh}, os.Environ())
+		fmt.Fprintf(os.Stderr, "fakevalgrind: %v\n", err)
+		return 128 + int(ws.Signal())
+	}
+	return code
+}
