@@ -61,6 +61,10 @@ demo: build
 	$(BIN) convert bin/matmul-blocked.xdin -o bin/matmul-blocked.mst
 	@ls -l bin/matmul-blocked.xdin bin/matmul-blocked.mst
 	$(BIN) sim bin/matmul-blocked.mst --cache 'L1D:size=32k,assoc=8,line=64' --stats
+	@echo
+	@echo "== memspy run: an unmodified C program (examples/c/matmul.c, 128x128, blocked 16) under Valgrind =="
+	gcc -O2 -g -o bin/matmul examples/c/matmul.c
+	$(BIN) run --machine x86-modern -- bin/matmul 128 16
 
 vet: check-go
 	$(GO) vet ./...

@@ -21,7 +21,7 @@ func Text(w io.Writer, p *profile.Profile) error {
 	if p.Machine != nil && p.Machine.Name != "" {
 		name = p.Machine.Name
 	}
-	fmt.Fprintf(&b, "memspy sim: %s (%s) on machine %s\n", p.Source.Name, p.Source.Format, name)
+	fmt.Fprintf(&b, "memspy: %s (%s) on machine %s\n", p.Source.Name, p.Source.Format, name)
 	fmt.Fprintf(&b, "events: %s", Count(p.Events))
 	if parts := eventParts(p.EventsByKind); parts != "" {
 		fmt.Fprintf(&b, " (%s)", parts)
