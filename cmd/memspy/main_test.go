@@ -88,6 +88,18 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("%s and %s: same counters = %v\n%+v\n%+v", args[0], args[1], same, a.Caches, b.Caches)
 				}
 			},
+			// eventsdiff A B N: profile A has N more events than B.
+			"eventsdiff": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: eventsdiff A B N")
+				}
+				n, err := strconv.ParseUint(args[2], 10, 64)
+				ts.Check(err)
+				a, b := readProfile(ts, args[0]), readProfile(ts, args[1])
+				if (a.Events == b.Events+n) == neg {
+					ts.Fatalf("%s has %d events, %s %d: difference %d, want %d", args[0], a.Events, args[1], b.Events, a.Events-b.Events, n)
+				}
+			},
 			// gzip SRC DST: compress SRC into DST.
 			"gzipfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {

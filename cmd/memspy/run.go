@@ -29,6 +29,8 @@ type runFlags struct {
 	record   string
 	stats    bool
 	ifetch   bool
+	skipRefs uint64
+	maxRefs  uint64
 }
 
 func newRunCmd() *cobra.Command {
@@ -65,6 +67,8 @@ executable (make builds it there); $MEMSPY_VALGRIND names another valgrind.`,
 	fl.StringVar(&f.record, "record", "", "also write the events to the .mst trace `FILE`")
 	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
 	fl.BoolVar(&f.ifetch, "ifetch", false, "trace instruction fetches (default: when a cache holds instructions)")
+	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
+	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references; the program then runs on untraced")
 	return cmd
 }
 
@@ -103,9 +107,14 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	var toolArgs []string
+	if f.maxRefs > 0 {
+		toolArgs = append(toolArgs, fmt.Sprintf("--max-events=%d", f.skipRefs+f.maxRefs))
+	}
 	run, err := valgrind.Start(prog, args, valgrind.Options{
 		ValgrindLib: valgrind.DefaultLib(),
 		IFetch:      ifetch,
+		ToolArgs:    toolArgs,
 		Stdin:       cmd.InOrStdin(),
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),
@@ -128,7 +137,9 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		}
 	}()
 
-	var r trace.Reader = run.Reader()
+	// The tool stops soon after skip+max events; the window cuts exactly
+	// and drains the rest so the tool is never blocked.
+	r := trace.Window(run.Reader(), f.skipRefs, f.maxRefs, true)
 	if rec != nil {
 		r = &teeReader{r: r, w: rec.w}
 	}

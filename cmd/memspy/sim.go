@@ -26,6 +26,8 @@ type simFlags struct {
 	jsonOut  string
 	stats    bool
 	cpuprof  string
+	skipRefs uint64
+	maxRefs  uint64
 }
 
 func newSimCmd() *cobra.Command {
@@ -52,6 +54,8 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 	fl.StringVar(&f.classify, "classify", "", "miss classification: `3c` (compulsory/capacity/conflict) or none")
 	fl.BoolVar(&f.cachelab, "cachelab", false, "CS:APP cache lab conventions: one line per access, ignore I, print hits/misses/evictions")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "count and skip malformed lines instead of stopping")
+	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from event `N` on (a partial trace, as in METRIC)")
+	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` events")
 	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
 	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
 	fl.MarkHidden("cpuprofile")
@@ -86,6 +90,8 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 	if err != nil {
 		return err
 	}
+	src := r
+	r = trace.Window(src, f.skipRefs, f.maxRefs, false)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	bar := newProgress(in, "simulating")
@@ -107,8 +113,8 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 	elapsed := time.Since(start)
 
 	p := h.Profile()
-	p.Source = profile.Source{Name: in.name, Format: r.Format()}
-	if s, ok := r.(trace.Skipper); ok {
+	p.Source = profile.Source{Name: in.name, Format: src.Format()}
+	if s, ok := src.(trace.Skipper); ok {
 		p.Skipped = uint64(s.Skipped())
 	}
 	if runErr != nil {

@@ -41,14 +41,53 @@
 /* The buffer: 8 MiB of words, written to the output when nearly full. */
 #define BUF_WORDS (1 << 20)
 
-static Int  clo_out_fd = -1;
-static Bool clo_ifetch = False;
+static Int   clo_out_fd = -1;
+static Bool  clo_ifetch = False;
+static ULong clo_max_events = 0;  /* 0: no limit */
 
 static ULong buf[BUF_WORDS];
 static ULong buf_pos;           /* words in use */
 static ULong next_sb_id = 1;
 static Int   last_tid = -1;
 static Bool  silenced = False;  /* output gone, or a forked child */
+
+/* --max-events: the events written so far are counted from the buffer
+   (parse_pos: the first word not yet counted) with, per superblock id, the
+   number of events and of address words that precede each exit. Once the
+   limit is reached, new translations are left uninstrumented and the
+   output stops after the buffer that reached it (memspy cuts the stream at
+   the exact event). Translations made before keep recording into the
+   buffer, which is dropped: Valgrind does not let a tool discard
+   translations from its dispatch hooks. */
+static ULong  events_seen;
+static ULong  parse_pos;
+static Bool   tracing_off;  /* the limit is reached */
+static Bool   dropping;     /* the buffer that reached it has been written */
+static UInt*  exit_counts;      /* pairs (events, words) per exit, all superblocks */
+static ULong  n_exit_counts, cap_exit_counts;
+static ULong* sb_first;         /* id -> index of its first pair in exit_counts */
+static ULong  cap_sb_first;
+
+static void count_events(void)
+{
+   ULong i = parse_pos;
+   while (i < buf_pos) {
+      ULong w = buf[i], type = w >> 60;
+      if (type == REC_EXEC) {
+         ULong id = (w >> 16) & ((1ULL << 44) - 1), e = w & 0xffff;
+         UInt* c = &exit_counts[2 * (sb_first[id] + e)];
+         events_seen += c[0];
+         i += 1 + c[1];
+      } else if (type == REC_DESCRIBE) {
+         i += 2 + 2 * buf[i + 1];
+      } else {
+         i++;
+      }
+   }
+   parse_pos = buf_pos;
+   if (clo_max_events > 0 && events_seen >= clo_max_events)
+      tracing_off = True;
+}
 
 /* ------------------------------------------------------------------ */
 /* Output                                                              */
@@ -73,8 +112,13 @@ static void write_out(const void* p, SizeT n)
    next superblock's record, and from the tool's own code. */
 static void ms_flush(void)
 {
-   write_out(buf, buf_pos * sizeof(ULong));
+   if (clo_max_events > 0 && !tracing_off)
+      count_events();
+   if (!dropping)
+      write_out(buf, buf_pos * sizeof(ULong));
+   dropping = tracing_off;
    buf_pos = 0;
+   parse_pos = 0;
 }
 
 static void ensure_room(ULong words)
@@ -89,6 +133,8 @@ static void ensure_room(ULong words)
 
 static void ms_start_client_code(ThreadId tid, ULong blocks_dispatched)
 {
+   if (clo_max_events > 0 && !tracing_off)
+      count_events();   /* notice the limit before the buffer fills */
    Int os_tid = VG_(gettid)();
    if (os_tid == last_tid)
       return;
@@ -127,6 +173,35 @@ static void add_entry(UInt kind, UInt size, Addr pc)
    ents[n_ents].word = (ULong)kind | ((ULong)size << 8);
    ents[n_ents].pc = pc;
    n_ents++;
+}
+
+/* Records, for --max-events, how many events and address words precede
+   each exit of superblock id (the last pair: its end). */
+static void remember_exits(ULong id)
+{
+   if (id >= cap_sb_first) {
+      cap_sb_first = cap_sb_first ? 2 * cap_sb_first : 4096;
+      while (cap_sb_first <= id)
+         cap_sb_first *= 2;
+      sb_first = VG_(realloc)("memspy.sbfirst", sb_first, cap_sb_first * sizeof(ULong));
+   }
+   sb_first[id] = n_exit_counts;
+   UInt events = 0, words = 0;
+   for (Int k = 0; k <= n_ents; k++) {
+      if (k == n_ents || (ents[k].word & 0xff) == K_EXIT) {
+         if (n_exit_counts == cap_exit_counts) {
+            cap_exit_counts = cap_exit_counts ? 2 * cap_exit_counts : 4096;
+            exit_counts = VG_(realloc)("memspy.exits", exit_counts, 2 * cap_exit_counts * sizeof(UInt));
+         }
+         exit_counts[2 * n_exit_counts] = events;
+         exit_counts[2 * n_exit_counts + 1] = words;
+         n_exit_counts++;
+         continue;
+      }
+      events++;
+      if ((ents[k].word & 0xff) != K_IFETCH)
+         words++;
+   }
 }
 
 static IRTemp new_temp(IRSB* sb, IRType ty)
@@ -205,6 +280,8 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
 {
    if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
       VG_(tool_panic)("memspy: only 64-bit guests are supported");
+   if (tracing_off)
+      return sbIn;
 
    IRSB* sb = deepCopyIRSBExceptStmts(sbIn);
    Int i = 0;
@@ -328,6 +405,9 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    }
    close_record(sb, base, pos, id, n_exit, n_data);
 
+   if (clo_max_events > 0)
+      remember_exits(id);
+
    /* Describe the superblock before any execution of it. */
    ensure_room(2 + 2 * (ULong)n_ents);
    buf[buf_pos++] = (REC_DESCRIBE << 60) | (id << 16);
@@ -347,6 +427,7 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
 {
    if VG_INT_CLO(arg, "--out-fd", clo_out_fd) {}
    else if VG_BOOL_CLO(arg, "--ifetch", clo_ifetch) {}
+   else if VG_BINT_CLO(arg, "--max-events", clo_max_events, 0, (1LL << 62)) {}
    else
       return False;
    return True;
@@ -357,6 +438,7 @@ static void ms_print_usage(void)
    VG_(printf)(
 "    --out-fd=N        write the event stream to file descriptor N [required]\n"
 "    --ifetch=no|yes   describe instruction fetches [no]\n"
+"    --max-events=N    stop instrumenting soon after N events (0: never) [0]\n"
    );
 }
 
@@ -383,9 +465,9 @@ static void ms_post_clo_init(void)
 
 static void ms_fini(Int exitcode)
 {
-   ensure_room(1);
-   buf[buf_pos++] = REC_END << 60;   /* Valgrind passes no exit code here */
    ms_flush();
+   ULong end = REC_END << 60;        /* Valgrind passes no exit code here */
+   write_out(&end, sizeof end);
 }
 
 static void ms_pre_clo_init(void)

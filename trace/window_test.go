@@ -1,0 +1,100 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+)
+
+// seqReader yields events 0..n-1 (the address is the event number) in
+// batches of at most step, then err.
+type seqReader struct {
+	n, next, step int
+	err           error
+	reads         int
+}
+
+func (s *seqReader) Format() string { return "seq" }
+
+func (s *seqReader) Read(b *Batch) error {
+	s.reads++
+	b.Reset()
+	for b.Len() < min(b.Cap(), s.step) && s.next < s.n {
+		b.Append(Read, uint64(s.next), 4, 0, 0)
+		s.next++
+	}
+	if b.Len() == 0 {
+		return s.err
+	}
+	return nil
+}
+
+func TestWindow(t *testing.T) {
+	for _, tc := range []struct {
+		n, step, batch        int
+		skip, max             uint64
+		drain                 bool
+		wantFirst, wantEvents int
+	}{
+		{n: 100, step: 7, batch: 16, skip: 10, max: 20, wantFirst: 10, wantEvents: 20},
+		{n: 100, step: 7, batch: 16, skip: 0, max: 5, wantFirst: 0, wantEvents: 5},
+		{n: 100, step: 50, batch: 64, skip: 99, max: 0, wantFirst: 99, wantEvents: 1},
+		{n: 100, step: 7, batch: 3, skip: 200, max: 0, wantFirst: -1, wantEvents: 0},
+		{n: 100, step: 7, batch: 16, skip: 90, max: 50, drain: true, wantFirst: 90, wantEvents: 10},
+		{n: 100, step: 7, batch: 16, skip: 0, max: 100, wantFirst: 0, wantEvents: 100},
+		{n: 100, step: 7, batch: 16, skip: 3, max: 4, drain: true, wantFirst: 3, wantEvents: 4},
+	} {
+		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
+			src := &seqReader{n: tc.n, step: tc.step, err: io.EOF}
+			r := Window(src, tc.skip, tc.max, tc.drain)
+			b := NewBatch(tc.batch)
+			first, events := -1, 0
+			for {
+				err := r.Read(b)
+				for _, a := range b.Addr {
+					if first < 0 {
+						first = int(a)
+					}
+					if want := uint64(first + events); a != want {
+						t.Fatalf("event %d has address %d, want %d", events, a, want)
+					}
+					events++
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if first != tc.wantFirst || events != tc.wantEvents {
+				t.Errorf("first %d, %d events; want first %d, %d events", first, events, tc.wantFirst, tc.wantEvents)
+			}
+			if tc.drain && src.next != tc.n {
+				t.Errorf("drained to event %d of %d", src.next, tc.n)
+			}
+			if !tc.drain && tc.max > 0 && uint64(tc.n) > tc.skip+tc.max+uint64(tc.step+tc.batch) && src.next == tc.n {
+				t.Errorf("read the whole input without drain")
+			}
+			if b.Cap() != tc.batch {
+				t.Errorf("batch capacity changed to %d", b.Cap())
+			}
+		})
+	}
+}
+
+func TestWindowPassesErrors(t *testing.T) {
+	boom := errors.New("boom")
+	r := Window(&seqReader{n: 10, step: 4, err: boom}, 2, 0, false)
+	b := NewBatch(8)
+	var err error
+	events := 0
+	for err == nil {
+		err = r.Read(b)
+		events += b.Len()
+	}
+	if !errors.Is(err, boom) || events != 8 {
+		t.Errorf("err %v after %d events, want boom after 8", err, events)
+	}
+}
