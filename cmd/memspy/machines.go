@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"memspy/machine"
+	"memspy/sim"
 )
 
 func newMachinesCmd() *cobra.Command {
@@ -70,4 +71,23 @@ func (f *machineFlags) build() (*machine.Machine, error) {
 	default:
 		return machine.Preset("x86-modern")
 	}
+}
+
+// hierarchy builds the selected machine and its simulator with the given
+// --classify value and cache lab conventions.
+func (f *machineFlags) hierarchy(classify string, cachelab bool) (*machine.Machine, *sim.Hierarchy, error) {
+	m, err := f.build()
+	if err != nil {
+		return nil, nil, err
+	}
+	opt := sim.Options{CacheLab: cachelab}
+	switch classify {
+	case "", "none":
+	case "3c":
+		opt.Classify = true
+	default:
+		return nil, nil, fmt.Errorf("--classify %q: want 3c or none", classify)
+	}
+	h, err := sim.New(m, opt)
+	return m, h, err
 }

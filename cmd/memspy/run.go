@@ -73,19 +73,7 @@ executable (make builds it there); $MEMSPY_VALGRIND names another valgrind.`,
 }
 
 func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
-	m, err := f.machine.build()
-	if err != nil {
-		return err
-	}
-	var opt sim.Options
-	switch f.classify {
-	case "", "none":
-	case "3c":
-		opt.Classify = true
-	default:
-		return fmt.Errorf("--classify %q: want 3c or none", f.classify)
-	}
-	h, err := sim.New(m, opt)
+	m, h, err := f.machine.hierarchy(f.classify, false)
 	if err != nil {
 		return err
 	}

@@ -64,20 +64,7 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 }
 
 func runSim(cmd *cobra.Command, path string, f *simFlags) error {
-	m, err := f.machine.build()
-	if err != nil {
-		return err
-	}
-	var opt sim.Options
-	switch f.classify {
-	case "", "none":
-	case "3c":
-		opt.Classify = true
-	default:
-		return fmt.Errorf("--classify %q: want 3c or none", f.classify)
-	}
-	opt.CacheLab = f.cachelab
-	h, err := sim.New(m, opt)
+	_, h, err := f.machine.hierarchy(f.classify, f.cachelab)
 	if err != nil {
 		return err
 	}
