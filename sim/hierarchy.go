@@ -243,6 +243,9 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 	}
 	for i := 0; i < len(kinds); i++ {
 		// The inner loop makes no calls, so its counters stay in registers.
+		// (The fetch and read cases are written out twice on purpose: as a
+		// shared method they exceed Go's inlining budget and cost a call
+		// per event.)
 		var iHits, rHits, wHits uint64
 	bypass:
 		for ; i < len(kinds); i++ {

@@ -73,6 +73,27 @@ func (f *machineFlags) build() (*machine.Machine, error) {
 	}
 }
 
+// simulationFlags are the flags of every command that simulates: the
+// machine, miss classification, outputs and the window of references.
+type simulationFlags struct {
+	machine  machineFlags
+	classify string
+	jsonOut  string
+	stats    bool
+	skipRefs uint64
+	maxRefs  uint64
+}
+
+func (f *simulationFlags) register(cmd *cobra.Command) {
+	f.machine.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.classify, "classify", "", "miss classification: `3c` (compulsory/capacity/conflict) or none")
+	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
+	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
+	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
+	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references (memspy run: the program then runs on untraced)")
+}
+
 // hierarchy builds the selected machine and its simulator with the given
 // --classify value and cache lab conventions.
 func (f *machineFlags) hierarchy(classify string, cachelab bool) (*machine.Machine, *sim.Hierarchy, error) {

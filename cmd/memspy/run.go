@@ -23,14 +23,9 @@ import (
 )
 
 type runFlags struct {
-	machine  machineFlags
-	classify string
-	jsonOut  string
-	record   string
-	stats    bool
-	ifetch   bool
-	skipRefs uint64
-	maxRefs  uint64
+	simulationFlags
+	record string
+	ifetch bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -59,16 +54,11 @@ executable (make builds it there); $MEMSPY_VALGRIND names another valgrind.`,
 			return runRun(cmd, args, &f)
 		},
 	}
-	f.machine.register(cmd)
+	f.simulationFlags.register(cmd)
 	fl := cmd.Flags()
 	fl.SetInterspersed(false) // flags after PROG belong to it
-	fl.StringVar(&f.classify, "classify", "", "miss classification: `3c` (compulsory/capacity/conflict) or none")
-	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output, after the program's)")
 	fl.StringVar(&f.record, "record", "", "also write the events to the .mst trace `FILE`")
-	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
 	fl.BoolVar(&f.ifetch, "ifetch", false, "trace instruction fetches (default: when a cache holds instructions)")
-	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
-	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references; the program then runs on untraced")
 	return cmd
 }
 

@@ -18,16 +18,11 @@ import (
 )
 
 type simFlags struct {
-	machine  machineFlags
+	simulationFlags
 	format   string
-	classify string
 	cachelab bool
 	skipBad  bool
-	jsonOut  string
-	stats    bool
 	cpuprof  string
-	skipRefs uint64
-	maxRefs  uint64
 }
 
 func newSimCmd() *cobra.Command {
@@ -48,18 +43,13 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 			return runSim(cmd, args[0], &f)
 		},
 	}
-	f.machine.register(cmd)
+	f.simulationFlags.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", "", "trace `FORMAT` (default: detect); see `memspy sim --help`")
-	fl.StringVar(&f.classify, "classify", "", "miss classification: `3c` (compulsory/capacity/conflict) or none")
 	fl.BoolVar(&f.cachelab, "cachelab", false, "CS:APP cache lab conventions: one line per access, ignore I, print hits/misses/evictions")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "count and skip malformed lines instead of stopping")
-	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from event `N` on (a partial trace, as in METRIC)")
-	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` events")
-	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
 	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
 	fl.MarkHidden("cpuprofile")
-	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
 	return cmd
 }
 
