@@ -5,8 +5,9 @@ BIN     := bin/memspy
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
+PREFIX  ?= /usr/local
 
-.PHONY: all build tool demo test vet fuzz bench bench-run clean check-go check-valgrind
+.PHONY: all build tool demo test vet fuzz bench bench-run install clean check-go check-valgrind
 
 all: build
 
@@ -25,6 +26,7 @@ VGLIBA  := /usr/lib/x86_64-linux-gnu/valgrind
 VGCORE  := /usr/libexec/valgrind
 TOOLDIR := bin/valgrind
 TOOL    := $(TOOLDIR)/memspy-amd64-linux
+PRELOAD := $(TOOLDIR)/vgpreload_memspy-amd64-linux.so
 VGCFLAGS := -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1 \
 	-m64 -O2 -g -fno-stack-protector -fno-strict-aliasing -fno-builtin -fomit-frame-pointer -fno-pie -Wall
 VGLDFLAGS := -m64 -static -nodefaultlibs -nostartfiles -u _start -Wl,--build-id=none \
@@ -40,9 +42,11 @@ check-valgrind:
 
 tool: check-valgrind $(TOOL)
 
-$(TOOL): tracer/valgrind/tool/ms_main.c $(TOOLDIR)/.valgrind-version
-	gcc -c -o $(TOOLDIR)/ms_main.o $< -I$(VGINC) $(VGCFLAGS)
+$(TOOL): tracer/valgrind/tool/ms_main.c tracer/valgrind/tool/memspy.h $(TOOLDIR)/.valgrind-version
+	gcc -c -o $(TOOLDIR)/ms_main.o $< -I$(VGINC) -Itracer/valgrind/tool $(VGCFLAGS)
 	gcc -o $@ $(TOOLDIR)/ms_main.o $(VGLDFLAGS) $(VGLIBA)/libcoregrind-amd64-linux.a $(VGLIBA)/libvex-amd64-linux.a -lgcc $(VGLIBA)/libgcc-sup-amd64-linux.a
+	gcc -m64 -shared -nodefaultlibs -Wl,-z,interpose,-z,initfirst -Wl,-z,noexecstack -o $(PRELOAD) \
+	  -Wl,--whole-archive $(VGLIBA)/libreplacemalloc_toolpreload-amd64-linux.a -Wl,--no-whole-archive
 	@for f in $(VGCORE)/*; do b=$$(basename $$f); [ -e $(TOOLDIR)/$$b ] || ln -s $$f $(TOOLDIR)/$$b; done
 
 # The bundled example: the reference trace of a 96×96 double matrix multiply,
@@ -91,6 +95,15 @@ bench: build
 # memspy run against cachegrind, the tracer against --tool=none (issue 3).
 bench-run: build
 	BIN=$(BIN) TOOLDIR=$(TOOLDIR) ./scripts/bench-run.sh
+
+# memspy, its Valgrind tool (found from the binary as ../libexec/memspy/valgrind)
+# and memspy.h for programs that mark themselves.
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/memspy/valgrind $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/memspy
+	install -m 755 $(TOOL) $(PRELOAD) $(DESTDIR)$(PREFIX)/libexec/memspy/valgrind/
+	@for f in $(VGCORE)/*; do ln -sf $$f $(DESTDIR)$(PREFIX)/libexec/memspy/valgrind/; done
+	install -m 644 tracer/valgrind/tool/memspy.h $(DESTDIR)$(PREFIX)/include/memspy.h
 
 clean:
 	rm -rf bin

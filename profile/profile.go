@@ -29,8 +29,10 @@ type Profile struct {
 	Machine *machine.Machine `json:"machine"`
 	// Options are the counting conventions used.
 	Options Options `json:"options"`
-	// Events is the total number of events read (references and cache
-	// maintenance events alike).
+	// Events is the total number of events simulated: memory references
+	// and cache maintenance events alike, but not the extended events
+	// (alloc, free, call, return, marker), which are not references. Like
+	// every counter it starts again from zero at a reset marker.
 	Events uint64 `json:"events"`
 	// EventsByKind splits Events by kind name (read, write, ifetch, ...).
 	EventsByKind map[string]uint64 `json:"events_by_kind"`
@@ -43,6 +45,9 @@ type Profile struct {
 	Caches []CacheStats `json:"caches"`
 	// Memory counts the traffic that reached main memory.
 	Memory MemoryStats `json:"memory"`
+	// Dumps are the snapshots the program asked for with dump markers, in
+	// order.
+	Dumps []Dump `json:"dumps,omitempty"`
 	// Complete is false when the input ended with an error and the
 	// counts cover only the events read before it.
 	Complete bool `json:"complete"`
@@ -101,6 +106,22 @@ func (c *CacheStats) Hits() uint64 { return c.Accesses - c.Misses }
 // MissRate returns Misses / Accesses (0 when there were no accesses).
 func (c *CacheStats) MissRate() float64 { return ratio(c.Misses, c.Accesses) }
 
+// Dump is a snapshot of the counters taken at a dump marker (memspy.h):
+// what the run counted since its start or its last reset marker, up to
+// the marker.
+type Dump struct {
+	// Name is the name given to the dump.
+	Name string `json:"name"`
+	// Events counts the events simulated, as Profile.Events.
+	Events uint64 `json:"events"`
+	// Caches holds one entry per cache, in machine order, as
+	// Profile.Caches.
+	Caches []CacheStats `json:"caches"`
+	// Memory counts the traffic that reached main memory, as
+	// Profile.Memory.
+	Memory MemoryStats `json:"memory"`
+}
+
 // MemoryStats count the requests that reached main memory.
 type MemoryStats struct {
 	Reads        uint64 `json:"reads"` // line fills and uncached reads
@@ -128,16 +149,20 @@ func (p *Profile) Cache(name string) (*CacheStats, bool) {
 
 // Merge adds q's counters to p. Both must describe the same machine (same
 // cache names in the same order); this is how profiles of disjoint shards
-// of one run combine.
+// of one run combine. q's dumps follow p's: each keeps what its own shard
+// counted, since that shard's start or last reset (Merge cannot know what
+// the shards before it counted by then).
 func (p *Profile) Merge(q *Profile) error {
-	if len(p.Caches) != len(q.Caches) {
-		return fmt.Errorf("profile: cannot merge: %d caches vs %d", len(p.Caches), len(q.Caches))
+	if err := sameCaches(p.Caches, q.Caches); err != nil {
+		return err
+	}
+	for _, d := range q.Dumps {
+		if err := sameCaches(p.Caches, d.Caches); err != nil {
+			return fmt.Errorf("%w (in dump %q)", err, d.Name)
+		}
 	}
 	for i := range p.Caches {
 		a, b := &p.Caches[i], &q.Caches[i]
-		if a.Name != b.Name || a.Level != b.Level {
-			return fmt.Errorf("profile: cannot merge: cache %d is %q (level %d) vs %q (level %d)", i, a.Name, a.Level, b.Name, b.Level)
-		}
 		a.Accesses += b.Accesses
 		a.Misses += b.Misses
 		a.IFetches += b.IFetches
@@ -168,7 +193,21 @@ func (p *Profile) Merge(q *Profile) error {
 	p.Memory.Writes += q.Memory.Writes
 	p.Memory.BytesRead += q.Memory.BytesRead
 	p.Memory.BytesWritten += q.Memory.BytesWritten
+	p.Dumps = append(p.Dumps, q.Dumps...)
 	p.Complete = p.Complete && q.Complete
+	return nil
+}
+
+// sameCaches checks that b lists the caches of a.
+func sameCaches(a, b []CacheStats) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("profile: cannot merge: %d caches vs %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Level != b[i].Level {
+			return fmt.Errorf("profile: cannot merge: cache %d is %q (level %d) vs %q (level %d)", i, a[i].Name, a[i].Level, b[i].Name, b[i].Level)
+		}
+	}
 	return nil
 }
 

@@ -94,3 +94,60 @@ func TestJSONKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestMergeDumps(t *testing.T) {
+	a, b := sample(10), sample(6)
+	a.Dumps = []Dump{{Name: "a1", Events: 3, Caches: sample(3).Caches}}
+	b.Dumps = []Dump{{Name: "b1", Events: 2, Caches: sample(2).Caches}, {Name: "b2", Events: 4, Caches: sample(4).Caches}}
+	if err := a.Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range a.Dumps {
+		names = append(names, d.Name)
+	}
+	if d := cmp.Diff([]string{"a1", "b1", "b2"}, names); d != "" {
+		t.Errorf("merged dumps (-want +got):\n%s", d)
+	}
+	if a.Dumps[2].Events != 4 || a.Dumps[2].Caches[0].Accesses != 4 {
+		t.Errorf("a dump changed in the merge: %+v", a.Dumps[2])
+	}
+	// A dump of another machine is refused before anything changes.
+	c := sample(1)
+	c.Dumps = []Dump{{Name: "bad", Caches: sample(1).Caches[:1]}}
+	before := a.Events
+	if err := a.Merge(c); err == nil || !strings.Contains(err.Error(), `dump "bad"`) {
+		t.Errorf("Merge with a foreign dump: err = %v", err)
+	}
+	if a.Events != before || len(a.Dumps) != 3 {
+		t.Error("a failed Merge changed the profile")
+	}
+}
+
+func TestJSONDumps(t *testing.T) {
+	var buf bytes.Buffer
+	p := sample(1)
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "dumps") {
+		t.Error("a profile without dumps has a dumps key")
+	}
+	p.Dumps = []Dump{{Name: "d", Events: 1, Caches: p.Caches, Memory: p.Memory}}
+	buf.Reset()
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"dumps", "name", "events", "caches", "memory"} {
+		if !strings.Contains(buf.String(), `"`+key+`":`) {
+			t.Errorf("JSON lacks key %q", key)
+		}
+	}
+	q, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(p, q); d != "" {
+		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+}

@@ -14,7 +14,7 @@ import (
 )
 
 // Text writes the summary of p: the input, then one table per cache and
-// the memory traffic.
+// the memory traffic, then a line per dump if the program asked for any.
 func Text(w io.Writer, p *profile.Profile) error {
 	var b strings.Builder
 	name := "(unnamed)"
@@ -71,6 +71,12 @@ func Text(w io.Writer, p *profile.Profile) error {
 	}
 	fmt.Fprintf(&b, "\nmemory: %s reads (%s), %s writes (%s)\n", Count(p.Memory.Reads), Bytes(p.Memory.BytesRead),
 		Count(p.Memory.Writes), Bytes(p.Memory.BytesWritten))
+	if len(p.Dumps) > 0 {
+		b.WriteString("\ndumps (counted since the start or the last reset):\n")
+		for i := range p.Dumps {
+			b.WriteString(dumpLine(&p.Dumps[i]))
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -87,6 +93,18 @@ func CacheLab(w io.Writer, p *profile.Profile) error {
 		return err
 	}
 	return fmt.Errorf("report: no cache holds data")
+}
+
+// dumpLine summarises a dump: its name, events and the miss rate of the
+// first-level caches.
+func dumpLine(d *profile.Dump) string {
+	s := fmt.Sprintf("  %q: %s events", d.Name, Count(d.Events))
+	for i := range d.Caches {
+		if c := &d.Caches[i]; c.Level == d.Caches[0].Level {
+			s += fmt.Sprintf(", %s miss rate %s", c.Name, Rate(c.Misses, c.Accesses))
+		}
+	}
+	return s + "\n"
 }
 
 func cacheHeader(m *machine.Machine, c *profile.CacheStats) string {

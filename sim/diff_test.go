@@ -189,6 +189,10 @@ func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
 	events := make([]refEvent, 0, n)
 	var prev uint64
 	for range n {
+		if pick(ch, 1, 12) {
+			events = append(events, genExtended(ch, len(events)))
+			continue
+		}
 		var e refEvent
 		switch r := ch.intn(100); {
 		case r < 35:
@@ -237,6 +241,30 @@ func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
 	return events
 }
 
+// genExtended returns a random extended event: an allocation, call or
+// return with arbitrary details, or a marker, often a reset or a dump.
+func genExtended(ch chooser, n int) refEvent {
+	e := refEvent{Kind: []trace.Kind{trace.Alloc, trace.Free, trace.Call, trace.Return, trace.Marker}[ch.intn(5)], Addr: ch.u64()}
+	if pick(ch, 1, 2) {
+		e.Ext.Size, e.Ext.SP = uint64(ch.intn(1<<16)), ch.u64()
+		for range ch.intn(4) {
+			e.Ext.Stack = append(e.Ext.Stack, ch.u64())
+		}
+	}
+	if e.Kind == trace.Marker {
+		switch ch.intn(3) {
+		case 0:
+			e.Ext.Mark = trace.MarkReset
+		case 1:
+			e.Ext.Mark = trace.MarkDump
+		default:
+			e.Ext.Mark = trace.MarkKind(ch.intn(int(trace.MarkDump) + 1))
+		}
+	}
+	e.Ext.Name = fmt.Sprint("x", n)
+	return e
+}
+
 // runEngine simulates events on m with package sim, fed in batches whose
 // sizes come from batchSeed (0: one batch), and returns its counters.
 func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEvent, batchSeed uint64) refResult {
@@ -254,17 +282,30 @@ func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEv
 		}
 		b.Reset()
 		for _, e := range events[i : i+n] {
-			b.Append(e.Kind, e.Addr, e.Size, 0, 0)
+			if e.Kind.IsExtended() {
+				b.AppendExt(e.Kind, e.Addr, 0, 0, e.Ext)
+			} else {
+				b.Append(e.Kind, e.Addr, e.Size, 0, 0)
+			}
 		}
 		h.Process(b)
 		i += n
 	}
 	h.Finish()
 	p := h.Profile()
-	if p.Events != uint64(len(events)) {
-		t.Errorf("profile counts %d events, want %d", p.Events, len(events))
+	var want uint64 // events since the last reset, extended events not counted
+	for _, e := range events {
+		switch {
+		case e.Kind == trace.Marker && e.Ext.Mark == trace.MarkReset:
+			want = 0
+		case !e.Kind.IsExtended():
+			want++
+		}
 	}
-	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated}
+	if p.Events != want {
+		t.Errorf("profile counts %d events, want %d", p.Events, want)
+	}
+	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated, Dumps: p.Dumps}
 }
 
 // diffCase compares engine and reference on one case and returns the
@@ -309,7 +350,11 @@ func shrink(t testing.TB, m *machine.Machine, opt sim.Options, events []refEvent
 func formatEvents(ev []refEvent) string {
 	var b strings.Builder
 	for _, e := range ev {
-		fmt.Fprintf(&b, "\t{trace.%s, %#x, %d},\n", kindConst(e.Kind), e.Addr, e.Size)
+		if e.Kind.IsExtended() {
+			fmt.Fprintf(&b, "\t{Kind: trace.%s, Addr: %#x, Ext: %#v},\n", kindConst(e.Kind), e.Addr, e.Ext)
+		} else {
+			fmt.Fprintf(&b, "\t{Kind: trace.%s, Addr: %#x, Size: %d},\n", kindConst(e.Kind), e.Addr, e.Size)
+		}
 	}
 	return b.String()
 }
@@ -328,6 +373,16 @@ func kindConst(k trace.Kind) string {
 		return "CopyBack"
 	case trace.Invalidate:
 		return "Invalidate"
+	case trace.Alloc:
+		return "Alloc"
+	case trace.Free:
+		return "Free"
+	case trace.Call:
+		return "Call"
+	case trace.Return:
+		return "Return"
+	case trace.Marker:
+		return "Marker"
 	}
 	return k.String()
 }

@@ -39,12 +39,20 @@ func with(c machine.Cache, f func(*machine.Cache)) machine.Cache {
 	return c
 }
 
-func rd(a uint64, s uint32) refEvent  { return refEvent{trace.Read, a, s} }
-func wr(a uint64, s uint32) refEvent  { return refEvent{trace.Write, a, s} }
-func ifc(a uint64, s uint32) refEvent { return refEvent{trace.IFetch, a, s} }
-func mod(a uint64, s uint32) refEvent { return refEvent{trace.Modify, a, s} }
-func cpb(a uint64, s uint32) refEvent { return refEvent{trace.CopyBack, a, s} }
-func inv(a uint64, s uint32) refEvent { return refEvent{trace.Invalidate, a, s} }
+func rd(a uint64, s uint32) refEvent  { return refEvent{Kind: trace.Read, Addr: a, Size: s} }
+func wr(a uint64, s uint32) refEvent  { return refEvent{Kind: trace.Write, Addr: a, Size: s} }
+func ifc(a uint64, s uint32) refEvent { return refEvent{Kind: trace.IFetch, Addr: a, Size: s} }
+func mod(a uint64, s uint32) refEvent { return refEvent{Kind: trace.Modify, Addr: a, Size: s} }
+func cpb(a uint64, s uint32) refEvent { return refEvent{Kind: trace.CopyBack, Addr: a, Size: s} }
+func inv(a uint64, s uint32) refEvent { return refEvent{Kind: trace.Invalidate, Addr: a, Size: s} }
+
+// mark is a marker; ext is an extended event of kind k at a.
+func mark(m trace.MarkKind, name string) refEvent {
+	return refEvent{Kind: trace.Marker, Ext: trace.Ext{Mark: m, Name: name}}
+}
+func ext(k trace.Kind, a uint64) refEvent {
+	return refEvent{Kind: k, Addr: a, Ext: trace.Ext{Size: 64, SP: 0x7ffc0000, Stack: []uint64{0x401000}, Name: "malloc"}}
+}
 
 // lines returns 4-byte reads of the given 16-byte lines.
 func lines(ns ...uint64) []refEvent {
@@ -481,6 +489,51 @@ func handCases() []handCase {
 				{Name: "L1", Level: 1, Accesses: 9, Misses: 4, Reads: 6, Writes: 3, ReadMisses: 4,
 					Evictions: 2, Writebacks: 3, BytesFromBelow: 64, BytesToBelow: 48},
 			}, Memory: profile.MemoryStats{Reads: 4, Writes: 3, BytesRead: 64, BytesWritten: 48}, NotSimulated: 1},
+		},
+		{
+			// 1 set × 2 ways, LRU. A and B miss [A B]; an ifetch no cache
+			// holds is not simulated. Dump "warm" holds that. Reset: the
+			// counters restart, the cache still holds [A B]. Extended events
+			// change nothing. A hits, C misses and evicts B [A C]. Dump
+			// "after": 2 events, 2 accesses, 1 miss. A write to A hits and
+			// dirties it; the final flush writes it back.
+			name: "reset and dump",
+			m: mach(with(hc("L1", 1, 1, 2, 16, machine.LRU), func(c *machine.Cache) {
+				c.Holds = machine.Data
+			})),
+			events: []refEvent{rd(A, 4), rd(B, 4), ifc(0x400000, 4), mark(trace.MarkDump, "warm"),
+				mark(trace.MarkReset, ""), ext(trace.Alloc, C), ext(trace.Call, 0x401000), ext(trace.Free, C),
+				mark(trace.MarkRegionBegin, "loop"), rd(A, 4), ext(trace.Return, 0x400800), rd(C, 4),
+				mark(trace.MarkDump, "after"), mark(trace.MarkStop, ""), wr(A, 4), mark(trace.MarkStart, "")},
+			want: refResult{
+				Caches: []profile.CacheStats{{Name: "L1", Level: 1, Accesses: 3, Misses: 1, Reads: 2, Writes: 1, ReadMisses: 1,
+					Evictions: 1, Writebacks: 1, BytesFromBelow: 16, BytesToBelow: 16}},
+				Memory: profile.MemoryStats{Reads: 1, Writes: 1, BytesRead: 16, BytesWritten: 16},
+				Dumps: []profile.Dump{
+					{Name: "warm", Events: 3, Caches: []profile.CacheStats{{Name: "L1", Level: 1, Accesses: 2, Misses: 2, Reads: 2,
+						ReadMisses: 2, BytesFromBelow: 32}}, Memory: profile.MemoryStats{Reads: 2, BytesRead: 32}},
+					{Name: "after", Events: 2, Caches: []profile.CacheStats{{Name: "L1", Level: 1, Accesses: 2, Misses: 1, Reads: 2,
+						ReadMisses: 1, Evictions: 1, BytesFromBelow: 16}}, Memory: profile.MemoryStats{Reads: 1, BytesRead: 16}},
+				},
+			},
+		},
+		{
+			// A reset keeps the 3C state. 1 line, its twin 1 line: A and B
+			// are compulsory misses (B evicts A). Reset. A misses again: it
+			// was seen before the reset, so it is not compulsory; the twin
+			// holds B, so it is a capacity miss.
+			name:   "reset keeps 3C state",
+			m:      mach(hc("L1", 1, 1, 1, 16, machine.LRU)),
+			opt:    sim.Options{Classify: true},
+			events: []refEvent{rd(A, 4), rd(B, 4), mark(trace.MarkDump, "before"), mark(trace.MarkReset, ""), rd(A, 4)},
+			want: refResult{
+				Caches: []profile.CacheStats{{Name: "L1", Level: 1, Accesses: 1, Misses: 1, Reads: 1, ReadMisses: 1, Capacity: 1,
+					Evictions: 1, BytesFromBelow: 16}},
+				Memory: profile.MemoryStats{Reads: 1, BytesRead: 16},
+				Dumps: []profile.Dump{{Name: "before", Events: 2, Caches: []profile.CacheStats{{Name: "L1", Level: 1, Accesses: 2,
+					Misses: 2, Reads: 2, ReadMisses: 2, Compulsory: 2, Evictions: 1, BytesFromBelow: 32}},
+					Memory: profile.MemoryStats{Reads: 2, BytesRead: 32}}},
+			},
 		},
 	}
 }

@@ -8,6 +8,7 @@ package sim
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"memspy/cache"
 	"memspy/machine"
@@ -95,11 +96,12 @@ type Hierarchy struct {
 	m            *machine.Machine
 	opt          Options
 	levels       []*level
-	ifirst       *level // first cache holding instructions (nil: not simulated)
-	dfirst       *level // first cache holding data (nil: memory)
-	kinds        [256]uint64
+	ifirst       *level      // first cache holding instructions (nil: not simulated)
+	dfirst       *level      // first cache holding data (nil: memory)
+	kinds        [256]uint64 // events simulated, by kind (extended events are not)
 	notSimulated uint64
 	mem          profile.MemoryStats
+	dumps        []profile.Dump
 	finished     bool
 	// none stands in for a missing first cache in Process; it never takes
 	// the hit bypass.
@@ -223,7 +225,10 @@ func reaches(u, l *level) bool {
 	return false
 }
 
-// Process simulates every event of b, in order.
+// Process simulates every event of b, in order. Extended events are not
+// memory references: a reset marker zeroes every counter (cache contents
+// and 3C state stay), a dump marker saves a snapshot of the counters, the
+// others change nothing.
 //
 // The inner loop is the engine's hot path. A reference to the line that the
 // first cache of its path accessed last, when nothing has changed that
@@ -290,14 +295,21 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 		h.kinds[trace.Read] += rHits
 		h.kinds[trace.Write] += wHits
 		if i < len(kinds) {
-			h.slow(kinds[i], addrs[i], uint64(sizes[i]), il)
+			h.slow(b, i, il)
 		}
 	}
 }
 
-// slow simulates one event that the hit bypass did not take. il is the
-// first instruction cache or h.none.
-func (h *Hierarchy) slow(k trace.Kind, a, s uint64, il *level) {
+// slow simulates event i of b, which the hit bypass did not take. il is
+// the first instruction cache or h.none.
+func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
+	k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
+	if k.IsExtended() {
+		if k == trace.Marker {
+			h.mark(b.ExtOf(i))
+		}
+		return
+	}
 	h.kinds[k]++
 	switch k {
 	case trace.IFetch:
@@ -320,6 +332,31 @@ func (h *Hierarchy) slow(k trace.Kind, a, s uint64, il *level) {
 		h.copyBack(a, s)
 	case trace.Invalidate:
 		h.invalidate(a, s)
+	}
+}
+
+// mark acts on a marker: a reset or a dump.
+func (h *Hierarchy) mark(e *trace.Ext) {
+	switch e.Mark {
+	case trace.MarkReset:
+		h.resetStats()
+	case trace.MarkDump:
+		h.dumps = append(h.dumps, profile.Dump{Name: e.Name, Events: h.events(), Caches: h.cacheStats(), Memory: h.mem})
+	}
+}
+
+// resetStats zeroes every counter. Cache contents stay, and so does the 3C
+// state (the fully associative twins and the lines seen), which is part of
+// what the caches remember.
+func (h *Hierarchy) resetStats() {
+	h.kinds = [256]uint64{}
+	h.notSimulated = 0
+	h.mem = profile.MemoryStats{}
+	for _, l := range h.levels {
+		l.acc, l.miss = [numAccessKinds]uint64{}, [numAccessKinds]uint64{}
+		l.evictions, l.writebacks, l.backInval = 0, 0, 0
+		l.bytesFromBelow, l.bytesToBelow = 0, 0
+		l.compulsory, l.capacity, l.conflict = 0, 0, 0
 	}
 }
 
@@ -683,12 +720,29 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	}
 	for k, n := range h.kinds {
 		if n > 0 {
-			p.Events += n
 			p.EventsByKind[trace.Kind(k).String()] = n
 		}
 	}
+	p.Events = h.events()
+	p.Caches = h.cacheStats()
+	p.Dumps = slices.Clone(h.dumps)
+	return p
+}
+
+// events returns the number of events simulated.
+func (h *Hierarchy) events() uint64 {
+	var n uint64
+	for _, c := range h.kinds {
+		n += c
+	}
+	return n
+}
+
+// cacheStats returns the counters of every cache, in machine order.
+func (h *Hierarchy) cacheStats() []profile.CacheStats {
+	var out []profile.CacheStats
 	for _, l := range h.levels {
-		p.Caches = append(p.Caches, profile.CacheStats{
+		out = append(out, profile.CacheStats{
 			Name:              l.spec.Name,
 			Level:             l.spec.Level,
 			Accesses:          l.acc[kIFetch] + l.acc[kRead] + l.acc[kWrite],
@@ -709,5 +763,5 @@ func (h *Hierarchy) Profile() *profile.Profile {
 			BytesToBelow:      l.bytesToBelow,
 		})
 	}
-	return p
+	return out
 }

@@ -22,10 +22,14 @@ import (
 type refEvent struct {
 	Kind trace.Kind
 	Addr uint64
-	Size uint32
+	Size uint32    // not for extended events
+	Ext  trace.Ext // extended events only
 }
 
 func (e refEvent) String() string {
+	if e.Kind.IsExtended() {
+		return fmt.Sprintf("{%s %#x %+v}", e.Kind, e.Addr, e.Ext)
+	}
 	return fmt.Sprintf("{%s %#x %d}", e.Kind, e.Addr, e.Size)
 }
 
@@ -322,6 +326,8 @@ type refModel struct {
 	dfirst       *refCache
 	mem          profile.MemoryStats
 	notSimulated uint64
+	events       uint64 // events simulated since the start or the last reset
+	dumps        []profile.Dump
 	finished     bool
 }
 
@@ -388,6 +394,19 @@ func (r *refModel) run(events []refEvent) {
 }
 
 func (r *refModel) event(e refEvent) {
+	if e.Kind.IsExtended() {
+		// Not a reference; of the markers only reset and dump act.
+		if e.Kind == trace.Marker {
+			switch e.Ext.Mark {
+			case trace.MarkReset:
+				r.reset()
+			case trace.MarkDump:
+				r.dumps = append(r.dumps, profile.Dump{Name: e.Ext.Name, Events: r.events, Caches: r.result().Caches, Memory: r.mem})
+			}
+		}
+		return
+	}
+	r.events++
 	a, s := e.Addr, uint64(e.Size)
 	switch e.Kind {
 	case trace.IFetch:
@@ -408,6 +427,17 @@ func (r *refModel) event(e refEvent) {
 	case trace.Invalidate:
 		r.invalidate(a, s)
 	}
+}
+
+// reset zeroes every counter, and nothing else: the caches, the twins and
+// the lines seen stay.
+func (r *refModel) reset() {
+	for _, c := range r.caches {
+		c.st = profile.CacheStats{Name: c.st.Name, Level: c.st.Level}
+	}
+	r.mem = profile.MemoryStats{}
+	r.notSimulated = 0
+	r.events = 0
 }
 
 // lastByte returns the last byte of [a, a+s), s == 0 meaning 1; addresses
@@ -705,6 +735,7 @@ type refResult struct {
 	Caches       []profile.CacheStats
 	Memory       profile.MemoryStats
 	NotSimulated uint64
+	Dumps        []profile.Dump
 }
 
 func (r *refModel) result() refResult {
@@ -714,6 +745,7 @@ func (r *refModel) result() refResult {
 	}
 	out.Memory = r.mem
 	out.NotSimulated = r.notSimulated
+	out.Dumps = r.dumps
 	return out
 }
 

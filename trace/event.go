@@ -10,18 +10,28 @@ type Kind uint8
 
 // Event kinds. The numeric values are part of the .mst format: never
 // renumber them, only append. Values not listed here are reserved for
-// later kinds (alloc, free, call, return, marker, sync, thread).
+// later kinds (sync, thread).
+//
+// Alloc, Free, Call, Return and Marker are extended events: they are not
+// memory references, and what they carry beyond Addr, PC and Thread is in
+// Batch.Ext, at the index held in their Size column.
 const (
-	Read       Kind = 0 // data load
-	Write      Kind = 1 // data store
-	IFetch     Kind = 2 // instruction fetch
-	Modify     Kind = 3 // read-modify-write: a load then a store of the same bytes
-	CopyBack   Kind = 4 // write back dirty lines, keep them valid (Size 0: every line)
-	Invalidate Kind = 5 // drop lines without writing them back (Size 0: every line)
-	numKinds        = 6
+	Read       Kind = 0  // data load
+	Write      Kind = 1  // data store
+	IFetch     Kind = 2  // instruction fetch
+	Modify     Kind = 3  // read-modify-write: a load then a store of the same bytes
+	CopyBack   Kind = 4  // write back dirty lines, keep them valid (Size 0: every line)
+	Invalidate Kind = 5  // drop lines without writing them back (Size 0: every line)
+	Alloc      Kind = 6  // a heap block was allocated: Addr its start, PC the allocation site
+	Free       Kind = 7  // a heap block was freed: Addr its start, PC the call site
+	Call       Kind = 8  // a procedure was entered: Addr its entry, PC the call instruction
+	Return     Kind = 9  // a procedure returned: Addr where control returns to, PC the return instruction
+	Marker     Kind = 10 // a program's own marker (memspy.h): Addr its address argument
+	numKinds        = 11
 )
 
-var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate"}
+var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
+	"alloc", "free", "call", "return", "marker"}
 
 // String returns the kind's lower-case name.
 func (k Kind) String() string {
@@ -35,23 +45,73 @@ func (k Kind) String() string {
 func (k Kind) Valid() bool { return k < numKinds }
 
 // IsAccess reports whether k is a memory reference (as opposed to a cache
-// maintenance operation).
+// maintenance operation or an extended event).
 func (k Kind) IsAccess() bool { return k <= Modify }
+
+// IsExtended reports whether k is an extended event, whose details are in
+// Batch.Ext.
+func (k Kind) IsExtended() bool { return k >= Alloc && k < numKinds }
+
+// MarkKind says what a Marker event marks.
+type MarkKind uint8
+
+// Marker kinds, from the client requests of memspy.h. The values are part of
+// the .mst format and of the Valgrind tool's stream: only append.
+const (
+	MarkStart       MarkKind = 0 // tracing starts (again)
+	MarkStop        MarkKind = 1 // tracing stops until the next start
+	MarkRange       MarkKind = 2 // Ext.Name names the range [Addr, Addr+Ext.Size): a manual data bin
+	MarkRegionBegin MarkKind = 3 // the named code region Ext.Name begins
+	MarkRegionEnd   MarkKind = 4 // the named code region Ext.Name ends
+	MarkSampleBegin MarkKind = 5 // a sample (timestep) begins
+	MarkSampleEnd   MarkKind = 6 // a sample (timestep) ends
+	MarkReset       MarkKind = 7 // statistics restart from zero (cache contents stay)
+	MarkDump        MarkKind = 8 // statistics so far are saved under Ext.Name
+	numMarkKinds             = 9
+)
+
+var markNames = [numMarkKinds]string{"start", "stop", "range", "region-begin", "region-end",
+	"sample-begin", "sample-end", "reset", "dump"}
+
+// String returns the marker kind's name.
+func (m MarkKind) String() string {
+	if m < numMarkKinds {
+		return markNames[m]
+	}
+	return fmt.Sprintf("mark(%d)", uint8(m))
+}
+
+// Valid reports whether m is a marker kind this version understands.
+func (m MarkKind) Valid() bool { return m < numMarkKinds }
+
+// Ext is what an extended event carries beyond the common columns. Its
+// Stack and Name belong to the batch like the columns do: a consumer that
+// keeps them past the batch's next refill copies them.
+type Ext struct {
+	Size  uint64   // Alloc, Free: the block's size in bytes; Marker (range): the range's length
+	SP    uint64   // Call: the stack pointer after the call; Return: after the return
+	Stack []uint64 // Alloc, Free: the call stack, innermost first (PC first, then return addresses)
+	Name  string   // Alloc, Free: the routine ("malloc", "free", an --alloc-fn); Marker: the name given
+	Mark  MarkKind // Marker: what it marks
+}
 
 // BatchSize is the number of events readers put in one batch by default.
 const BatchSize = 4096
 
-// Batch is a run of events stored as a struct of slices. All slices have
-// the same length. Readers fill batches; the engine consumes them.
+// Batch is a run of events stored as a struct of slices. All slices but
+// Ext have the same length; Ext has one entry per extended event, in the
+// order of the events, each event's Size holding the index of its entry.
+// Readers fill batches; the engine consumes them.
 // Consumers treat a batch as read-only: a reader may rely on what it left in
 // a batch it fills again (the .mst reader does not clear zero PC and thread
 // columns twice).
 type Batch struct {
 	Kind   []Kind
 	Addr   []uint64
-	Size   []uint32
+	Size   []uint32 // access size; for extended events, the index of their Ext
 	PC     []uint64 // 0 when unknown
 	Thread []uint32 // 0 when unknown
+	Ext    []Ext    // details of the batch's extended events, in order
 }
 
 // NewBatch returns an empty batch with room for capacity events.
@@ -78,6 +138,8 @@ func (b *Batch) Reset() {
 	b.Size = b.Size[:0]
 	b.PC = b.PC[:0]
 	b.Thread = b.Thread[:0]
+	clear(b.Ext) // drop references to stacks and names
+	b.Ext = b.Ext[:0]
 }
 
 // Append adds one event to b.
@@ -87,6 +149,25 @@ func (b *Batch) Append(k Kind, addr uint64, size uint32, pc uint64, thread uint3
 	b.Size = append(b.Size, size)
 	b.PC = append(b.PC, pc)
 	b.Thread = append(b.Thread, thread)
+}
+
+// AppendExt adds one extended event (k.IsExtended()) to b.
+func (b *Batch) AppendExt(k Kind, addr, pc uint64, thread uint32, e Ext) {
+	b.Append(k, addr, uint32(len(b.Ext)), pc, thread)
+	b.Ext = append(b.Ext, e)
+}
+
+// ExtOf returns the details of extended event i of b.
+func (b *Batch) ExtOf(i int) *Ext { return &b.Ext[b.Size[i]] }
+
+// AppendEvent adds a copy of event i of src to b, with its Ext if it is an
+// extended event (its Size then becomes the index of the Ext in b).
+func (b *Batch) AppendEvent(src *Batch, i int) {
+	if k := src.Kind[i]; k.IsExtended() {
+		b.AppendExt(k, src.Addr[i], src.PC[i], src.Thread[i], *src.ExtOf(i))
+	} else {
+		b.Append(k, src.Addr[i], src.Size[i], src.PC[i], src.Thread[i])
+	}
 }
 
 // Reader is a source of events.

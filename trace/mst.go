@@ -35,12 +35,14 @@ import (
 // CRC-32C of the header's first 28 bytes. For a chunk, count is its
 // number of events (1..MSTMaxChunkEvents), first the number of its first
 // event in the file, codec 0 (none), 1 (S2 block) or 2 (zstd frame), and
-// columns tells whether the optional PC (bit 0) and thread (bit 1)
-// columns are present. Chunks decode independently: predictions start at
-// zero in each. The decompressed payload (rawLen bytes) is
+// columns tells whether the optional PC (bit 0), thread (bit 1) and ext
+// (bit 2, since 1.1) columns are present. Chunks decode independently:
+// predictions start at zero in each. The decompressed payload (rawLen
+// bytes) is
 //
 //	u8 T, then T op table entries {u8 kind, u8 flags, u8 lens, uvarint size}
-//	uvarint len(addr), uvarint len(esc), [uvarint len(pc)], [uvarint len(thread)]
+//	uvarint len(addr), uvarint len(esc), [uvarint len(pc)], [uvarint len(thread)],
+//	[uvarint len(ext)]
 //	ops     count bytes: an index into the op table, or 255 (escape: the
 //	        entry comes from the esc column instead)
 //	addr    per event, its address minus its stream's prediction as a
@@ -49,6 +51,10 @@ import (
 //	pc      per event, its PC minus the previous event's PC, in lens>>4
 //	        (0..8) bytes
 //	thread  runs {uvarint thread, uvarint length} covering the events
+//	ext     per extended event (alloc, free, call, return, marker; their
+//	        op entries have size 0), its Ext: u8 fields present, then
+//	        uvarint size, uvarint zigzag SP delta, uvarint depth and
+//	        zigzag stack deltas, uvarint name length and name, u8 mark
 //
 // Flags bit 0 puts an event in the instruction stream (else the data
 // stream). Each stream predicts its next address as its last address plus
@@ -68,15 +74,22 @@ const (
 	// MSTVersionMajor is the major .mst version this package reads and
 	// writes. Readers reject files with a higher major version.
 	MSTVersionMajor = 1
-	// MSTVersionMinor is the minor .mst version this package writes.
-	// Readers accept any minor version of their major version.
-	MSTVersionMinor = 0
+	// MSTVersionMinor is the minor .mst version this package writes
+	// (1.1 added extended events). Readers accept any minor version of
+	// their major version.
+	MSTVersionMinor = 1
 	// MSTMaxChunkEvents is the largest number of events in one chunk.
 	MSTMaxChunkEvents = 1 << 20
 	// MSTDefaultChunkEvents is the writer's default chunk size in events.
 	MSTDefaultChunkEvents = 1 << 16
 	// MSTMaxMetaLen is the largest metadata blob in an .mst header.
 	MSTMaxMetaLen = 1 << 20
+	// MSTMaxStackDepth is the deepest call stack (Ext.Stack) of an
+	// extended event in an .mst file.
+	MSTMaxStackDepth = 256
+	// MSTMaxNameLen is the longest name (Ext.Name) of an extended event
+	// in an .mst file, in bytes.
+	MSTMaxNameLen = 4096
 )
 
 const (
@@ -91,8 +104,11 @@ const (
 	// Largest encoding of one event in a raw chunk payload: op byte, addr
 	// delta (8), escape entry (3+5), PC delta (8) and a thread run (5+5).
 	mstMaxEventBytes = 1 + 8 + 8 + 8 + 10
-	// Largest op table and column-length prefix.
+	// Largest op table and column-length prefix (without the ext column's).
 	mstMaxTableBytes = 1 + 255*8 + 4*5
+	// mstMaxExtLen is the largest ext column of a chunk: writers end a
+	// chunk early rather than exceed it.
+	mstMaxExtLen = 16 << 20
 	// mstPad is the slack the decoder needs after the fixed-width columns
 	// to load 8 bytes at any position inside them.
 	mstPad = 8
@@ -110,7 +126,19 @@ const (
 	// Chunk column bits.
 	mstColPC     = 1 << 0
 	mstColThread = 1 << 1
-	mstColKnown  = mstColPC | mstColThread
+	mstColExt    = 1 << 2
+	mstColKnown  = mstColPC | mstColThread | mstColExt
+
+	// Field bits of an ext column entry: the fields present.
+	mstExtSize  = 1 << 0
+	mstExtSP    = 1 << 1
+	mstExtStack = 1 << 2
+	mstExtName  = 1 << 3
+	mstExtMark  = 1 << 4
+	mstExtKnown = mstExtSize | mstExtSP | mstExtStack | mstExtName | mstExtMark
+
+	// mstMaxNames bounds the reader's table of interned names.
+	mstMaxNames = 1024
 
 	// Op flags on the wire.
 	mstOpInstr = 1 << 0 // instruction stream
@@ -127,8 +155,21 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// mstMaxRawLen returns the largest raw payload of a chunk of n events.
-func mstMaxRawLen(n int) int { return mstMaxTableBytes + n*mstMaxEventBytes }
+// mstMaxRawLen returns the largest raw payload of a chunk of n events,
+// with or without an ext column.
+func mstMaxRawLen(n int, ext bool) int {
+	if ext {
+		return mstMaxTableBytes + 5 + mstMaxExtLen + n*mstMaxEventBytes
+	}
+	return mstMaxTableBytes + n*mstMaxEventBytes
+}
+
+// zigzag maps a difference (mod 2^64) to an unsigned number that is small
+// when the difference is small in either direction.
+func zigzag(d uint64) uint64 { return d<<1 ^ uint64(int64(d)>>63) }
+
+// unzigzag inverts zigzag.
+func unzigzag(z uint64) uint64 { return z>>1 ^ -(z & 1) }
 
 // MSTMeta is the metadata stored as JSON in an .mst header. All fields are
 // optional; readers ignore JSON fields they do not know.
@@ -209,7 +250,8 @@ func registerMST(f Format) Format {
 // loops. An address delta of alen bytes loaded as 8 bytes x is
 // (x&amask ^ asign) - asign: amask keeps its alen bytes, asign is its
 // sign bit (both 0 when alen is 0). plen, pmask and psign do the same for
-// PC deltas. Ops that need the slow path have alen = plen = mstSlowLen.
+// PC deltas. Ops that need the slow path have alen = plen = mstSlowLen:
+// escapes, invalid codes and (with their kind set) extended events.
 type mstOp struct {
 	alen         int
 	amask, asign uint64
@@ -249,6 +291,7 @@ type MSTReader struct {
 
 	// Decoding state of the current chunk.
 	chunkOff  int64
+	cols      byte   // column bits of the chunk
 	left      int    // events not yet decoded
 	ops       []byte // ops not yet decoded
 	addr      []byte // address column + mstPad bytes
@@ -265,6 +308,17 @@ type MSTReader struct {
 	escOp     mstOp // the current escaped op
 	tab       [256]mstOp
 	zeros     zeroColumns
+
+	// Extended events: their op table entries (tab holds slow-path
+	// markers for them), the ext column and its SP prediction, storage
+	// for stacks (never reused: batches keep slices of it) and interned
+	// names.
+	extOps [256]mstOp
+	xcol   []byte
+	xp     int
+	prevSP uint64
+	stacks []uint64
+	names  map[string]string
 }
 
 // zeroColumns remembers how much of the PC and Thread columns of the batch
@@ -502,8 +556,12 @@ func (r *MSTReader) Read(b *Batch) error {
 		b.Size = b.Size[:n+m]
 		b.PC = b.PC[:n+m]
 		b.Thread = b.Thread[:n+m]
+		ne := len(b.Ext)
 		if r.decode(b, n, m) != nil {
-			break // nothing of this call's part of the failing chunk is delivered
+			// Nothing of this call's part of the failing chunk is delivered.
+			clear(b.Ext[ne:])
+			b.Ext = b.Ext[:ne]
+			break
 		}
 		n += m
 	}
@@ -586,7 +644,7 @@ func (r *MSTReader) loadChunk(off int64) error {
 		return r.fail(ErrMSTUnsupported, off, ci,
 			"unknown column bits %#x in a version %d.%d file (this memspy reads %d.%d): written by a newer memspy",
 			cols&^mstColKnown, r.major, r.minor, MSTVersionMajor, MSTVersionMinor)
-	case rawLen < count+3 || int(rawLen) > mstMaxRawLen(int(count)):
+	case rawLen < count+3 || int(rawLen) > mstMaxRawLen(int(count), cols&mstColExt != 0):
 		return r.fail(ErrMSTCorrupt, off, ci, "raw length %d impossible for %d events", rawLen, count)
 	case storedLen > rawLen || (codec == mstWireNone && storedLen != rawLen):
 		return r.fail(ErrMSTCorrupt, off, ci, "stored length %d impossible for raw length %d", storedLen, rawLen)
@@ -614,7 +672,7 @@ func (r *MSTReader) loadChunk(off int64) error {
 	case mstWireZstd:
 		if r.zdec == nil {
 			r.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-				zstd.WithDecoderMaxMemory(uint64(mstMaxRawLen(MSTMaxChunkEvents))),
+				zstd.WithDecoderMaxMemory(uint64(mstMaxRawLen(MSTMaxChunkEvents, true))),
 				zstd.WithDecodeAllCapLimit(true))
 			if err != nil {
 				r.err = fmt.Errorf("%s: zstd: %w", r.name, err)
@@ -672,19 +730,26 @@ func (r *MSTReader) parseChunk(raw []byte, count int, cols byte) error {
 		return fmt.Errorf("op table has %d entries, at most %d allowed", nt, mstMaxOps)
 	}
 	for i := range nt {
-		op, n, err := r.parseOp(p, hasPC)
+		op, n, err := r.parseOp(p, cols)
 		if err != nil {
 			return fmt.Errorf("op table entry %d: %w", i, err)
+		}
+		if op.kind.IsExtended() {
+			r.extOps[i] = op
+			op = mstOp{alen: mstSlowLen, plen: mstSlowLen, kind: op.kind}
 		}
 		r.tab[i] = op
 		p = p[n:]
 	}
-	var lens [4]uint64
+	var lens [5]uint64
 	nl := 2
 	if hasPC {
 		nl++
 	}
 	if cols&mstColThread != 0 {
+		nl++
+	}
+	if cols&mstColExt != 0 {
 		nl++
 	}
 	total := uint64(count)
@@ -707,6 +772,7 @@ func (r *MSTReader) parseChunk(raw []byte, count int, cols byte) error {
 	r.esc, p = p[:lens[1]], p[lens[1]:]
 	r.epos, r.tp = 0, 0
 	r.pc, r.thr = nil, nil
+	r.cols = cols
 	r.hasPC = hasPC
 	r.hasThread = cols&mstColThread != 0
 	i := 2
@@ -715,7 +781,15 @@ func (r *MSTReader) parseChunk(raw []byte, count int, cols byte) error {
 		i++
 	}
 	if r.hasThread {
-		r.thr = p[:lens[i]]
+		r.thr, p = p[:lens[i]], p[lens[i]:]
+		i++
+	}
+	r.xcol, r.xp, r.prevSP = nil, 0, 0
+	if cols&mstColExt != 0 {
+		if lens[i] > mstMaxExtLen {
+			return fmt.Errorf("ext column of %d bytes, at most %d allowed", lens[i], mstMaxExtLen)
+		}
+		r.xcol = p[:lens[i]]
 	}
 	r.thrVal, r.thrRun = 0, 0
 	r.cur = mstCursor{aend: int(lens[0])}
@@ -732,8 +806,8 @@ type errNewer struct{ msg string }
 func (e *errNewer) Error() string { return e.msg }
 
 // parseOp decodes an op table or escape entry {u8 kind, u8 flags, u8
-// lens, uvarint size}.
-func (r *MSTReader) parseOp(p []byte, hasPC bool) (op mstOp, n int, err error) {
+// lens, uvarint size} of a chunk with the given columns.
+func (r *MSTReader) parseOp(p []byte, cols byte) (op mstOp, n int, err error) {
 	if len(p) < 4 {
 		return op, 0, errors.New("cut off")
 	}
@@ -747,12 +821,20 @@ func (r *MSTReader) parseOp(p []byte, hasPC bool) (op mstOp, n int, err error) {
 			r.major, r.minor, fl&^mstOpKnown, MSTVersionMajor, MSTVersionMinor)}
 	}
 	alen, plen := lens&15, lens>>4
-	if alen > 8 || plen > 8 || (plen != 0 && !hasPC) {
+	if alen > 8 || plen > 8 || (plen != 0 && cols&mstColPC == 0) {
 		return op, 0, fmt.Errorf("bad delta lengths %#x", lens)
 	}
 	size, m := binary.Uvarint(p[3:])
 	if m <= 0 || size > 1<<32-1 {
 		return op, 0, errors.New("bad size")
+	}
+	if Kind(k).IsExtended() {
+		switch {
+		case size != 0:
+			return op, 0, fmt.Errorf("%v op with size %d (extended events have size 0)", Kind(k), size)
+		case cols&mstColExt == 0:
+			return op, 0, fmt.Errorf("%v op in a chunk without an ext column", Kind(k))
+		}
 	}
 	op.kind, op.size, op.instr = Kind(k), size, uint32(fl&mstOpInstr)
 	op.alen, op.plen = int(alen), int(plen)
@@ -885,11 +967,13 @@ func (r *MSTReader) decodeFast(b *Batch, off int, ops []byte) int {
 }
 
 // decodeSlow decodes the one event at index i of b whose op is not in
-// the fast path's reach: an escaped op, or an error.
+// the fast path's reach: an extended event, an escaped op, or an error.
 func (r *MSTReader) decodeSlow(b *Batch, i int, op byte) error {
 	t := &r.tab[op]
 	if t.alen == mstSlowLen {
-		if t = r.escape(op); t == nil {
+		if t.kind.IsExtended() {
+			t = &r.extOps[op]
+		} else if t = r.escape(op); t == nil {
 			return r.err
 		}
 	}
@@ -906,13 +990,138 @@ func (r *MSTReader) decodeSlow(b *Batch, i int, op byte) error {
 	a := c.cur + (x&t.amask ^ t.asign) - t.asign
 	b.Kind[i], b.Size[i], b.Addr[i] = t.kind, uint32(t.size), a
 	c.cur = a + t.size
+	var pc uint64
 	if r.hasPC {
 		y := binary.LittleEndian.Uint64(r.pc[c.pp:])
 		c.pp += t.plen
 		c.prevPC += (y&t.pmask ^ t.psign) - t.psign
 		b.PC[i] = c.prevPC
+		pc = c.prevPC
+	}
+	if t.kind.IsExtended() {
+		e, err := r.ext(pc)
+		if err != nil {
+			return err
+		}
+		b.Size[i] = uint32(len(b.Ext))
+		b.Ext = append(b.Ext, e)
 	}
 	return nil
+}
+
+// ext decodes the next entry of the ext column: the Ext of an extended
+// event whose PC is pc.
+func (r *MSTReader) ext(pc uint64) (Ext, error) {
+	var e Ext
+	x := extCursor{p: r.xcol[r.xp:]}
+	fields := x.byte()
+	if fields&^mstExtKnown != 0 {
+		return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1,
+			"ext entry with field bits %#x in a version %d.%d file (this memspy reads %d.%d): written by a newer memspy",
+			fields&^mstExtKnown, r.major, r.minor, MSTVersionMajor, MSTVersionMinor)
+	}
+	if fields&mstExtSize != 0 {
+		e.Size = x.uvarint()
+	}
+	if fields&mstExtSP != 0 {
+		r.prevSP += unzigzag(x.uvarint())
+		e.SP = r.prevSP
+	}
+	if fields&mstExtStack != 0 {
+		depth := x.uvarint()
+		switch {
+		case depth > MSTMaxStackDepth:
+			return e, r.decodeErr("ext entry with a stack of %d frames, at most %d allowed", depth, MSTMaxStackDepth)
+		case depth > uint64(len(x.p)-x.n): // every frame takes a byte at least
+			return e, r.decodeErr("ext column too short")
+		case depth > 0:
+			e.Stack = r.stack(int(depth))
+			prev := pc
+			for j := range e.Stack {
+				prev += unzigzag(x.uvarint())
+				e.Stack[j] = prev
+			}
+		}
+	}
+	if fields&mstExtName != 0 {
+		n := x.uvarint()
+		switch {
+		case n > MSTMaxNameLen:
+			return e, r.decodeErr("ext entry with a name of %d bytes, at most %d allowed", n, MSTMaxNameLen)
+		case n > uint64(len(x.p)-x.n):
+			return e, r.decodeErr("ext column too short")
+		}
+		e.Name = r.intern(x.p[x.n : x.n+int(n)])
+		x.n += int(n)
+	}
+	if fields&mstExtMark != 0 {
+		e.Mark = MarkKind(x.byte())
+		if !x.bad && !e.Mark.Valid() {
+			return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1,
+				"the file (.mst %d.%d) uses marker kind %d, which this memspy (.mst %d.%d) does not know: it was written by a newer memspy",
+				r.major, r.minor, e.Mark, MSTVersionMajor, MSTVersionMinor)
+		}
+	}
+	if x.bad {
+		return e, r.decodeErr("ext column too short")
+	}
+	r.xp += x.n
+	return e, nil
+}
+
+// extCursor reads the fields of an ext column entry; reading past the
+// end of the column sets bad.
+type extCursor struct {
+	p   []byte
+	n   int
+	bad bool
+}
+
+func (x *extCursor) byte() byte {
+	if x.n >= len(x.p) {
+		x.bad = true
+		return 0
+	}
+	x.n++
+	return x.p[x.n-1]
+}
+
+func (x *extCursor) uvarint() uint64 {
+	v, m := binary.Uvarint(x.p[x.n:])
+	if m <= 0 {
+		x.bad = true
+		x.n = len(x.p)
+		return 0
+	}
+	x.n += m
+	return v
+}
+
+// stack returns room for a stack of depth frames, from storage that is
+// never reused.
+func (r *MSTReader) stack(depth int) []uint64 {
+	if cap(r.stacks)-len(r.stacks) < depth {
+		r.stacks = make([]uint64, 0, max(4096, depth))
+	}
+	n := len(r.stacks)
+	r.stacks = r.stacks[:n+depth]
+	return r.stacks[n : n+depth : n+depth]
+}
+
+// intern returns p as a string, interning the first mstMaxNames names met
+// (allocation routines and marker names repeat).
+func (r *MSTReader) intern(p []byte) string {
+	if s, ok := r.names[string(p)]; ok {
+		return s
+	}
+	s := string(p)
+	if len(r.names) < mstMaxNames {
+		if r.names == nil {
+			r.names = make(map[string]string)
+		}
+		r.names[s] = s
+	}
+	return s
 }
 
 // decode decodes the next m events of the current chunk into b[off:off+m].
@@ -960,7 +1169,8 @@ func (r *MSTReader) decode(b *Batch, off, m int) error {
 	}
 	r.left -= m
 	if r.left == 0 {
-		if r.cur.ap != r.cur.aend || r.epos != len(r.esc) || r.cur.pp != r.cur.pend || r.tp != len(r.thr) || r.thrRun != 0 {
+		if r.cur.ap != r.cur.aend || r.epos != len(r.esc) || r.cur.pp != r.cur.pend || r.tp != len(r.thr) || r.thrRun != 0 ||
+			r.xp != len(r.xcol) {
 			return r.decodeErr("column lengths do not match the events")
 		}
 	}
@@ -984,7 +1194,7 @@ func (r *MSTReader) escape(op byte) *mstOp {
 		r.decodeErr("op code %d outside the op table", op)
 		return nil
 	}
-	e, n, err := r.parseOp(r.esc[r.epos:], r.hasPC)
+	e, n, err := r.parseOp(r.esc[r.epos:], r.cols)
 	if err != nil {
 		r.fail(errClass(err), r.chunkOff, r.chunks-1, "escape entry: %v", err)
 		return nil

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -11,22 +12,64 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // genMode selects the shape of a generated event stream.
 type genMode int
 
 const (
-	genRandom genMode = iota // every field random, edge values included
+	genRandom genMode = iota // every field random, edge values included, extended events too
 	genIFetch                // instruction-heavy, no PC or thread
-	genMixed                 // realistic, with PCs and threads in some stretches
+	genMixed                 // realistic, with PCs, threads and extended events in some stretches
 )
+
+// randExt returns a random Ext: any field may be zero, values include
+// edge cases, stacks and names up to the format's limits.
+func randExt(rng *rand.Rand) Ext {
+	edges := []uint64{0, 1, math.MaxUint64, 1 << 63, 0x7ffe0000}
+	var e Ext
+	if rng.IntN(2) == 0 {
+		e.Size = []uint64{1, 16, 4096, math.MaxUint64, rng.Uint64()}[rng.IntN(5)]
+	}
+	if rng.IntN(2) == 0 {
+		e.SP = edges[rng.IntN(len(edges))] - uint64(rng.IntN(64))*8
+	}
+	if rng.IntN(2) == 0 {
+		depth := 1 + rng.IntN(8)
+		if rng.IntN(50) == 0 {
+			depth = MSTMaxStackDepth - rng.IntN(3)
+		}
+		for range depth {
+			a := 0x400000 + rng.Uint64N(1<<16)
+			if rng.IntN(8) == 0 {
+				a = edges[rng.IntN(len(edges))]
+			}
+			e.Stack = append(e.Stack, a)
+		}
+	}
+	switch rng.IntN(50) {
+	case 0:
+		e.Name = strings.Repeat("n", MSTMaxNameLen-rng.IntN(3))
+	case 1, 2, 3, 4, 5, 6, 7, 8, 9, 10:
+		e.Name = "phase \x00\xff é"
+	default:
+		if rng.IntN(2) == 0 {
+			e.Name = []string{"malloc", "free", "calloc", "realloc", "operator new(unsigned long)"}[rng.IntN(5)]
+		}
+	}
+	if rng.IntN(2) == 0 {
+		e.Mark = MarkKind(rng.IntN(numMarkKinds))
+	}
+	return e
+}
 
 // genEvents returns n events of the given shape, deterministic in seed.
 func genEvents(n int, mode genMode, seed uint64) *Batch {
@@ -65,6 +108,20 @@ func genEvents(n int, mode genMode, seed uint64) *Batch {
 				ipc = pc
 			}
 			switch r := rng.IntN(100); {
+			case r < 2 && withPC: // calls and returns, allocations, markers
+				k := []Kind{Call, Return, Alloc, Free, Marker}[rng.IntN(5)]
+				var e Ext
+				switch k {
+				case Call, Return:
+					sp += uint64(int64(rng.IntN(5)-2) * 16)
+					e.SP = sp
+				case Alloc, Free:
+					e.Size, e.Name = uint64(rng.IntN(1<<12)), []string{"malloc", "free", "calloc"}[rng.IntN(3)]
+					e.Stack = []uint64{pc, pc + 0x1234, pc - 0x100}
+				default:
+					e.Mark, e.Name = MarkKind(rng.IntN(numMarkKinds)), "step"
+				}
+				b.AppendExt(k, 0x600000+uint64(rng.IntN(1<<20)), ipc, thread, e)
 			case r < 60:
 				b.Append(IFetch, pc, uint32(1+rng.IntN(15)), ipc, thread)
 				pc += uint64(1 + rng.IntN(8))
@@ -111,10 +168,27 @@ func genEvents(n int, mode genMode, seed uint64) *Batch {
 			if rng.IntN(20) == 0 {
 				thread = []uint32{0, 1, 7, math.MaxUint32, rng.Uint32()}[rng.IntN(5)]
 			}
-			b.Append(k, addr, size, pc, thread)
+			if k.IsExtended() {
+				b.AppendExt(k, addr, pc, thread, randExt(rng))
+			} else {
+				b.Append(k, addr, size, pc, thread)
+			}
 		}
 	}
 	return b
+}
+
+// subBatch returns the events [i, j) of b as a batch: a slice of b's
+// columns, or a copy if b has extended events.
+func subBatch(b *Batch, i, j int) *Batch {
+	if len(b.Ext) == 0 {
+		return &Batch{Kind: b.Kind[i:j], Addr: b.Addr[i:j], Size: b.Size[i:j], PC: b.PC[i:j], Thread: b.Thread[i:j]}
+	}
+	out := NewBatch(j - i)
+	for k := i; k < j; k++ {
+		out.AppendEvent(b, k)
+	}
+	return out
 }
 
 // encodeMST writes the events of b in batches of batchCap events.
@@ -126,8 +200,7 @@ func encodeMST(t testing.TB, b *Batch, opt MSTWriterOptions, batchCap int) []byt
 		t.Fatal(err)
 	}
 	for i := 0; i < b.Len(); i += batchCap {
-		j := min(i+batchCap, b.Len())
-		part := &Batch{Kind: b.Kind[i:j], Addr: b.Addr[i:j], Size: b.Size[i:j], PC: b.PC[i:j], Thread: b.Thread[i:j]}
+		part := subBatch(b, i, min(i+batchCap, b.Len()))
 		if err := w.Write(part); err != nil {
 			t.Fatal(err)
 		}
@@ -157,11 +230,19 @@ func readAllMST(r Reader, batchCap int) (*Batch, error) {
 		if err != nil && b.Len() != 0 {
 			return all, fmt.Errorf("Read returned %d events with error %v", b.Len(), err)
 		}
-		all.Kind = append(all.Kind, b.Kind...)
-		all.Addr = append(all.Addr, b.Addr...)
-		all.Size = append(all.Size, b.Size...)
-		all.PC = append(all.PC, b.PC...)
-		all.Thread = append(all.Thread, b.Thread...)
+		if n := extIndex(b, b.Len()); n != len(b.Ext) {
+			return all, fmt.Errorf("Read returned %d extended events with %d Exts", n, len(b.Ext))
+		}
+		ext := 0
+		for i := range b.Len() {
+			if b.Kind[i].IsExtended() {
+				if int(b.Size[i]) != ext {
+					return all, fmt.Errorf("extended event %d of a batch has Ext index %d, want %d", i, b.Size[i], ext)
+				}
+				ext++
+			}
+			all.AppendEvent(b, i)
+		}
 		if err == io.EOF {
 			return all, nil
 		}
@@ -171,18 +252,39 @@ func readAllMST(r Reader, batchCap int) (*Batch, error) {
 	}
 }
 
+// extIndex returns the number of extended events before event i of b:
+// the index its Ext must have if it is extended.
+func extIndex(b *Batch, i int) int {
+	n := 0
+	for _, k := range b.Kind[:i] {
+		if k.IsExtended() {
+			n++
+		}
+	}
+	return n
+}
+
 // batchEqual describes the first difference between a and b, or returns
-// "" if they hold the same events.
+// "" if they hold the same events. The Size of an extended event is the
+// index of its Ext, which must be in order; the Exts must be equal.
 func batchEqual(a, b *Batch) string {
 	for _, x := range []*Batch{a, b} {
 		if n := len(x.Kind); len(x.Addr) != n || len(x.Size) != n || len(x.PC) != n || len(x.Thread) != n {
 			return "batch slices have different lengths"
+		}
+		if n := extIndex(x, x.Len()); n != len(x.Ext) {
+			return fmt.Sprintf("batch has %d extended events but %d Exts", n, len(x.Ext))
 		}
 	}
 	for i := range min(a.Len(), b.Len()) {
 		if a.Kind[i] != b.Kind[i] || a.Addr[i] != b.Addr[i] || a.Size[i] != b.Size[i] || a.PC[i] != b.PC[i] || a.Thread[i] != b.Thread[i] {
 			return fmt.Sprintf("event %d: want {%v %#x %d pc %#x thread %d}, got {%v %#x %d pc %#x thread %d}", i,
 				a.Kind[i], a.Addr[i], a.Size[i], a.PC[i], a.Thread[i], b.Kind[i], b.Addr[i], b.Size[i], b.PC[i], b.Thread[i])
+		}
+		if a.Kind[i].IsExtended() && !extEqual(a.ExtOf(i), b.ExtOf(i)) {
+			if d := cmp.Diff(*a.ExtOf(i), *b.ExtOf(i), cmpopts.EquateEmpty()); d != "" {
+				return fmt.Sprintf("event %d (%v): Ext differs (-want +got):\n%s", i, a.Kind[i], d)
+			}
 		}
 	}
 	if a.Len() != b.Len() {
@@ -191,14 +293,19 @@ func batchEqual(a, b *Batch) string {
 	return ""
 }
 
+// extEqual reports whether x and y are equal, a nil Stack equal to an
+// empty one.
+func extEqual(x, y *Ext) bool {
+	return x.Size == y.Size && x.SP == y.SP && slices.Equal(x.Stack, y.Stack) && x.Name == y.Name && x.Mark == y.Mark
+}
+
 // prefixOf reports whether a's events are the first events of b.
 func prefixOf(a, b *Batch) bool {
 	n := a.Len()
 	if n > b.Len() {
 		return false
 	}
-	sub := &Batch{Kind: b.Kind[:n], Addr: b.Addr[:n], Size: b.Size[:n], PC: b.PC[:n], Thread: b.Thread[:n]}
-	return batchEqual(sub, a) == ""
+	return batchEqual(subBatch(b, 0, n), a) == ""
 }
 
 func TestMSTRoundTrip(t *testing.T) {
@@ -426,7 +533,11 @@ func TestMSTTruncated(t *testing.T) {
 func TestMSTEscapes(t *testing.T) {
 	want := NewBatch(0)
 	for i := range 3000 {
-		want.Append(Kind(i%numKinds), uint64(i)*4096, uint32(i), uint64(i%7), 0)
+		if k := Kind(i % numKinds); k.IsExtended() {
+			want.AppendExt(k, uint64(i)*4096, uint64(i%7), 0, Ext{Size: uint64(i), Name: "x"})
+		} else {
+			want.Append(k, uint64(i)*4096, uint32(i), uint64(i%7), 0)
+		}
 	}
 	for _, chunk := range []int{1000, 3000} {
 		var buf bytes.Buffer
@@ -526,7 +637,7 @@ func TestMSTVersion(t *testing.T) {
 		class error
 		msg   string
 	}{
-		{"major 2", func(h []byte) { h[8] = 2 }, ErrMSTUnsupported, "version 2.0 but this memspy reads version 1.x"},
+		{"major 2", func(h []byte) { h[8] = 2 }, ErrMSTUnsupported, "version 2.1 but this memspy reads version 1.x"},
 		{"major 0", func(h []byte) { h[8] = 0 }, ErrMSTCorrupt, "invalid version"},
 		{"required flag", func(h []byte) { h[12] = 4 }, ErrMSTUnsupported, "header flags 0x4"},
 		{"optional flag", func(h []byte) { h[14] = 1 }, nil, ""},
@@ -765,6 +876,11 @@ func TestMSTWriteSeedCorpus(t *testing.T) {
 		seeds[fmt.Sprintf("valid-mixed-%v", codec)] = encodeMST(t, genEvents(30, genMixed, uint64(i)), MSTWriterOptions{ChunkEvents: 16, Codec: codec}, 30)
 	}
 	seeds["valid-empty"] = encodeMST(t, genEvents(0, genRandom, 0), MSTWriterOptions{}, 1)
+	ext, err := hex.DecodeString(mstSpecExtExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds["valid-ext-example"] = ext
 	for _, codec := range []MSTCodec{MSTCodecNone, MSTCodecS2, MSTCodecZstd} {
 		seeds[fmt.Sprintf("valid-ifetch-%v", codec)] = encodeMST(t, genEvents(300, genIFetch, 0), MSTWriterOptions{ChunkEvents: 128, Codec: codec}, 300)
 	}
@@ -835,7 +951,11 @@ func FuzzMST(f *testing.F) {
 func FuzzMSTChunk(f *testing.F) {
 	escapes := NewBatch(0)
 	for i := range 300 {
-		escapes.Append(Kind(i%numKinds), uint64(i)<<20, uint32(i), uint64(i%3), uint32(i/100))
+		if k := Kind(i % numKinds); k.IsExtended() {
+			escapes.AppendExt(k, uint64(i)<<20, uint64(i%3), uint32(i/100), Ext{SP: uint64(i) << 4, Stack: []uint64{uint64(i)}})
+		} else {
+			escapes.Append(k, uint64(i)<<20, uint32(i), uint64(i%3), uint32(i/100))
+		}
 	}
 	for _, b := range []*Batch{genEvents(30, genRandom, 2), genEvents(100, genMixed, 3), genEvents(100, genIFetch, 4), escapes} {
 		data := encodeMST(f, b, MSTWriterOptions{ChunkEvents: 300, Codec: MSTCodecNone}, 300)
@@ -855,9 +975,13 @@ func FuzzMSTChunk(f *testing.F) {
 		b := NewBatch(7)
 		for r.left > 0 {
 			m := min(r.left, 7)
+			b.Reset()
 			b.Kind, b.Addr, b.Size, b.PC, b.Thread = b.Kind[:m], b.Addr[:m], b.Size[:m], b.PC[:m], b.Thread[:m]
 			if err := r.decode(b, 0, m); err != nil {
 				return
+			}
+			if d := batchEqual(b, b); d != "" {
+				t.Fatal(d)
 			}
 		}
 	})

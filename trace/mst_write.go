@@ -75,12 +75,15 @@ type MSTWriter struct {
 	closed bool
 	zenc   *zstd.Encoder
 
-	// Buffered events of the current chunk.
-	kind []Kind
-	addr []uint64
-	size []uint32
-	pc   []uint64
-	thr  []uint32
+	// Buffered events of the current chunk; extended events have size 0
+	// and their Ext already encoded in ecol.
+	kind   []Kind
+	addr   []uint64
+	size   []uint32
+	pc     []uint64
+	thr    []uint32
+	ecol   []byte // ext column
+	prevSP uint64 // SP prediction of the ext column
 
 	// Scratch space reused for every chunk.
 	ops   []byte
@@ -165,7 +168,9 @@ func (w *MSTWriter) write(p []byte) error {
 }
 
 // Write implements Writer. b.PC and b.Thread may be empty (all zero);
-// otherwise every slice of b must have the same length.
+// otherwise every slice of b but Ext must have the same length. Extended
+// events are written with their whole Ext; a stack deeper than
+// MSTMaxStackDepth or a name longer than MSTMaxNameLen is an error.
 func (w *MSTWriter) Write(b *Batch) error {
 	if w.err != nil {
 		return w.err
@@ -179,8 +184,10 @@ func (w *MSTWriter) Write(b *Batch) error {
 		return errors.New("mst: batch slices have different lengths")
 	}
 	for i, k := range b.Kind {
-		if !k.Valid() {
-			return fmt.Errorf("mst: event %d of the batch has invalid kind %v", i, k)
+		if k >= Alloc {
+			if err := checkExtended(b, i); err != nil {
+				return err
+			}
 		}
 	}
 	if w.kind == nil {
@@ -192,21 +199,24 @@ func (w *MSTWriter) Write(b *Batch) error {
 		w.thr = make([]uint32, 0, c)
 	}
 	for i := 0; i < n; {
-		m := min(n-i, w.chunkN-len(w.kind))
-		w.kind = append(w.kind, b.Kind[i:i+m]...)
-		w.addr = append(w.addr, b.Addr[i:i+m]...)
-		w.size = append(w.size, b.Size[i:i+m]...)
-		if len(b.PC) == 0 {
-			w.pc = append(w.pc, make([]uint64, m)...)
+		if b.Kind[i].IsExtended() {
+			if err := w.appendExt(b, i); err != nil {
+				return err
+			}
+			i++
 		} else {
-			w.pc = append(w.pc, b.PC[i:i+m]...)
+			m := min(n-i, w.chunkN-len(w.kind))
+			if len(b.Ext) > 0 { // stop before the next extended event
+				for j, k := range b.Kind[i : i+m] {
+					if k.IsExtended() {
+						m = j
+						break
+					}
+				}
+			}
+			w.appendRefs(b, i, m)
+			i += m
 		}
-		if len(b.Thread) == 0 {
-			w.thr = append(w.thr, make([]uint32, m)...)
-		} else {
-			w.thr = append(w.thr, b.Thread[i:i+m]...)
-		}
-		i += m
 		if len(w.kind) == w.chunkN {
 			if err := w.flush(); err != nil {
 				return err
@@ -214,6 +224,124 @@ func (w *MSTWriter) Write(b *Batch) error {
 		}
 	}
 	return nil
+}
+
+// checkExtended checks event i of b, whose kind is at least Alloc.
+func checkExtended(b *Batch, i int) error {
+	k := b.Kind[i]
+	if !k.Valid() {
+		return fmt.Errorf("mst: event %d of the batch has invalid kind %v", i, k)
+	}
+	if int(b.Size[i]) >= len(b.Ext) {
+		return fmt.Errorf("mst: %v event %d of the batch has Ext index %d, but the batch has %d", k, i, b.Size[i], len(b.Ext))
+	}
+	e := b.ExtOf(i)
+	switch {
+	case len(e.Stack) > MSTMaxStackDepth:
+		return fmt.Errorf("mst: %v event %d of the batch has a stack of %d frames, at most %d allowed", k, i, len(e.Stack), MSTMaxStackDepth)
+	case len(e.Name) > MSTMaxNameLen:
+		return fmt.Errorf("mst: %v event %d of the batch has a name of %d bytes, at most %d allowed", k, i, len(e.Name), MSTMaxNameLen)
+	case !e.Mark.Valid():
+		return fmt.Errorf("mst: %v event %d of the batch has invalid marker kind %v", k, i, e.Mark)
+	}
+	return nil
+}
+
+// appendRefs buffers the m events of b from i on, none of them extended.
+func (w *MSTWriter) appendRefs(b *Batch, i, m int) {
+	w.kind = append(w.kind, b.Kind[i:i+m]...)
+	w.addr = append(w.addr, b.Addr[i:i+m]...)
+	w.size = append(w.size, b.Size[i:i+m]...)
+	if len(b.PC) == 0 {
+		w.pc = append(w.pc, make([]uint64, m)...)
+	} else {
+		w.pc = append(w.pc, b.PC[i:i+m]...)
+	}
+	if len(b.Thread) == 0 {
+		w.thr = append(w.thr, make([]uint32, m)...)
+	} else {
+		w.thr = append(w.thr, b.Thread[i:i+m]...)
+	}
+}
+
+// appendExt buffers the extended event i of b, encoding its Ext into the
+// ext column. It ends the chunk first if the column could outgrow
+// mstMaxExtLen.
+func (w *MSTWriter) appendExt(b *Batch, i int) error {
+	e := b.ExtOf(i)
+	if len(w.kind) > 0 && len(w.ecol)+mstExtMaxBytes(e) > mstMaxExtLen {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	var pc uint64
+	if len(b.PC) > 0 {
+		pc = b.PC[i]
+	}
+	var thr uint32
+	if len(b.Thread) > 0 {
+		thr = b.Thread[i]
+	}
+	w.ecol = w.appendExtEntry(w.ecol, e, pc)
+	w.kind = append(w.kind, b.Kind[i])
+	w.addr = append(w.addr, b.Addr[i])
+	w.size = append(w.size, 0)
+	w.pc = append(w.pc, pc)
+	w.thr = append(w.thr, thr)
+	return nil
+}
+
+// mstExtMaxBytes bounds the length of e's ext column entry.
+func mstExtMaxBytes(e *Ext) int {
+	return 1 + 10 + 10 + 2 + 10*len(e.Stack) + 2 + len(e.Name) + 1
+}
+
+// appendExtEntry appends the ext column entry of e, the Ext of an event
+// whose PC is pc: u8 fields, then the fields present (those that are not
+// zero) in this order: uvarint size, uvarint zigzag SP delta, uvarint depth
+// and depth uvarint zigzag stack deltas, uvarint name length and the name,
+// u8 marker kind.
+func (w *MSTWriter) appendExtEntry(p []byte, e *Ext, pc uint64) []byte {
+	var fields byte
+	if e.Size != 0 {
+		fields |= mstExtSize
+	}
+	if e.SP != 0 {
+		fields |= mstExtSP
+	}
+	if len(e.Stack) > 0 {
+		fields |= mstExtStack
+	}
+	if e.Name != "" {
+		fields |= mstExtName
+	}
+	if e.Mark != 0 {
+		fields |= mstExtMark
+	}
+	p = append(p, fields)
+	if e.Size != 0 {
+		p = binary.AppendUvarint(p, e.Size)
+	}
+	if e.SP != 0 {
+		p = binary.AppendUvarint(p, zigzag(e.SP-w.prevSP))
+		w.prevSP = e.SP
+	}
+	if len(e.Stack) > 0 {
+		p = binary.AppendUvarint(p, uint64(len(e.Stack)))
+		prev := pc
+		for _, a := range e.Stack {
+			p = binary.AppendUvarint(p, zigzag(a-prev))
+			prev = a
+		}
+	}
+	if e.Name != "" {
+		p = binary.AppendUvarint(p, uint64(len(e.Name)))
+		p = append(p, e.Name...)
+	}
+	if e.Mark != 0 {
+		p = append(p, byte(e.Mark))
+	}
+	return p
 }
 
 // Close writes the buffered events, the index and the trailer. It does not
@@ -351,7 +479,8 @@ func (w *MSTWriter) flush() error {
 		a, sz := addrs[i], sizes[i]
 		var fl uint64
 		pred := pD
-		if k == IFetch {
+		instr := k == IFetch || k == Call || k == Return
+		if instr {
 			fl = mstOpInstr
 			pred = pI
 		}
@@ -373,7 +502,7 @@ func (w *MSTWriter) flush() error {
 		if lastCode == mstEscape {
 			esc = appendOp(esc, key)
 		}
-		if k == IFetch {
+		if instr {
 			pI = a + uint64(sz)
 		} else {
 			pD = a + uint64(sz)
@@ -396,6 +525,9 @@ func (w *MSTWriter) flush() error {
 		}
 	}
 	w.acol, w.esc, w.pcol, w.tcol = acol, esc, pcol, tcol
+	if len(w.ecol) > 0 {
+		cols |= mstColExt
+	}
 
 	raw := w.raw[:0]
 	raw = append(raw, byte(t.n))
@@ -408,11 +540,15 @@ func (w *MSTWriter) flush() error {
 	if cols&mstColThread != 0 {
 		raw = binary.AppendUvarint(raw, uint64(len(tcol)))
 	}
+	if cols&mstColExt != 0 {
+		raw = binary.AppendUvarint(raw, uint64(len(w.ecol)))
+	}
 	raw = append(raw, ops...)
 	raw = append(raw, acol...)
 	raw = append(raw, esc...)
 	raw = append(raw, pcol...)
 	raw = append(raw, tcol...)
+	raw = append(raw, w.ecol...)
 	w.raw = raw
 
 	// Compress into w.block after room for the block header.
@@ -449,5 +585,6 @@ func (w *MSTWriter) flush() error {
 	}
 	w.events += uint64(n)
 	w.kind, w.addr, w.size, w.pc, w.thr = w.kind[:0], w.addr[:0], w.size[:0], w.pc[:0], w.thr[:0]
+	w.ecol, w.prevSP = w.ecol[:0], 0
 	return nil
 }

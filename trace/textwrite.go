@@ -8,9 +8,11 @@ import (
 )
 
 // TextWriter writes events as a Dinero din or extended din (xdin) text
-// trace. din keeps only kinds and addresses (every din reference is 4
-// bytes); xdin keeps sizes too. Neither keeps PCs or threads. A modify is
-// written as a read then a write.
+// trace. Both keep memory references and cache maintenance events only:
+// extended events (alloc, free, call, return, marker) have no text form
+// and are skipped. din keeps only kinds and addresses (every din reference
+// is 4 bytes); xdin keeps sizes too. Neither keeps PCs or threads. A
+// modify is written as a read then a write.
 type TextWriter struct {
 	w     *bufio.Writer
 	xdin  bool
@@ -34,11 +36,14 @@ var (
 	xdinLetter = [numKinds]byte{Read: 'r', Write: 'w', IFetch: 'i', CopyBack: 'c', Invalidate: 'v'}
 )
 
-// Write appends the events of b.
+// Write appends the events of b, skipping extended events.
 func (t *TextWriter) Write(b *Batch) error {
 	for i, k := range b.Kind {
 		if !k.Valid() {
 			return fmt.Errorf("trace: cannot write event kind %v as text", k)
+		}
+		if k.IsExtended() {
+			continue
 		}
 		t.line = t.line[:0]
 		if k == Modify {
@@ -68,7 +73,8 @@ func (t *TextWriter) appendLine(k Kind, addr uint64, size uint32) {
 	t.line = append(t.line, '\n')
 }
 
-// Events returns the number of events written.
+// Events returns the number of events written (extended events skipped
+// are not counted).
 func (t *TextWriter) Events() uint64 { return t.count }
 
 // Close flushes buffered output; it does not close the underlying writer.

@@ -5,10 +5,15 @@ import (
 	"io"
 )
 
-// Window returns a reader of the events of r from number skip (0-based) on,
-// at most max of them (0: no limit): METRIC's partial traces. When drain is
-// true, the rest of r is read and dropped before the end is reported, so a
-// producer writing into a pipe is never left blocked.
+// Window returns a reader of the memory references of r from number skip
+// (0-based) on, at most max of them (0: no limit): METRIC's partial traces.
+// Memory references here are the events of every kind that is not
+// extended, cache maintenance included. Extended events (allocations,
+// calls, markers, ...) count toward neither limit and are never skipped, so
+// that heap and call-stack state built before the window stays right; once
+// the window is full nothing more is passed, not even extended events.
+// When drain is true, the rest of r is read and dropped before the end is
+// reported, so a producer writing into a pipe is never left blocked.
 func Window(r Reader, skip, max uint64, drain bool) Reader {
 	if skip == 0 && max == 0 {
 		return r
@@ -18,9 +23,9 @@ func Window(r Reader, skip, max uint64, drain bool) Reader {
 
 type window struct {
 	r          Reader
-	skip       uint64 // events still to skip
+	skip       uint64 // references still to skip
 	limited    bool
-	remaining  uint64 // events still to pass, when limited
+	remaining  uint64 // references still to pass, when limited
 	drain      bool
 	done       bool   // the window is full
 	scratch    *Batch // the window's own batch, for skipping and draining
@@ -41,29 +46,33 @@ func (w *window) Read(b *Batch) error {
 			// left in b, so b only ever receives copies.
 			s := w.batch(b.Cap())
 			err = w.r.Read(s)
-			k := min(w.skip, uint64(s.Len()))
-			w.skip -= k
 			b.Reset()
-			for i := int(k); i < s.Len(); i++ {
-				b.Append(s.Kind[i], s.Addr[i], s.Size[i], s.PC[i], s.Thread[i])
+			for i, k := range s.Kind {
+				if w.skip > 0 && !k.IsExtended() {
+					w.skip--
+					continue
+				}
+				b.AppendEvent(s, i)
 			}
 		} else {
 			err = w.r.Read(b)
 		}
-		n := uint64(b.Len())
-		if w.limited && n >= w.remaining {
-			truncate(b, int(w.remaining))
-			n = w.remaining
-			w.remaining = 0
-			w.done = true
-			w.finalError = err
-			if n > 0 {
-				return nil
+		if w.limited {
+			// Every extended event has one Ext: the rest are references.
+			if refs := uint64(b.Len() - len(b.Ext)); refs < w.remaining {
+				w.remaining -= refs
+			} else {
+				keepRefs(b, w.remaining)
+				w.remaining = 0
+				w.done = true
+				w.finalError = err
+				if b.Len() > 0 {
+					return nil
+				}
+				continue
 			}
-			continue
 		}
-		w.remaining -= n
-		if n > 0 || err != nil {
+		if b.Len() > 0 || err != nil {
 			return err
 		}
 	}
@@ -94,11 +103,27 @@ func (w *window) batch(n int) *Batch {
 	return w.scratch
 }
 
-// truncate keeps the first n events of b.
-func truncate(b *Batch, n int) {
-	b.Kind = b.Kind[:n]
-	b.Addr = b.Addr[:n]
-	b.Size = b.Size[:n]
-	b.PC = b.PC[:n]
-	b.Thread = b.Thread[:n]
+// keepRefs keeps the events of b up to its n-th memory reference (n >= 1)
+// and drops the rest.
+func keepRefs(b *Batch, n uint64) {
+	end := int(n)
+	if len(b.Ext) > 0 {
+		refs := uint64(0)
+		for i, k := range b.Kind {
+			if !k.IsExtended() {
+				if refs++; refs == n {
+					end = i + 1
+					break
+				}
+			}
+		}
+	}
+	ext := end - int(n)
+	b.Kind = b.Kind[:end]
+	b.Addr = b.Addr[:end]
+	b.Size = b.Size[:end]
+	b.PC = b.PC[:end]
+	b.Thread = b.Thread[:end]
+	clear(b.Ext[ext:])
+	b.Ext = b.Ext[:ext]
 }

@@ -98,3 +98,80 @@ func TestWindowPassesErrors(t *testing.T) {
 		t.Errorf("err %v after %d events, want boom after 8", err, events)
 	}
 }
+
+// batchReader yields the events of all in batches of at most step, then
+// io.EOF.
+type batchReader struct {
+	all        *Batch
+	next, step int
+}
+
+func (s *batchReader) Format() string { return "batch" }
+
+func (s *batchReader) Read(b *Batch) error {
+	b.Reset()
+	for b.Len() < min(b.Cap(), s.step) && s.next < s.all.Len() {
+		b.AppendEvent(s.all, s.next)
+		s.next++
+	}
+	if b.Len() == 0 {
+		return io.EOF
+	}
+	return nil
+}
+
+// windowModel is Window's specification applied to a whole trace.
+func windowModel(all *Batch, skip, max uint64) *Batch {
+	out := NewBatch(0)
+	for i, k := range all.Kind {
+		switch {
+		case k.IsExtended():
+			out.AppendEvent(all, i)
+		case skip > 0:
+			skip--
+		default:
+			out.AppendEvent(all, i)
+			if max--; max == 0 {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// Extended events are never skipped, count toward no limit, and stop with
+// the window.
+func TestWindowExtended(t *testing.T) {
+	all := NewBatch(0)
+	ref := uint64(0)
+	for i := range 200 {
+		switch i % 7 {
+		case 2, 3: // runs of extended events
+			all.AppendExt([]Kind{Alloc, Call, Marker}[i%3], ref, uint64(i), 0, Ext{Name: fmt.Sprint("ext", i), Stack: []uint64{uint64(i)}})
+		default:
+			all.Append([]Kind{Read, IFetch, CopyBack}[i%3], ref, 4, uint64(i), 0)
+			ref++
+		}
+	}
+	refs := ref
+	for _, skip := range []uint64{0, 1, 2, 5, 70, refs - 1, refs, refs + 3} {
+		for _, max := range []uint64{0, 1, 2, 9, 60, refs} {
+			if skip == 0 && max == 0 {
+				continue
+			}
+			want := windowModel(all, skip, max)
+			for _, step := range []int{1, 3, 16, 500} {
+				for _, capacity := range []int{1, 4, 64} {
+					r := Window(&batchReader{all: all, step: step}, skip, max, step == 3)
+					got, err := readAllMST(r, capacity)
+					if err != nil {
+						t.Fatalf("skip %d max %d step %d cap %d: %v", skip, max, step, capacity, err)
+					}
+					if d := batchEqual(want, got); d != "" {
+						t.Fatalf("skip %d max %d step %d cap %d: %s", skip, max, step, capacity, d)
+					}
+				}
+			}
+		}
+	}
+}

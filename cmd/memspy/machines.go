@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -82,6 +84,7 @@ type simulationFlags struct {
 	stats    bool
 	skipRefs uint64
 	maxRefs  uint64
+	cpuprof  string
 }
 
 func (f *simulationFlags) register(cmd *cobra.Command) {
@@ -92,6 +95,28 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
 	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
 	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references (memspy run: the program then runs on untraced)")
+	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
+	fl.MarkHidden("cpuprofile")
+}
+
+// startProfile starts the --cpuprofile profile, if asked for, and returns
+// the function that ends it.
+func (f *simulationFlags) startProfile() (stop func(), err error) {
+	if f.cpuprof == "" {
+		return func() {}, nil
+	}
+	pf, err := os.Create(f.cpuprof)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}, nil
 }
 
 // hierarchy builds the selected machine and its simulator with the given

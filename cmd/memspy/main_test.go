@@ -51,6 +51,12 @@ func TestScripts(t *testing.T) {
 			if toolLib != "" {
 				env.Setenv("MEMSPY_VALGRIND_LIB", toolLib)
 			}
+			// The directory of memspy.h, for programs with markers.
+			include, err := filepath.Abs(filepath.Join("..", "..", "tracer", "valgrind", "tool"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("MEMSPY_INCLUDE", include)
 			return os.Symlink(shared, filepath.Join(env.WorkDir, "traces"))
 		},
 		Condition: func(cond string) (bool, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -24,8 +25,15 @@ import (
 
 type runFlags struct {
 	simulationFlags
-	record string
-	ifetch bool
+	record     string
+	ifetch     bool
+	startFn    string
+	traceFn    string
+	maxTime    time.Duration
+	stopped    bool
+	noStack    bool
+	allocFns   []string
+	stackDepth int
 }
 
 func newRunCmd() *cobra.Command {
@@ -42,7 +50,15 @@ program's exit status (128+N when signal N killed it); when memspy itself
 fails, it says why and exits with 1 if the program exited with 0.
 
 Instruction fetches are traced when a cache of the machine holds
-instructions (--ifetch overrides). On SIGINT or SIGTERM the signal goes to
+instructions (--ifetch overrides). Allocations (malloc and friends, C++
+new/delete, Go's runtime.mallocgc, --alloc-fn functions), calls and returns
+and the markers of memspy.h are traced too.
+
+Partial traces, as in METRIC: --start-fn begins at the first entry of a
+function, --trace-fn records only while a function is on the stack,
+--skip-refs/--max-refs cut at exact references, --max-time stops after a
+while; outside the traced part the program runs at Valgrind's base speed.` + "`" + `--no-stack
+drops references through the stack pointer (MemSpy's stack filter). On SIGINT or SIGTERM the signal goes to
 the program and memspy prints the statistics of the run so far. The tool
 is looked for in $MEMSPY_VALGRIND_LIB, else in valgrind/ beside the memspy
 executable (make builds it there); $MEMSPY_VALGRIND names another valgrind.`,
@@ -59,6 +75,13 @@ executable (make builds it there); $MEMSPY_VALGRIND names another valgrind.`,
 	fl.SetInterspersed(false) // flags after PROG belong to it
 	fl.StringVar(&f.record, "record", "", "also write the events to the .mst trace `FILE`")
 	fl.BoolVar(&f.ifetch, "ifetch", false, "trace instruction fetches (default: when a cache holds instructions)")
+	fl.StringVar(&f.startFn, "start-fn", "", "start tracing at the first entry of function `NAME`")
+	fl.StringVar(&f.traceFn, "trace-fn", "", "trace only while function `NAME` is on the stack")
+	fl.DurationVar(&f.maxTime, "max-time", 0, "stop tracing after this `duration` (e.g. 30s; 0: no limit)")
+	fl.BoolVar(&f.stopped, "start-stopped", false, "start with tracing stopped, until the program calls MEMSPY_START_TRACING()")
+	fl.BoolVar(&f.noStack, "no-stack", false, "drop references through the stack pointer")
+	fl.StringArrayVar(&f.allocFns, "alloc-fn", nil, "treat function `NAME[:REG]` as an allocator: size in REG (rdi by default) at entry, block in rax at return (repeatable)")
+	fl.IntVar(&f.stackDepth, "stack-depth", 8, "call stack depth recorded for allocations (1..64)")
 	return cmd
 }
 
@@ -85,14 +108,32 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	var toolArgs []string
+	if f.stackDepth < 1 || f.stackDepth > 64 {
+		return fmt.Errorf("--stack-depth %d: give 1 to 64", f.stackDepth)
+	}
+	if f.maxTime < 0 {
+		return fmt.Errorf("--max-time %v: give a positive duration", f.maxTime)
+	}
+	for _, a := range f.allocFns {
+		if err := checkAllocFn(a); err != nil {
+			return err
+		}
+	}
+	var maxEvents uint64
 	if f.maxRefs > 0 {
-		toolArgs = append(toolArgs, fmt.Sprintf("--max-events=%d", f.skipRefs+f.maxRefs))
+		maxEvents = f.skipRefs + f.maxRefs
 	}
 	run, err := valgrind.Start(prog, args, valgrind.Options{
 		ValgrindLib: valgrind.DefaultLib(),
 		IFetch:      ifetch,
-		ToolArgs:    toolArgs,
+		MaxEvents:   maxEvents,
+		MaxTime:     f.maxTime,
+		StartFn:     f.startFn,
+		TraceFn:     f.traceFn,
+		Stopped:     f.stopped,
+		NoStack:     f.noStack,
+		AllocFns:    f.allocFns,
+		StackDepth:  f.stackDepth,
 		Stdin:       cmd.InOrStdin(),
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),
@@ -121,8 +162,14 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	if rec != nil {
 		r = &teeReader{r: r, w: rec.w}
 	}
+	stopProfile, err := f.startProfile()
+	if err != nil {
+		run.Wait()
+		return err
+	}
 	start := time.Now()
 	runErr := sim.Run(context.Background(), h, r, nil)
+	stopProfile()
 	status, waitErr := run.Wait()
 	h.Finish()
 	elapsed := time.Since(start)
@@ -196,6 +243,22 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		return &exitError{code: code, err: errors.New(killed)}
 	case code != 0:
 		return &exitError{code: code} // the program's failure: nothing to add
+	}
+	return nil
+}
+
+// checkAllocFn checks an --alloc-fn value: NAME, or NAME:REG where the
+// colon is not part of a C++ "::".
+func checkAllocFn(a string) error {
+	name, reg := a, ""
+	if i := strings.LastIndex(a, ":"); i > 0 && a[i-1] != ':' {
+		name, reg = a[:i], a[i+1:]
+		if reg == "" || !slices.Contains([]string{"rdi", "rsi", "rdx", "rcx", "r8", "r9", "rax", "rbx"}, reg) {
+			return fmt.Errorf("--alloc-fn %q: the size register must be one of rdi rsi rdx rcx r8 r9 rax rbx", a)
+		}
+	}
+	if name == "" || strings.HasSuffix(name, ":") {
+		return fmt.Errorf("--alloc-fn %q: give a function name", a)
 	}
 	return nil
 }

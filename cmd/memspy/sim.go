@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -22,7 +21,6 @@ type simFlags struct {
 	format   string
 	cachelab bool
 	skipBad  bool
-	cpuprof  string
 }
 
 func newSimCmd() *cobra.Command {
@@ -48,8 +46,6 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 	fl.StringVar(&f.format, "format", "", "trace `FORMAT` (default: detect); see `memspy sim --help`")
 	fl.BoolVar(&f.cachelab, "cachelab", false, "CS:APP cache lab conventions: one line per access, ignore I, print hits/misses/evictions")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "count and skip malformed lines instead of stopping")
-	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
-	fl.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -72,17 +68,11 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	bar := newProgress(in, "simulating")
-	if f.cpuprof != "" {
-		pf, err := os.Create(f.cpuprof)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := f.startProfile()
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	start := time.Now()
 	runErr := sim.Run(ctx, h, r, bar.update)
 	bar.done()

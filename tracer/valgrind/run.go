@@ -23,6 +23,10 @@ const (
 // ToolFile is the name of the tool's executable in its directory.
 const ToolFile = "memspy-amd64-linux"
 
+// PreloadFile is the name of the tool's malloc-replacement preload in its
+// directory.
+const PreloadFile = "vgpreload_memspy-amd64-linux.so"
+
 // Options configures Start.
 type Options struct {
 	// ValgrindLib is the directory holding the tool (ToolFile) and links
@@ -34,6 +38,25 @@ type Options struct {
 	Valgrind string
 	// IFetch asks the tool to describe instruction fetches (--ifetch=yes).
 	IFetch bool
+	// MaxEvents stops tracing soon after this many events (0: no limit).
+	MaxEvents uint64
+	// MaxTime stops tracing this long after the start (0: no limit).
+	MaxTime time.Duration
+	// StartFn starts tracing at the first entry of the function so named.
+	StartFn string
+	// TraceFn traces only while the function so named is on the stack.
+	TraceFn string
+	// Stopped starts with tracing stopped, until the program's
+	// MEMSPY_START_TRACING().
+	Stopped bool
+	// NoStack drops references through the stack pointer.
+	NoStack bool
+	// AllocFns are the program's own allocation functions, as NAME or
+	// NAME:REG (the register holding the size at entry).
+	AllocFns []string
+	// StackDepth is the call stack depth of allocations (0: the tool's
+	// default, 8).
+	StackDepth int
 	// ToolArgs are extra options passed to the tool, before "--".
 	ToolArgs []string
 	// Stdin, Stdout and Stderr are the program's standard streams; nil
@@ -43,10 +66,44 @@ type Options struct {
 	Stdout, Stderr io.Writer
 }
 
+// toolArgs returns the tool's options for opt (docs/valgrind-stream.md).
+func (opt *Options) toolArgs() []string {
+	var a []string
+	if opt.IFetch {
+		a = append(a, "--ifetch=yes")
+	}
+	if opt.MaxEvents > 0 {
+		a = append(a, fmt.Sprintf("--max-events=%d", opt.MaxEvents))
+	}
+	if opt.MaxTime > 0 {
+		a = append(a, fmt.Sprintf("--max-ms=%d", max(1, opt.MaxTime.Milliseconds())))
+	}
+	if opt.StartFn != "" {
+		a = append(a, "--start-fn="+opt.StartFn)
+	}
+	if opt.TraceFn != "" {
+		a = append(a, "--trace-fn="+opt.TraceFn)
+	}
+	if opt.Stopped {
+		a = append(a, "--started=no")
+	}
+	if opt.NoStack {
+		a = append(a, "--no-stack=yes")
+	}
+	for _, f := range opt.AllocFns {
+		a = append(a, "--alloc-fn="+f)
+	}
+	if opt.StackDepth > 0 {
+		a = append(a, fmt.Sprintf("--stack-depth=%d", opt.StackDepth))
+	}
+	return append(a, opt.ToolArgs...)
+}
+
 // DefaultLib returns the directory where memspy looks for its Valgrind
 // tool: $MEMSPY_VALGRIND_LIB if set, else the directory "valgrind" beside
 // the memspy executable (make puts the tool in bin/valgrind beside
-// bin/memspy).
+// bin/memspy) if it holds the tool, else ../libexec/memspy/valgrind from
+// the executable's directory (where make install puts it).
 func DefaultLib() string {
 	if d := os.Getenv("MEMSPY_VALGRIND_LIB"); d != "" {
 		return d
@@ -58,7 +115,15 @@ func DefaultLib() string {
 	if e, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = e
 	}
-	return filepath.Join(filepath.Dir(exe), "valgrind")
+	dir := filepath.Dir(exe)
+	beside := filepath.Join(dir, "valgrind")
+	installed := filepath.Join(dir, "..", "libexec", "memspy", "valgrind")
+	if _, err := os.Stat(filepath.Join(beside, ToolFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(installed, ToolFile)); err == nil {
+			return filepath.Clean(installed)
+		}
+	}
+	return beside
 }
 
 // ExitStatus is how a traced program ended.
@@ -150,18 +215,16 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	if a, err := filepath.Abs(lib); err == nil {
 		lib = a
 	}
-	if fi, err := os.Stat(filepath.Join(lib, ToolFile)); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("the memspy Valgrind tool is not built (looked in %s): run make", lib)
+	for _, f := range []string{ToolFile, PreloadFile} {
+		if fi, err := os.Stat(filepath.Join(lib, f)); err != nil || !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("the memspy Valgrind tool is not built (no %s in %s): run make", f, lib)
+		}
 	}
 	if err := checkProgram(prog); err != nil {
 		return nil, err
 	}
 
-	argv := []string{"--tool=memspy", "-q", "--out-fd=3"}
-	if opt.IFetch {
-		argv = append(argv, "--ifetch=yes")
-	}
-	argv = append(argv, opt.ToolArgs...)
+	argv := append([]string{"--tool=memspy", "-q", "--out-fd=3"}, opt.toolArgs()...)
 	argv = append(argv, "--", prog)
 	argv = append(argv, args...)
 

@@ -76,11 +76,20 @@ func fake(t *testing.T, mode string, execs int) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib := t.TempDir()
-	if err := os.WriteFile(filepath.Join(lib, ToolFile), nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	lib := fakeLib(t)
 	return Options{Valgrind: exe, ValgrindLib: lib, Stdout: io.Discard, Stderr: io.Discard}
+}
+
+// fakeLib returns a tool directory holding empty files in place of the
+// tool and its preload.
+func fakeLib(t *testing.T) string {
+	lib := t.TempDir()
+	for _, f := range []string{ToolFile, PreloadFile} {
+		if err := os.WriteFile(filepath.Join(lib, f), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lib
 }
 
 func TestFakeRun(t *testing.T) {
@@ -165,7 +174,7 @@ func TestFakeVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = drain(t, run)
-	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "in "+opt.ValgrindLib+" speaks stream version 2") ||
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "in "+opt.ValgrindLib+" speaks stream version 3") ||
 		!strings.Contains(err.Error(), "disagree") {
 		t.Errorf("error %v", err)
 	}
@@ -210,8 +219,7 @@ func TestFakeForward(t *testing.T) {
 }
 
 func TestStartErrors(t *testing.T) {
-	lib := t.TempDir()
-	os.WriteFile(filepath.Join(lib, ToolFile), nil, 0o755)
+	lib := fakeLib(t)
 	dir := t.TempDir()
 	notExec := filepath.Join(dir, "data.txt")
 	os.WriteFile(notExec, []byte("x"), 0o644)
@@ -220,7 +228,7 @@ func TestStartErrors(t *testing.T) {
 		opt        Options
 		want       string
 	}{
-		{"no tool", "true", Options{ValgrindLib: dir}, "the memspy Valgrind tool is not built (looked in " + dir + "): run make"},
+		{"no tool", "true", Options{ValgrindLib: dir}, "the memspy Valgrind tool is not built (no " + ToolFile + " in " + dir + "): run make"},
 		{"not found", "./nosuch", Options{ValgrindLib: lib}, "program not found: ./nosuch"},
 		{"not in PATH", "nosuch-memspy-prog", Options{ValgrindLib: lib}, "program not found: nosuch-memspy-prog (not in PATH; give its path, e.g. ./nosuch-memspy-prog)"},
 		{"not executable", notExec, Options{ValgrindLib: lib}, notExec + " is not executable"},

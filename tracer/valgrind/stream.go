@@ -18,7 +18,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 1
+const StreamVersion = 2
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -28,6 +28,10 @@ const (
 	recExec     = 1
 	recDescribe = 2
 	recThread   = 3
+	recAlloc    = 4
+	recFree     = 5
+	recMark     = 6
+	recString   = 7
 	recEnd      = 15
 )
 
@@ -38,11 +42,19 @@ const (
 	entIFetch = 2
 	entModify = 3
 	entExit   = 4
+	entCall   = 5
+	entReturn = 6
 )
 
 // MaxEntries is the largest number of entries a superblock description may
 // have; larger counts are taken for corruption.
 const MaxEntries = 1 << 20
+
+// Limits of the other records; larger values are taken for corruption.
+const (
+	MaxStackDepth = trace.MSTMaxStackDepth // return addresses in an ALLOC or FREE record
+	MaxString     = trace.MSTMaxNameLen    // bytes in a STRING record (so that .mst can record every name)
+)
 
 const (
 	headerLen = 32
@@ -128,6 +140,12 @@ type superblock struct {
 	// allData is true when every event is a data event (no instruction
 	// fetches): address words then map one to one onto events.
 	allData bool
+	// final is trace.Call or trace.Return when the superblock ends in a
+	// call or a return (an execution that runs to its end then carries the
+	// target and the stack pointer after its addresses), else 0; finalPC
+	// is the address of that instruction.
+	final   trace.Kind
+	finalPC uint64
 }
 
 // StreamReader decodes the event stream of memspy's Valgrind tool (see
@@ -165,10 +183,12 @@ type StreamReader struct {
 	nsb   int                    // superblocks described
 
 	// The EXEC being delivered across Read calls: next event index and
-	// end.
+	// end (one past the events when the final call or return follows).
 	cur    *superblock
 	curEv  int
 	curEnd int
+
+	strings map[uint64]string // STRING records by id
 
 	events uint64
 	ended  bool
@@ -207,6 +227,10 @@ func (s *StreamReader) Pid() int { return s.pid }
 // described (false before the first Read).
 func (s *StreamReader) IFetch() bool { return s.flags&1 != 0 }
 
+// Calls reports whether the stream header says calls and returns are
+// reported (false before the first Read).
+func (s *StreamReader) Calls() bool { return s.flags&2 != 0 }
+
 // Ended returns the exit code carried by the END record, and whether that
 // record was read. Run.Wait's status is the authority on how the program
 // ended: the tool writes END whenever Valgrind shuts down, also after a
@@ -230,12 +254,18 @@ func (s *StreamReader) done() bool { return s.err != nil }
 
 func (s *StreamReader) off() int64 { return s.base + int64(s.pos) }
 
-// more makes at least need (≤ len(s.buf)) bytes available from s.pos,
-// reading as much as one read returns each time. It returns the reader's
-// error (io.EOF at the end) when that is not possible.
+// more makes at least need bytes available from s.pos, reading as much as
+// one read returns each time (the buffer grows if need exceeds it). It
+// returns the reader's error (io.EOF at the end) when that is not possible.
 func (s *StreamReader) more(need int) error {
 	if s.end-s.pos >= need {
 		return nil
+	}
+	if need > len(s.buf) {
+		b := make([]byte, need)
+		s.end = copy(b, s.buf[s.pos:s.end])
+		s.base += int64(s.pos)
+		s.buf, s.pos = b, 0
 	}
 	// Move the leftover bytes (fewer than need) to the front when the
 	// free tail is small.
@@ -310,7 +340,8 @@ func (s *StreamReader) Read(b *trace.Batch) error {
 	}
 	n := 0
 	if err == nil {
-		n, err = s.decode(b.Kind[:room], b.Addr[:room], b.Size[:room], b.PC[:room], b.Thread[:room])
+		c := columns{b.Kind[:room], b.Addr[:room], b.Size[:room], b.PC[:room], b.Thread[:room], &b.Ext}
+		n, err = s.decode(c)
 	}
 	b.Kind, b.Addr, b.Size, b.PC, b.Thread = b.Kind[:n], b.Addr[:n], b.Size[:n], b.PC[:n], b.Thread[:n]
 	s.events += uint64(n)
@@ -328,15 +359,32 @@ func (s *StreamReader) Read(b *trace.Batch) error {
 	return err
 }
 
-// decode fills the columns with up to len(kind) events. It returns the
-// number of events and the error that stopped it early, if any.
-func (s *StreamReader) decode(kind []trace.Kind, addr []uint64, size []uint32, pc []uint64, thr []uint32) (int, error) {
+// columns are the batch's columns, at their full room, being filled.
+type columns struct {
+	kind []trace.Kind
+	addr []uint64
+	size []uint32
+	pc   []uint64
+	thr  []uint32
+	ext  *[]trace.Ext
+}
+
+// setExt makes event n the extended event k.
+func (c columns) setExt(n int, k trace.Kind, addr, pc uint64, thr uint32, e trace.Ext) {
+	c.kind[n], c.addr[n], c.size[n], c.pc[n], c.thr[n] = k, addr, uint32(len(*c.ext)), pc, thr
+	*c.ext = append(*c.ext, e)
+}
+
+// decode fills the columns with up to their length of events. It returns
+// the number of events and the error that stopped it early, if any.
+func (s *StreamReader) decode(c columns) (int, error) {
+	kind, addr, size, pc, thr := c.kind, c.addr, c.size, c.pc, c.thr
 	room := len(kind)
 	n := 0
 	for n < room {
 		if s.cur != nil {
 			var err error
-			if n, err = s.resume(kind, addr, size, pc, thr, n); err != nil || s.cur != nil {
+			if n, err = s.resume(c, n); err != nil || s.cur != nil {
 				return n, err
 			}
 			continue
@@ -359,8 +407,13 @@ func (s *StreamReader) decode(kind []trace.Kind, addr []uint64, size []uint32, p
 				return n, s.corrupt(s.off(), "EXEC of superblock %d takes exit %d, but it has %d exits (exit %[3]d means it ran to its end)", id, e, len(sb.exitEv)-1)
 			}
 			nev, nd := int(sb.exitEv[e]), int(sb.exitData[e])
-			need := 8 + 8*nd
-			if nev <= room-n && (s.end-s.pos >= need || need <= len(s.buf) && s.more(need) == nil) {
+			need, total := 8+8*nd, nev
+			final := sb.final != 0 && e == len(sb.exitEv)-1
+			if final {
+				need += 16
+				total++
+			}
+			if total <= room-n && (s.end-s.pos >= need || need <= len(s.buf) && s.more(need) == nil) {
 				// The whole record is in the buffer and its events fit.
 				words := s.buf[s.pos+8 : s.pos+need]
 				if sb.allData {
@@ -383,11 +436,15 @@ func (s *StreamReader) decode(kind []trace.Kind, addr []uint64, size []uint32, p
 					t[i] = s.tid
 				}
 				n += nev
+				if final {
+					c.setExt(n, sb.final, le.Uint64(words[8*nd:]), sb.finalPC, s.tid, trace.Ext{SP: le.Uint64(words[8*nd+8:])})
+					n++
+				}
 				s.pos += need
 				continue
 			}
 			// Deliver it event by event, across Reads if need be.
-			s.cur, s.curEv, s.curEnd = sb, 0, nev
+			s.cur, s.curEv, s.curEnd = sb, 0, total
 			s.pos += 8
 		case recDescribe:
 			if err := s.describe(); err != nil {
@@ -396,6 +453,15 @@ func (s *StreamReader) decode(kind []trace.Kind, addr []uint64, size []uint32, p
 		case recThread:
 			s.tid = uint32(w)
 			s.pos += 8
+		case recAlloc, recFree, recMark:
+			if err := s.extended(c, n, w); err != nil {
+				return n, err
+			}
+			n++
+		case recString:
+			if err := s.str(w); err != nil {
+				return n, err
+			}
 		case recEnd:
 			s.code = int(w & 0xff)
 			s.ended = true
@@ -410,10 +476,22 @@ func (s *StreamReader) decode(kind []trace.Kind, addr []uint64, size []uint32, p
 
 // resume delivers events of the current EXEC record from event s.curEv on,
 // into the columns from index n, until the record or the batch ends.
-func (s *StreamReader) resume(kind []trace.Kind, addr []uint64, size []uint32, pc []uint64, thr []uint32, n int) (int, error) {
+func (s *StreamReader) resume(c columns, n int) (int, error) {
+	kind, addr, size, pc, thr := c.kind, c.addr, c.size, c.pc, c.thr
 	sb := s.cur
 	for s.curEv < s.curEnd && n < len(kind) {
 		i := s.curEv
+		if i == len(sb.kind) {
+			// The final call or return: its target and stack pointer.
+			if err := s.more(16); err != nil {
+				return n, s.endError(err, false)
+			}
+			c.setExt(n, sb.final, le.Uint64(s.buf[s.pos:]), sb.finalPC, s.tid, trace.Ext{SP: le.Uint64(s.buf[s.pos+8:])})
+			s.pos += 16
+			n++
+			s.curEv++
+			continue
+		}
 		a := sb.pc[i]
 		if sb.kind[i] != trace.IFetch {
 			if s.end-s.pos < 8 {
@@ -480,17 +558,22 @@ func (s *StreamReader) describe() error {
 	}
 	s.pos += 16
 	ents, pcs := s.scratchEnt[:0], s.scratchPC[:0]
-	nev, nexit := 0, 0
+	nev, nexit, final := 0, 0, false
 	for range count {
 		if err := s.more(16); err != nil {
 			return s.endError(err, false)
 		}
 		ent, p := le.Uint64(s.buf[s.pos:]), le.Uint64(s.buf[s.pos+8:])
+		if final {
+			return s.corrupt(s.off(), "entry %d of superblock %d follows its final call or return", len(ents), id)
+		}
 		switch ent & 0xff {
 		case entRead, entWrite, entIFetch, entModify:
 			nev++
 		case entExit:
 			nexit++
+		case entCall, entReturn:
+			final = true
 		default:
 			return s.corrupt(s.off(), "entry %d of superblock %d has unknown kind %d", len(ents), id, ent&0xff)
 		}
@@ -521,6 +604,12 @@ func (s *StreamReader) describe() error {
 			sb.exitEv = append(sb.exitEv, int32(len(sb.kind)))
 			sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
 			continue
+		case entCall, entReturn:
+			sb.final, sb.finalPC = trace.Call, pcs[i]
+			if ent&0xff == entReturn {
+				sb.final = trace.Return
+			}
+			continue
 		}
 		if k != trace.IFetch {
 			sb.dataPos = append(sb.dataPos, int32(len(sb.kind)))
@@ -533,5 +622,76 @@ func (s *StreamReader) describe() error {
 	sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
 	sb.allData = len(sb.dataPos) == len(sb.kind)
 	s.store(id, sb)
+	return nil
+}
+
+// extended decodes an ALLOC, FREE or MARK record (first word w) at s.pos
+// into event n.
+func (s *StreamReader) extended(c columns, n int, w uint64) error {
+	start := s.off()
+	typ, name := w>>60, w>>16&(1<<44-1)
+	depth := 0
+	if typ != recMark {
+		depth = int(w & 0xffff)
+		if depth > MaxStackDepth {
+			return s.corrupt(start, "an allocation record has a call stack of %d frames, at most %d allowed", depth, MaxStackDepth)
+		}
+	}
+	need := 24 + 8*depth
+	if err := s.more(need); err != nil {
+		return s.endError(err, false)
+	}
+	nm, ok := s.strings[name]
+	if name != 0 && !ok {
+		return s.corrupt(start, "record names string %d, which was not defined", name)
+	}
+	a, size := le.Uint64(s.buf[s.pos+8:]), le.Uint64(s.buf[s.pos+16:])
+	e := trace.Ext{Size: size, Name: nm}
+	var k trace.Kind
+	var pc uint64
+	switch typ {
+	case recMark:
+		m := trace.MarkKind(w & 0xffff)
+		if w&0xffff > 0xff || !m.Valid() { // MarkKind is 8 bits: 256 is not MarkStart
+			return s.corrupt(start, "MARK record of unknown kind %d", w&0xffff)
+		}
+		k, e.Mark = trace.Marker, m
+	default:
+		k = trace.Alloc
+		if typ == recFree {
+			k = trace.Free
+		}
+		if depth > 0 {
+			e.Stack = make([]uint64, depth)
+			for i := range e.Stack {
+				e.Stack[i] = le.Uint64(s.buf[s.pos+24+8*i:])
+			}
+			pc = e.Stack[0]
+		}
+	}
+	c.setExt(n, k, a, pc, s.tid, e)
+	s.pos += need
+	return nil
+}
+
+// str decodes a STRING record (first word w) at s.pos.
+func (s *StreamReader) str(w uint64) error {
+	start := s.off()
+	id, length := w>>32&(1<<28-1), int(w&0xffffffff)
+	if length > MaxString {
+		return s.corrupt(start, "STRING record of %d bytes, at most %d allowed", length, MaxString)
+	}
+	if _, dup := s.strings[id]; id == 0 || dup {
+		return s.corrupt(start, "STRING record defines id %d twice (or id 0)", id)
+	}
+	need := 8 + 8*((length+7)/8)
+	if err := s.more(need); err != nil {
+		return s.endError(err, false)
+	}
+	if s.strings == nil {
+		s.strings = make(map[uint64]string)
+	}
+	s.strings[id] = string(s.buf[s.pos+8 : s.pos+8+length])
+	s.pos += need
 	return nil
 }

@@ -18,17 +18,47 @@ import (
 	vt "memspy/tracer/valgrind/valgrindtest"
 )
 
-// ev is one decoded event, for comparisons.
+// ev is one decoded event, for comparisons. Extended events have Size 0
+// (not their Ext index) and their details in X.
 type ev struct {
 	K    trace.Kind
 	Addr uint64
 	Size uint32
 	PC   uint64
 	T    uint32
+	X    xev
+}
+
+// xev is a comparable copy of a trace.Ext.
+type xev struct {
+	Size  uint64
+	SP    uint64
+	Stack string // stackString of the call stack
+	Name  string
+	Mark  trace.MarkKind
+}
+
+// stackString returns a call stack as text: "" when empty.
+func stackString(s []uint64) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%x", s)
+}
+
+// acc returns an access event (or an instruction fetch).
+func acc(k trace.Kind, addr uint64, size uint32, pc uint64, tid uint32) ev {
+	return ev{K: k, Addr: addr, Size: size, PC: pc, T: tid}
+}
+
+// ext returns an extended event.
+func ext(k trace.Kind, addr, pc uint64, tid uint32, x xev) ev {
+	return ev{K: k, Addr: addr, PC: pc, T: tid, X: x}
 }
 
 // readAll decodes the whole stream with batches of capacity c and returns
-// the events and the error that ended it (nil after END).
+// the events and the error that ended it (nil after END). It checks that
+// the extended events of each batch index its Ext in order.
 func readAll(t testing.TB, r *StreamReader, c int) ([]ev, error) {
 	t.Helper()
 	b := trace.NewBatch(c)
@@ -38,8 +68,21 @@ func readAll(t testing.TB, r *StreamReader, c int) ([]ev, error) {
 		if b.Len() > c {
 			t.Fatalf("batch of capacity %d holds %d events", c, b.Len())
 		}
+		next := 0 // the Ext index of the next extended event
 		for i := range b.Len() {
-			evs = append(evs, ev{b.Kind[i], b.Addr[i], b.Size[i], b.PC[i], b.Thread[i]})
+			e := ev{b.Kind[i], b.Addr[i], b.Size[i], b.PC[i], b.Thread[i], xev{}}
+			if e.K.IsExtended() {
+				if int(e.Size) != next || next >= len(b.Ext) {
+					t.Fatalf("extended event %d of the batch has Ext index %d, want %d (of %d)", i, e.Size, next, len(b.Ext))
+				}
+				next++
+				x := b.ExtOf(i)
+				e.Size, e.X = 0, xev{x.Size, x.SP, stackString(x.Stack), x.Name, x.Mark}
+			}
+			evs = append(evs, e)
+		}
+		if next != len(b.Ext) {
+			t.Fatalf("batch of %d extended events has %d Ext", next, len(b.Ext))
 		}
 		if err == io.EOF {
 			if b.Len() != 0 {
@@ -48,7 +91,7 @@ func readAll(t testing.TB, r *StreamReader, c int) ([]ev, error) {
 			return evs, nil
 		}
 		if err != nil {
-			if err2 := r.Read(b); err2 != err || b.Len() != 0 {
+			if err2 := r.Read(b); err2 != err || b.Len() != 0 || len(b.Ext) != 0 {
 				t.Fatalf("error not sticky: %v, then %v with %d events", err, err2, b.Len())
 			}
 			return evs, err
@@ -65,10 +108,11 @@ func decode(t testing.TB, data []byte, c int) ([]ev, error) {
 	return readAll(t, NewStreamReader(bytes.NewReader(data)), c)
 }
 
-// sample is a stream using every record type and exit.
+// sample is a stream using every record type, entry kind and exit.
 func sample() ([]byte, []ev) {
 	var s vt.Stream
-	s.Header(1, 1, 4242).Thread(100)
+	s.Header(vt.FlagIFetch|vt.FlagCalls, 4242).Thread(100)
+	s.String(1, "malloc").String(2, "free").String(3, "12345678").String(4, "").String(5, "phase one")
 	s.Describe(1,
 		vt.Entry{Kind: vt.IFetch, Size: 4, PC: 0x1000},
 		vt.Entry{Kind: vt.Read, Size: 8, PC: 0x1000},
@@ -86,51 +130,115 @@ func sample() ([]byte, []ev) {
 	s.Describe(7, vt.Entry{Kind: vt.Exit, PC: 0x2000}, vt.Entry{Kind: vt.Read, Size: 16, PC: 0x2000})
 	s.Exec(7, 0)       // no events
 	s.Exec(7, 1, 0x99) // one read
+	// A call: it pushes the return address, then goes to 0x4000.
+	s.Describe(8,
+		vt.Entry{Kind: vt.IFetch, Size: 5, PC: 0x3000},
+		vt.Entry{Kind: vt.Write, Size: 8, PC: 0x3000},
+		vt.Entry{Kind: vt.Call, PC: 0x3000},
+	)
+	s.ExecFinal(8, 0, 0x4000, 0x7ff0, 0x7ff0)
+	s.Alloc(1, 0x10000, 48, 0x4004, 0x3004, 0x2004)
+	// A return, after a side exit.
+	s.Describe(9,
+		vt.Entry{Kind: vt.Exit, PC: 0x4010},
+		vt.Entry{Kind: vt.IFetch, Size: 1, PC: 0x4018},
+		vt.Entry{Kind: vt.Read, Size: 8, PC: 0x4018},
+		vt.Entry{Kind: vt.Return, PC: 0x4018},
+	)
+	s.Exec(9, 0) // left by the side exit: no return
+	s.ExecFinal(9, 1, 0x3005, 0x7ff8, 0x7ff0)
+	s.Free(2, 0x10000, 48, 0x3010)
+	s.Alloc(0, 0x20000, 0) // no name, no stack
+	s.Describe(10, vt.Entry{Kind: vt.Return, PC: 0x5000})
+	s.ExecFinal(10, 0, 0x6000, 0x8000)
+	s.Mark(int(trace.MarkRange), 3, 0x10000, 48)
+	s.Mark(int(trace.MarkRegionBegin), 4, 0, 0)
+	s.Mark(int(trace.MarkStop), 0, 0, 0)
+	s.String(6, "seventeen bytes!!")
+	s.Mark(int(trace.MarkDump), 6, 0, 0)
+	s.Mark(int(trace.MarkDump), 5, 0, 0) // a name defined long before
 	s.End(3)
 	want := []ev{
-		{trace.IFetch, 0x1000, 4, 0x1000, 100},
-		{trace.Read, 0xa0, 8, 0x1000, 100},
-		{trace.IFetch, 0x1004, 3, 0x1004, 100},
-		{trace.Write, 0xb0, 4, 0x1004, 100},
-		{trace.Modify, 0xc0, 2, 0x1004, 100},
-		{trace.IFetch, 0x1007, 1, 0x1007, 100},
+		acc(trace.IFetch, 0x1000, 4, 0x1000, 100),
+		acc(trace.Read, 0xa0, 8, 0x1000, 100),
+		acc(trace.IFetch, 0x1004, 3, 0x1004, 100),
+		acc(trace.Write, 0xb0, 4, 0x1004, 100),
+		acc(trace.Modify, 0xc0, 2, 0x1004, 100),
+		acc(trace.IFetch, 0x1007, 1, 0x1007, 100),
 
-		{trace.IFetch, 0x1000, 4, 0x1000, 100},
-		{trace.Read, 0xa8, 8, 0x1000, 100},
+		acc(trace.IFetch, 0x1000, 4, 0x1000, 100),
+		acc(trace.Read, 0xa8, 8, 0x1000, 100),
 
-		{trace.IFetch, 0x1000, 4, 0x1000, 101},
-		{trace.Read, 0xd0, 8, 0x1000, 101},
-		{trace.IFetch, 0x1004, 3, 0x1004, 101},
-		{trace.Write, 0xe0, 4, 0x1004, 101},
-		{trace.Modify, 0xf0, 2, 0x1004, 101},
+		acc(trace.IFetch, 0x1000, 4, 0x1000, 101),
+		acc(trace.Read, 0xd0, 8, 0x1000, 101),
+		acc(trace.IFetch, 0x1004, 3, 0x1004, 101),
+		acc(trace.Write, 0xe0, 4, 0x1004, 101),
+		acc(trace.Modify, 0xf0, 2, 0x1004, 101),
 
-		{trace.Read, 0x99, 16, 0x2000, 101},
+		acc(trace.Read, 0x99, 16, 0x2000, 101),
+
+		acc(trace.IFetch, 0x3000, 5, 0x3000, 101),
+		acc(trace.Write, 0x7ff0, 8, 0x3000, 101),
+		ext(trace.Call, 0x4000, 0x3000, 101, xev{SP: 0x7ff0}),
+		ext(trace.Alloc, 0x10000, 0x4004, 101, xev{Size: 48, Stack: "[4004 3004 2004]", Name: "malloc"}),
+
+		acc(trace.IFetch, 0x4018, 1, 0x4018, 101),
+		acc(trace.Read, 0x7ff0, 8, 0x4018, 101),
+		ext(trace.Return, 0x3005, 0x4018, 101, xev{SP: 0x7ff8}),
+		ext(trace.Free, 0x10000, 0x3010, 101, xev{Size: 48, Stack: "[3010]", Name: "free"}),
+		ext(trace.Alloc, 0x20000, 0, 101, xev{}),
+		ext(trace.Return, 0x6000, 0x5000, 101, xev{SP: 0x8000}),
+
+		ext(trace.Marker, 0x10000, 0, 101, xev{Mark: trace.MarkRange, Name: "12345678", Size: 48}),
+		ext(trace.Marker, 0, 0, 101, xev{Mark: trace.MarkRegionBegin}),
+		ext(trace.Marker, 0, 0, 101, xev{Mark: trace.MarkStop}),
+		ext(trace.Marker, 0, 0, 101, xev{Mark: trace.MarkDump, Name: "seventeen bytes!!"}),
+		ext(trace.Marker, 0, 0, 101, xev{Mark: trace.MarkDump, Name: "phase one"}),
 	}
 	return s.Bytes(), want
 }
 
 func TestStreamRecords(t *testing.T) {
 	data, want := sample()
-	for _, c := range []int{1, 2, 3, 4, 5, 4096} {
-		t.Run(fmt.Sprint("cap", c), func(t *testing.T) {
-			r := NewStreamReader(bytes.NewReader(data))
-			got, err := readAll(t, r, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("events (-want +got):\n%s", d)
-			}
-			if code, ok := r.Ended(); !ok || code != 3 {
-				t.Errorf("Ended() = %d, %v; want 3, true", code, ok)
-			}
-			if r.Pid() != 4242 || !r.IFetch() || r.Events() != uint64(len(want)) || r.Format() != "valgrind" {
-				t.Errorf("Pid %d IFetch %v Events %d Format %q", r.Pid(), r.IFetch(), r.Events(), r.Format())
-			}
-			if r.Err() != nil || r.Offset() != int64(len(data)) {
-				t.Errorf("Err() = %v, Offset() = %d of %d", r.Err(), r.Offset(), len(data))
-			}
-		})
+	for _, size := range []int{40, bufSize} {
+		for _, c := range []int{1, 2, 3, 4, 5, 4096} {
+			t.Run(fmt.Sprintf("buf%d/cap%d", size, c), func(t *testing.T) {
+				var in io.Reader = bytes.NewReader(data)
+				if size < bufSize {
+					in = iotest.OneByteReader(in)
+				}
+				r := newStreamReaderSize(in, size)
+				got, err := readAll(t, r, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("events (-want +got):\n%s", d)
+				}
+				if code, ok := r.Ended(); !ok || code != 3 {
+					t.Errorf("Ended() = %d, %v; want 3, true", code, ok)
+				}
+				if r.Pid() != 4242 || !r.IFetch() || !r.Calls() || r.Events() != uint64(len(want)) || r.Format() != "valgrind" {
+					t.Errorf("Pid %d IFetch %v Calls %v Events %d Format %q", r.Pid(), r.IFetch(), r.Calls(), r.Events(), r.Format())
+				}
+				if r.Err() != nil || r.Offset() != int64(len(data)) {
+					t.Errorf("Err() = %v, Offset() = %d of %d", r.Err(), r.Offset(), len(data))
+				}
+			})
+		}
+	}
+}
+
+// The header's flags are reported as they are.
+func TestStreamFlags(t *testing.T) {
+	for flags := range uint64(4) {
+		r := NewStreamReader(bytes.NewReader(new(vt.Stream).Header(flags, 1).End(0).Bytes()))
+		if _, err := readAll(t, r, 8); err != nil {
+			t.Fatal(err)
+		}
+		if r.IFetch() != (flags&vt.FlagIFetch != 0) || r.Calls() != (flags&vt.FlagCalls != 0) {
+			t.Errorf("flags %d: IFetch %v Calls %v", flags, r.IFetch(), r.Calls())
+		}
 	}
 }
 
@@ -144,13 +252,113 @@ func TestStreamZeroBatch(t *testing.T) {
 	}
 }
 
+// An EXEC record whose events fill a batch exactly before its final call
+// or return delivers the call or return first in the next batch; every
+// batch is filled while events remain.
+func TestStreamFinalAcrossBatches(t *testing.T) {
+	var s vt.Stream
+	s.Header(vt.FlagCalls, 1).Thread(7)
+	s.Describe(1,
+		vt.Entry{Kind: vt.Read, Size: 8, PC: 0x10},
+		vt.Entry{Kind: vt.IFetch, Size: 4, PC: 0x14},
+		vt.Entry{Kind: vt.Write, Size: 8, PC: 0x14},
+		vt.Entry{Kind: vt.Call, PC: 0x14},
+	)
+	s.Describe(2, vt.Entry{Kind: vt.Return, PC: 0x20})
+	s.ExecFinal(1, 0, 0x100, 0x200, 0xa, 0xb)
+	s.ExecFinal(2, 0, 0x300, 0x400)
+	s.ExecFinal(2, 0, 0x500, 0x600)
+	s.ExecFinal(1, 0, 0x700, 0x800, 0xc, 0xd)
+	data := s.End(0).Bytes()
+	call := func(to, sp uint64) ev { return ext(trace.Call, to, 0x14, 7, xev{SP: sp}) }
+	ret := func(to, sp uint64) ev { return ext(trace.Return, to, 0x20, 7, xev{SP: sp}) }
+	want := []ev{
+		acc(trace.Read, 0xa, 8, 0x10, 7), acc(trace.IFetch, 0x14, 4, 0x14, 7), acc(trace.Write, 0xb, 8, 0x14, 7), call(0x100, 0x200),
+		ret(0x300, 0x400),
+		ret(0x500, 0x600),
+		acc(trace.Read, 0xc, 8, 0x10, 7), acc(trace.IFetch, 0x14, 4, 0x14, 7), acc(trace.Write, 0xd, 8, 0x14, 7), call(0x700, 0x800),
+	}
+	for _, size := range []int{32, 40, 48, 56, bufSize} {
+		for c := 1; c <= len(want)+1; c++ {
+			r := newStreamReaderSize(iotest.HalfReader(bytes.NewReader(data)), size)
+			b := trace.NewBatch(c)
+			var got []ev
+			for {
+				err := r.Read(b)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("buffer %d, cap %d: %v", size, c, err)
+				}
+				if b.Len() != min(c, len(want)-len(got)) {
+					t.Fatalf("buffer %d, cap %d: a batch of %d events after %d", size, c, b.Len(), len(got))
+				}
+				for i := range b.Len() {
+					e := acc(b.Kind[i], b.Addr[i], b.Size[i], b.PC[i], b.Thread[i])
+					if e.K.IsExtended() {
+						x := b.ExtOf(i)
+						e.Size, e.X = 0, xev{x.Size, x.SP, stackString(x.Stack), x.Name, x.Mark}
+					}
+					got = append(got, e)
+				}
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("buffer %d, cap %d: events (-want +got):\n%s", size, c, d)
+			}
+		}
+	}
+}
+
+// The largest STRING and call stack are read, whatever the buffer size.
+func TestStreamLimits(t *testing.T) {
+	long := strings.Repeat("abcdefg", MaxString/7) + "xyz"[:MaxString%7]
+	stack := make([]uint64, MaxStackDepth)
+	for i := range stack {
+		stack[i] = uint64(0x400000 + i)
+	}
+	var s vt.Stream
+	s.Header(0, 1).Thread(1).String(1<<28-1, long).Alloc(1<<28-1, 0x1000, 16, stack...).Free(0, 0x1000, 16, stack...)
+	s.Mark(int(trace.MarkRange), 1<<28-1, 0x1000, 16)
+	data := s.End(0).Bytes()
+	want := []ev{
+		ext(trace.Alloc, 0x1000, 0x400000, 1, xev{Size: 16, Stack: stackString(stack), Name: long}),
+		ext(trace.Free, 0x1000, 0x400000, 1, xev{Size: 16, Stack: stackString(stack)}),
+		ext(trace.Marker, 0x1000, 0, 1, xev{Size: 16, Name: long, Mark: trace.MarkRange}),
+	}
+	if len(long) != MaxString {
+		t.Fatalf("a string of %d bytes", len(long))
+	}
+	for _, size := range []int{32, 100, bufSize} {
+		got, err := readAll(t, newStreamReaderSize(iotest.HalfReader(bytes.NewReader(data)), size), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("buffer %d: events (-want +got):\n%s", size, d)
+		}
+	}
+	checkStream(t, data, 64)
+}
+
 func TestStreamErrors(t *testing.T) {
 	head := func() *vt.Stream {
 		var s vt.Stream
-		s.Header(1, 0, 1).Thread(1).Describe(5, vt.Entry{Kind: vt.Read, Size: 8, PC: 1}, vt.Entry{Kind: vt.Exit})
+		s.Header(0, 1).Thread(1).Describe(5, vt.Entry{Kind: vt.Read, Size: 8, PC: 1}, vt.Entry{Kind: vt.Exit})
 		return &s
 	}
-	// head is 32 + 8 + 16 + 32 = 88 bytes.
+	// head is 32 + 8 + 16 + 32 = 88 bytes. callHead adds superblock 6,
+	// a read and a call: 136 bytes.
+	callHead := func() *vt.Stream {
+		return head().Describe(6, vt.Entry{Kind: vt.Read, Size: 8, PC: 2}, vt.Entry{Kind: vt.Call, PC: 3})
+	}
+	noEnd := func(n int) string {
+		return fmt.Sprintf("the memspy Valgrind tool's stream ended without its END record after %d bytes (the tool died or the program was killed)", n)
+	}
+	corrupt := func(off int, msg string) string {
+		return fmt.Sprintf("corrupt memspy Valgrind tool stream at byte %d: %s", off, msg)
+	}
+	cut := func(s *vt.Stream, n int) []byte { return s.Bytes()[:n] }
 	for _, tc := range []struct {
 		name   string
 		stream []byte
@@ -159,43 +367,96 @@ func TestStreamErrors(t *testing.T) {
 		is     error
 	}{
 		{"empty", nil, 0, "the memspy Valgrind tool's stream is empty: the tool did not start (see valgrind's messages)", ErrNoEnd},
-		{"short header", []byte("memspyVG\x01"), 0, "the memspy Valgrind tool's stream ended in its header after 9 bytes (the tool died)", ErrNoEnd},
-		{"magic", new(vt.Stream).Word(0x1234).Word(1).Word(0).Word(0).End(0).Bytes(), 0,
+		{"short header", []byte("memspyVG\x02"), 0, "the memspy Valgrind tool's stream ended in its header after 9 bytes (the tool died)", ErrNoEnd},
+		{"magic", new(vt.Stream).Word(0x1234).Word(2).Word(0).Word(0).End(0).Bytes(), 0,
 			`corrupt memspy Valgrind tool stream at byte 0: bad magic "4\x12\x00\x00\x00\x00\x00\x00", want "memspyVG": not a memspy Valgrind tool stream`, ErrCorrupt},
-		{"version", new(vt.Stream).Header(2, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 1: rebuild with make", ErrVersion},
-		{"record type", head().Exec(5, 1, 0x10).Word(7<<60 | 5).Bytes(), 1,
-			"corrupt memspy Valgrind tool stream at byte 104: unknown record type 7 (word 0x7000000000000005)", ErrCorrupt},
+		{"version 1", new(vt.Stream).HeaderVersion(1, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 2: rebuild with make", ErrVersion},
+		{"version 3", new(vt.Stream).HeaderVersion(3, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 2: rebuild with make", ErrVersion},
+		{"record type", head().Exec(5, 1, 0x10).Word(8<<60 | 5).Bytes(), 1,
+			corrupt(104, "unknown record type 8 (word 0x8000000000000005)"), ErrCorrupt},
 		{"unknown superblock", head().Exec(6, 0).Bytes(), 0,
-			"corrupt memspy Valgrind tool stream at byte 88: EXEC of superblock 6, which was not described", ErrCorrupt},
+			corrupt(88, "EXEC of superblock 6, which was not described"), ErrCorrupt},
 		{"exit", head().Exec(5, 2, 0x10).Bytes(), 0,
-			"corrupt memspy Valgrind tool stream at byte 88: EXEC of superblock 5 takes exit 2, but it has 1 exits (exit 1 means it ran to its end)", ErrCorrupt},
+			corrupt(88, "EXEC of superblock 5 takes exit 2, but it has 1 exits (exit 1 means it ran to its end)"), ErrCorrupt},
 		{"count", head().Word(2<<60 | 9<<16).Word(1<<20 + 1).Bytes(), 0,
-			"corrupt memspy Valgrind tool stream at byte 88: superblock 9 has 1048577 entries, at most 1048576 allowed", ErrCorrupt},
+			corrupt(88, "superblock 9 has 1048577 entries, at most 1048576 allowed"), ErrCorrupt},
 		{"huge count", head().Word(2<<60 | 9<<16).Word(1 << 63).Bytes(), 0,
-			"corrupt memspy Valgrind tool stream at byte 88: superblock 9 has 9223372036854775808 entries, at most 1048576 allowed", ErrCorrupt},
-		{"entry kind", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: 5}).Bytes(), 0,
-			"corrupt memspy Valgrind tool stream at byte 120: entry 1 of superblock 9 has unknown kind 5", ErrCorrupt},
+			corrupt(88, "superblock 9 has 9223372036854775808 entries, at most 1048576 allowed"), ErrCorrupt},
+		{"entry kind", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: 7}).Bytes(), 0,
+			corrupt(120, "entry 1 of superblock 9 has unknown kind 7"), ErrCorrupt},
+		{"entry after call", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: vt.Call}, vt.Entry{Kind: vt.Read}).Bytes(), 0,
+			corrupt(136, "entry 2 of superblock 9 follows its final call or return"), ErrCorrupt},
+		{"exit after return", head().Describe(9, vt.Entry{Kind: vt.Return}, vt.Entry{Kind: vt.Exit}).Bytes(), 0,
+			corrupt(120, "entry 1 of superblock 9 follows its final call or return"), ErrCorrupt},
+		{"return after call", head().Describe(9, vt.Entry{Kind: vt.Call}, vt.Entry{Kind: vt.Return}).Bytes(), 0,
+			corrupt(120, "entry 1 of superblock 9 follows its final call or return"), ErrCorrupt},
 		{"twice", head().Describe(5).Bytes(), 0,
-			"corrupt memspy Valgrind tool stream at byte 88: superblock 5 described twice", ErrCorrupt},
-		{"no end", head().Exec(5, 1, 0x10).Bytes(), 1,
-			"the memspy Valgrind tool's stream ended without its END record after 104 bytes (the tool died or the program was killed)", ErrNoEnd},
-		{"cut in exec", head().Exec(5, 1).Bytes(), 0,
-			"the memspy Valgrind tool's stream ended without its END record after 96 bytes (the tool died or the program was killed)", ErrNoEnd},
-		{"cut in word", head().Exec(5, 1, 0x10).Bytes()[:100], 0,
-			"the memspy Valgrind tool's stream ended without its END record after 100 bytes (the tool died or the program was killed)", ErrNoEnd},
+			corrupt(88, "superblock 5 described twice"), ErrCorrupt},
+		{"undefined alloc name", head().Exec(5, 1, 0x10).Alloc(3, 0x10, 8).Bytes(), 1,
+			corrupt(104, "record names string 3, which was not defined"), ErrCorrupt},
+		{"free names a later string", head().Free(3, 0x10, 8, 0x20).String(3, "free").Bytes(), 0,
+			corrupt(88, "record names string 3, which was not defined"), ErrCorrupt},
+		{"undefined mark name", head().String(1, "a").Mark(int(trace.MarkRange), 2, 0x10, 8).Bytes(), 0,
+			corrupt(104, "record names string 2, which was not defined"), ErrCorrupt},
+		{"string id 0", head().String(0, "x").Bytes(), 0,
+			corrupt(88, "STRING record defines id 0 twice (or id 0)"), ErrCorrupt},
+		{"string twice", head().String(4, "a").Exec(5, 1, 0x10).String(4, "b").Bytes(), 1,
+			corrupt(120, "STRING record defines id 4 twice (or id 0)"), ErrCorrupt},
+		{"string too long", head().Word(7<<60 | 1<<32 | (MaxString + 1)).Bytes(), 0,
+			corrupt(88, "STRING record of 4097 bytes, at most 4096 allowed"), ErrCorrupt},
+		{"string length", head().Word(7<<60 | 1<<32 | (1<<32 - 1)).Bytes(), 0,
+			corrupt(88, "STRING record of 4294967295 bytes, at most 4096 allowed"), ErrCorrupt},
+		{"alloc stack depth", head().Word(4<<60 | (MaxStackDepth + 1)).Word(0x10).Word(8).Bytes(), 0,
+			corrupt(88, "an allocation record has a call stack of 257 frames, at most 256 allowed"), ErrCorrupt},
+		{"free stack depth", head().Word(5<<60 | 0xffff).Bytes(), 0,
+			corrupt(88, "an allocation record has a call stack of 65535 frames, at most 256 allowed"), ErrCorrupt},
+		{"mark kind", head().Exec(5, 1, 0x10).Mark(9, 0, 0, 0).Bytes(), 1,
+			corrupt(104, "MARK record of unknown kind 9"), ErrCorrupt},
+		{"mark kind 256", head().Mark(0x100, 0, 0, 0).Bytes(), 0,
+			corrupt(88, "MARK record of unknown kind 256"), ErrCorrupt},
+		{"mark kind 65535", head().Mark(0xffff, 0, 0, 0).Bytes(), 0,
+			corrupt(88, "MARK record of unknown kind 65535"), ErrCorrupt},
+		{"no end", head().Exec(5, 1, 0x10).Bytes(), 1, noEnd(104), ErrNoEnd},
+		{"cut in exec", head().Exec(5, 1).Bytes(), 0, noEnd(96), ErrNoEnd},
+		{"cut in word", cut(head().Exec(5, 1, 0x10), 100), 0, noEnd(100), ErrNoEnd},
+		{"cut before target", cut(callHead().ExecFinal(6, 0, 0x40, 0x50, 0x10), 152), 1, noEnd(152), ErrNoEnd},
+		{"cut in target", cut(callHead().ExecFinal(6, 0, 0x40, 0x50, 0x10), 155), 1, noEnd(155), ErrNoEnd},
+		{"cut before sp", cut(callHead().ExecFinal(6, 0, 0x40, 0x50, 0x10), 160), 1, noEnd(160), ErrNoEnd},
+		{"cut in sp", cut(callHead().ExecFinal(6, 0, 0x40, 0x50, 0x10), 167), 1, noEnd(167), ErrNoEnd},
+		{"cut in alloc", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 112), 1, noEnd(112), ErrNoEnd},
+		{"cut in alloc size", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 124), 1, noEnd(124), ErrNoEnd},
+		{"cut in alloc stack", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 144), 1, noEnd(144), ErrNoEnd},
+		{"cut in free stack", cut(head().Exec(5, 1, 0x10).Free(0, 0x100, 8, 1, 2, 3), 148), 1, noEnd(148), ErrNoEnd},
+		{"cut in mark", cut(head().Exec(5, 1, 0x10).Mark(0, 0, 0, 0), 120), 1, noEnd(120), ErrNoEnd},
+		{"cut in string", cut(head().Exec(5, 1, 0x10).String(1, "0123456789"), 120), 1, noEnd(120), ErrNoEnd},
+		{"cut in string padding", cut(head().Exec(5, 1, 0x10).String(1, "0123456789"), 126), 1, noEnd(126), ErrNoEnd},
+		{"cut after string word", cut(head().Exec(5, 1, 0x10).String(1, "0123456789"), 112), 1, noEnd(112), ErrNoEnd},
+		{"no end after string", head().Exec(5, 1, 0x10).String(1, "0123456789").Bytes(), 1, noEnd(128), ErrNoEnd},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, c := range []int{1, 4096} {
-				evs, err := decode(t, tc.stream, c)
-				if err == nil || err.Error() != tc.want {
-					t.Errorf("cap %d: error\n%v\nwant\n%s", c, err, tc.want)
-				}
-				if !errors.Is(err, tc.is) {
-					t.Errorf("cap %d: %v is not %v", c, err, tc.is)
-				}
-				if len(evs) != tc.events {
-					t.Errorf("cap %d: %d events before the error, want %d", c, len(evs), tc.events)
+				for _, small := range []bool{false, true} {
+					var r *StreamReader
+					if small {
+						r = newStreamReaderSize(iotest.OneByteReader(bytes.NewReader(tc.stream)), 40)
+					} else {
+						r = NewStreamReader(bytes.NewReader(tc.stream))
+					}
+					evs, err := readAll(t, r, c)
+					if err == nil || err.Error() != tc.want {
+						t.Errorf("cap %d, small buffer %v: error\n%v\nwant\n%s", c, small, err, tc.want)
+					}
+					if !errors.Is(err, tc.is) {
+						t.Errorf("cap %d, small buffer %v: %v is not %v", c, small, err, tc.is)
+					}
+					if len(evs) != tc.events {
+						t.Errorf("cap %d, small buffer %v: %d events before the error, want %d", c, small, len(evs), tc.events)
+					}
+					if want, end := refDecode(tc.stream); end != errKind(err) || !slices.Equal(want, evs) {
+						t.Errorf("cap %d, small buffer %v: the reference decoder says %s after %d events", c, small, end, len(want))
+					}
 				}
 			}
 		})
@@ -204,12 +465,12 @@ func TestStreamErrors(t *testing.T) {
 
 // The version error names the tool's directory when Start made the reader.
 func TestStreamVersionLib(t *testing.T) {
-	r := NewStreamReader(bytes.NewReader(new(vt.Stream).Header(7, 0, 1).Bytes()))
+	r := NewStreamReader(bytes.NewReader(new(vt.Stream).HeaderVersion(7, 0, 1).Bytes()))
 	r.lib = "/opt/memspy/valgrind"
 	fatal := 0
 	r.onFatal = func() { fatal++ }
 	err := r.Read(trace.NewBatch(8))
-	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 1: the tool and memspy disagree, rebuild both with make"
+	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 2: the tool and memspy disagree, rebuild both with make"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -229,18 +490,23 @@ func TestStreamReadError(t *testing.T) {
 	}
 }
 
-// Cutting the stream anywhere delivers a prefix of its events, then an
-// error matching ErrNoEnd; never a panic.
+// Cutting the stream anywhere (inside any record) delivers every complete
+// event before the cut, as the reference decoder says, then an error
+// matching ErrNoEnd; never a panic.
 func TestStreamTruncated(t *testing.T) {
 	data, want := sample()
 	for cut := range len(data) {
+		ref, refEnd := refDecode(data[:cut])
+		if refEnd != "noend" || len(ref) > len(want) || !slices.Equal(want[:len(ref)], ref) {
+			t.Fatalf("cut at %d: the reference decoder says %s after %d events, not a prefix", cut, refEnd, len(ref))
+		}
 		for _, c := range []int{1, 3, 4096} {
-			evs, err := readAll(t, NewStreamReader(iotest.OneByteReader(bytes.NewReader(data[:cut]))), c)
+			evs, err := readAll(t, newStreamReaderSize(iotest.OneByteReader(bytes.NewReader(data[:cut])), 40), c)
 			if !errors.Is(err, ErrNoEnd) {
 				t.Fatalf("cut at %d, cap %d: %v", cut, c, err)
 			}
-			if len(evs) > len(want) || len(evs) > 0 && cmp.Diff(want[:len(evs)], evs) != "" {
-				t.Fatalf("cut at %d: events are not a prefix", cut)
+			if !slices.Equal(ref, evs) {
+				t.Fatalf("cut at %d, cap %d: events (-want +got):\n%s", cut, c, cmp.Diff(ref, evs))
 			}
 			wantMsg := fmt.Sprintf("after %d bytes", cut)
 			if cut >= 32 && !strings.Contains(err.Error(), wantMsg) {
@@ -249,38 +515,45 @@ func TestStreamTruncated(t *testing.T) {
 		}
 	}
 	// Cutting at the start of the END record delivers every event.
-	evs, _ := decode(t, data[:len(data)-8], 5)
-	if len(evs) != len(want) {
-		t.Errorf("cut before END: %d events, want %d", len(evs), len(want))
+	evs, err := decode(t, data[:len(data)-8], 5)
+	if !errors.Is(err, ErrNoEnd) || len(evs) != len(want) {
+		t.Errorf("cut before END: %d events, want %d; %v", len(evs), len(want), err)
 	}
 }
 
-// An EXEC record larger than the read buffer is delivered across refills.
+// An EXEC record larger than the read buffer is delivered across refills,
+// its final return included.
 func TestStreamHugeExec(t *testing.T) {
 	const n = 300_000 // 2.4 MB of addresses
 	var s vt.Stream
-	ents := make([]vt.Entry, 0, 2*n)
+	ents := make([]vt.Entry, 0, 2*n+1)
 	for i := range n {
 		ents = append(ents, vt.Entry{Kind: vt.IFetch, Size: 2, PC: uint64(i)}, vt.Entry{Kind: vt.Write, Size: 4, PC: uint64(i)})
 	}
+	ents = append(ents, vt.Entry{Kind: vt.Return, PC: n})
 	addrs := make([]uint64, n)
 	for i := range addrs {
 		addrs[i] = uint64(i) * 3
 	}
-	s.Header(1, 1, 1).Thread(9).Describe(1, ents...).Exec(1, 0, addrs...).Exec(1, 0, addrs...).End(0)
+	s.Header(vt.FlagIFetch|vt.FlagCalls, 1).Thread(9).Describe(1, ents...)
+	s.ExecFinal(1, 0, 0x1234, 0x5678, addrs...).ExecFinal(1, 0, 0x1234, 0x5678, addrs...).End(0)
+	const per = 2*n + 1 // events per EXEC
 	for _, c := range []int{4096, 3 * n} {
 		evs, err := decode(t, s.Bytes(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(evs) != 4*n {
-			t.Fatalf("%d events, want %d", len(evs), 4*n)
+		if len(evs) != 2*per {
+			t.Fatalf("%d events, want %d", len(evs), 2*per)
 		}
 		for i, e := range evs {
-			j := i % (2 * n) / 2
-			w := ev{trace.IFetch, uint64(j), 2, uint64(j), 9}
-			if i%2 == 1 {
-				w = ev{trace.Write, uint64(j) * 3, 4, uint64(j), 9}
+			j := i % per / 2
+			w := acc(trace.IFetch, uint64(j), 2, uint64(j), 9)
+			switch {
+			case i%per == per-1:
+				w = ext(trace.Return, 0x1234, n, 9, xev{SP: 0x5678})
+			case i%per%2 == 1:
+				w = acc(trace.Write, uint64(j)*3, 4, uint64(j), 9)
 			}
 			if e != w {
 				t.Fatalf("event %d: %+v, want %+v", i, e, w)
@@ -292,7 +565,7 @@ func TestStreamHugeExec(t *testing.T) {
 // Ids growing geometrically do not make the table grow with them.
 func TestStreamIDGrowth(t *testing.T) {
 	var s vt.Stream
-	s.Header(1, 0, 1)
+	s.Header(0, 1)
 	id := uint64(4000)
 	for range 28 { // ids stay below 1<<44
 		s.Describe(id, vt.Entry{Kind: vt.Read, Size: 1, PC: id})
@@ -310,7 +583,7 @@ func TestStreamIDGrowth(t *testing.T) {
 // Ids far apart go to the map, and are found there.
 func TestStreamSparseIDs(t *testing.T) {
 	var s vt.Stream
-	s.Header(1, 0, 1).Thread(1)
+	s.Header(0, 1).Thread(1)
 	ids := []uint64{0, 1, 1 << 43, 5000, 100_000, 1<<44 - 1, 3}
 	for _, id := range ids {
 		s.Describe(id, vt.Entry{Kind: vt.Read, Size: 1, PC: id})
@@ -333,6 +606,12 @@ func TestStreamSparseIDs(t *testing.T) {
 // refDecode is a slow, obvious decoder of a complete stream in memory,
 // the reference for the differential tests. It returns the events and
 // what ended the stream: "end", "noend", "corrupt" or "version".
+//
+// A record is checked in this order: what its first word says of its own
+// size (entry count, stack depth, string length, string id), then its
+// words must all be there (else "noend"), then the rest of its contents
+// (names, mark kinds, entry kinds). An EXEC delivers each event once the
+// words it needs are there.
 func refDecode(data []byte) ([]ev, string) {
 	word := func(i int) (uint64, bool) {
 		if i+8 > len(data) {
@@ -346,11 +625,12 @@ func refDecode(data []byte) ([]ev, string) {
 	if string(data[:8]) != "memspyVG" {
 		return nil, "corrupt"
 	}
-	if v, _ := word(8); v != 1 {
+	if v, _ := word(8); v != 2 {
 		return nil, "version"
 	}
 	type ent struct{ w, pc uint64 }
 	sbs := map[uint64][]ent{}
+	strs := map[uint64]string{}
 	var evs []ev
 	var tid uint32
 	for p := 32; ; {
@@ -360,7 +640,7 @@ func refDecode(data []byte) ([]ev, string) {
 		}
 		p += 8
 		switch w >> 60 {
-		case 1:
+		case 1: // EXEC
 			d, ok := sbs[w>>16&(1<<44-1)]
 			if !ok {
 				return evs, "corrupt"
@@ -374,25 +654,38 @@ func refDecode(data []byte) ([]ev, string) {
 			if e > exits {
 				return evs, "corrupt"
 			}
+		entries:
 			for _, x := range d {
-				k := x.w & 0xff
-				if k == 4 {
+				switch k := x.w & 0xff; k {
+				case 4: // exit
 					if e == 0 {
-						break
+						break entries
 					}
 					e--
-					continue
-				}
-				a := x.pc
-				if k != 2 {
-					if a, ok = word(p); !ok {
+				case 5, 6: // call, return: the last entry, reached when it ran to its end
+					target, ok1 := word(p)
+					sp, ok2 := word(p + 8)
+					if !ok1 || !ok2 {
 						return evs, "noend"
 					}
-					p += 8
+					p += 16
+					kind := trace.Call
+					if k == 6 {
+						kind = trace.Return
+					}
+					evs = append(evs, ext(kind, target, x.pc, tid, xev{SP: sp}))
+				default:
+					a := x.pc
+					if k != 2 {
+						if a, ok = word(p); !ok {
+							return evs, "noend"
+						}
+						p += 8
+					}
+					evs = append(evs, acc(trace.Kind(k), a, uint32(x.w>>8&0xffffff), x.pc, tid))
 				}
-				evs = append(evs, ev{trace.Kind(k), a, uint32(x.w >> 8 & 0xffffff), x.pc, tid})
 			}
-		case 2:
+		case 2: // DESCRIBE
 			id := w >> 16 & (1<<44 - 1)
 			n, ok := word(p)
 			if !ok {
@@ -412,15 +705,66 @@ func refDecode(data []byte) ([]ev, string) {
 				if !ok1 || !ok2 {
 					return evs, "noend"
 				}
-				if e&0xff > 4 {
+				if e&0xff > 6 || len(d) > 0 && d[len(d)-1].w&0xff >= 5 {
 					return evs, "corrupt"
 				}
 				d = append(d, ent{e, pc})
 				p += 16
 			}
 			sbs[id] = d
-		case 3:
+		case 3: // THREAD
 			tid = uint32(w)
+		case 4, 5, 6: // ALLOC, FREE, MARK
+			name, low := w>>16&(1<<44-1), w&0xffff
+			depth := 0
+			if w>>60 != 6 {
+				depth = int(low)
+			}
+			if depth > 256 {
+				return evs, "corrupt"
+			}
+			var ws []uint64 // address, size, stack
+			for range 2 + depth {
+				x, ok := word(p)
+				if !ok {
+					return evs, "noend"
+				}
+				ws = append(ws, x)
+				p += 8
+			}
+			nm, ok := strs[name]
+			if name != 0 && !ok {
+				return evs, "corrupt"
+			}
+			if w>>60 == 6 {
+				if low > 8 {
+					return evs, "corrupt"
+				}
+				evs = append(evs, ext(trace.Marker, ws[0], 0, tid, xev{Size: ws[1], Name: nm, Mark: trace.MarkKind(low)}))
+				continue
+			}
+			kind, pc := trace.Alloc, uint64(0)
+			if w>>60 == 5 {
+				kind = trace.Free
+			}
+			if depth > 0 {
+				pc = ws[2]
+			}
+			evs = append(evs, ext(kind, ws[0], pc, tid, xev{Size: ws[1], Stack: stackString(ws[2:]), Name: nm}))
+		case 7: // STRING
+			id, n := w>>32&(1<<28-1), int(w&0xffffffff)
+			if n > 4096 { // MaxString, the .mst limit of names
+				return evs, "corrupt"
+			}
+			if _, dup := strs[id]; id == 0 || dup {
+				return evs, "corrupt"
+			}
+			padded := (n + 7) / 8 * 8
+			if p+padded > len(data) {
+				return evs, "noend"
+			}
+			strs[id] = string(data[p : p+n])
+			p += padded
 		case 15:
 			return evs, "end"
 		default:
@@ -443,16 +787,52 @@ func errKind(err error) string {
 	return "other: " + err.Error()
 }
 
-// randomStream returns a valid stream of random superblocks and records.
+// randomStream returns a valid stream of random superblocks (some ending
+// in calls or returns) and records: executions, threads, allocations with
+// call stacks of 0 to 10 frames, marks of every kind, and strings (some
+// long, some defined long before their use).
 func randomStream(rng *rand.Rand) []byte {
 	var s vt.Stream
-	s.Header(1, 1, 77).Thread(1)
+	s.Header(uint64(rng.IntN(4)), 77).Thread(1)
+
+	var names []uint64 // the string ids defined
+	defined := map[uint64]bool{}
+	str := func() {
+		id := 1 + rng.Uint64N(1<<28-1)
+		if rng.IntN(2) == 0 {
+			id = uint64(1 + rng.IntN(100)) // small ids, as the tool makes
+		}
+		if defined[id] {
+			return
+		}
+		defined[id] = true
+		names = append(names, id)
+		n := rng.IntN(20)
+		switch rng.IntN(20) {
+		case 0:
+			n = rng.IntN(300)
+		case 1:
+			n = rng.IntN(2000)
+		}
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		s.String(id, string(b))
+	}
+	name := func() uint64 {
+		if len(names) == 0 || rng.IntN(4) == 0 {
+			return 0
+		}
+		return names[rng.IntN(len(names))]
+	}
+
 	type sb struct {
-		exits, data []int // data entries before each exit, and in all
+		exits []int // data entries before each exit, and in all
+		final bool  // it ends in a call or a return
 	}
 	var sbs []sb
-	nsb := 1 + rng.IntN(6)
-	for id := range nsb {
+	describe := func() {
 		var ents []vt.Entry
 		var d sb
 		nd := 0
@@ -467,36 +847,138 @@ func randomStream(rng *rand.Rand) []byte {
 			}
 		}
 		d.exits = append(d.exits, nd)
-		s.Describe(uint64(id+1), ents...)
+		if rng.IntN(3) == 0 {
+			ents = append(ents, vt.Entry{Kind: vt.Call + rng.IntN(2), PC: rng.Uint64()})
+			d.final = true
+		}
+		s.Describe(uint64(len(sbs)+1), ents...)
 		sbs = append(sbs, d)
 	}
+
+	for range rng.IntN(4) {
+		str()
+	}
+	for range 1 + rng.IntN(6) {
+		describe()
+	}
 	for range rng.IntN(60) {
-		if rng.IntN(10) == 0 {
+		switch r := rng.IntN(20); {
+		case r == 0:
 			s.Thread(rng.Uint32())
-			continue
+		case r == 1:
+			str()
+		case r == 2:
+			describe()
+		case r <= 4:
+			stack := make([]uint64, rng.IntN(11))
+			for i := range stack {
+				stack[i] = rng.Uint64()
+			}
+			if r == 3 {
+				s.Alloc(name(), rng.Uint64(), rng.Uint64N(1<<20), stack...)
+			} else {
+				s.Free(name(), rng.Uint64(), rng.Uint64N(1<<20), stack...)
+			}
+		case r == 5:
+			s.Mark(rng.IntN(9), name(), rng.Uint64(), rng.Uint64())
+		default:
+			id := rng.IntN(len(sbs))
+			e := rng.IntN(len(sbs[id].exits))
+			addrs := make([]uint64, sbs[id].exits[e])
+			for i := range addrs {
+				addrs[i] = rng.Uint64()
+			}
+			if sbs[id].final && e == len(sbs[id].exits)-1 {
+				s.ExecFinal(uint64(id+1), e, rng.Uint64(), rng.Uint64(), addrs...)
+			} else {
+				s.Exec(uint64(id+1), e, addrs...)
+			}
 		}
-		id := rng.IntN(len(sbs))
-		e := rng.IntN(len(sbs[id].exits))
-		addrs := make([]uint64, sbs[id].exits[e])
-		for i := range addrs {
-			addrs[i] = rng.Uint64()
-		}
-		s.Exec(uint64(id+1), e, addrs...)
 	}
 	return s.End(rng.IntN(256)).Bytes()
 }
 
-// The decoder agrees with the reference on random streams, whole and cut,
-// whatever the batch size and however the input is split into reads.
+// The decoder agrees with the reference on random streams, whole, cut and
+// with a word overwritten, whatever the batch size and however the input
+// is split into reads.
 func TestStreamRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range 300 {
-		data := randomStream(rng)
-		if i%2 == 1 {
-			data = data[:rng.IntN(len(data)+1)]
+	seen := map[string]int{} // what the streams exercise
+	defer func() {
+		for _, k := range []string{"end", "noend", "corrupt", "read", "write", "ifetch", "modify", "alloc", "free",
+			"call", "return", "marker", "stack", "deep stack", "name", "long name", "no name", "sp"} {
+			if seen[k] == 0 {
+				t.Errorf("the random streams have no %s", k)
+			}
 		}
+		for m := range trace.MarkKind(9) {
+			if seen[m.String()] == 0 {
+				t.Errorf("the random streams have no %v marker", m)
+			}
+		}
+	}()
+	for i := range 600 {
+		data := randomStream(rng)
+		evs, end := refDecode(data)
+		seen[end]++
+		for _, e := range evs {
+			seen[e.K.String()]++
+			if e.K == trace.Marker {
+				seen[e.X.Mark.String()]++
+			}
+			if e.X.Stack != "" {
+				seen["stack"]++
+				if strings.Count(e.X.Stack, " ") == 9 {
+					seen["deep stack"]++ // 10 frames
+				}
+			}
+			if e.X.SP != 0 {
+				seen["sp"]++
+			}
+			if e.K == trace.Alloc || e.K == trace.Free || e.K == trace.Marker {
+				switch n := len(e.X.Name); {
+				case n > 100:
+					seen["long name"]++
+				case n > 0:
+					seen["name"]++
+				default:
+					seen["no name"]++
+				}
+			}
+		}
+		switch i % 4 {
+		case 1:
+			data = data[:rng.IntN(len(data)+1)]
+		case 3:
+			// Overwrite a word after the header (often a record word)
+			// with a random value, a random record type, or a plausible
+			// record word: small ids (some defined, some not), entry
+			// counts, exits, depths, mark kinds and lengths.
+			at := 32 + 8*rng.IntN((len(data)-32)/8)
+			w := rng.Uint64()
+			switch rng.IntN(3) {
+			case 0:
+				w = w>>4 | uint64(rng.IntN(16))<<60
+			case 1:
+				w = uint64(rng.IntN(16))<<60 | uint64(rng.IntN(4))<<32 | uint64(rng.IntN(8))<<16 | uint64(rng.IntN(12))
+			}
+			binary.LittleEndian.PutUint64(data[at:], w)
+		}
+		_, end = refDecode(data)
+		seen[end]++
 		checkStream(t, data, bufSize)
 	}
+}
+
+// chunkReader returns reads of 1 to 13 bytes, in turn.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	c.n = c.n%13 + 1
+	return c.r.Read(p[:min(len(p), c.n)])
 }
 
 // checkStream decodes data with several batch sizes, buffer sizes (the
@@ -505,14 +987,17 @@ func checkStream(t *testing.T, data []byte, buf int) {
 	t.Helper()
 	want, wantEnd := refDecode(data)
 	var firstErr error
-	for i, c := range []int{1, 3, 4096} {
+	for i, c := range []int{1, 2, 3, 4096} {
 		var in io.Reader = bytes.NewReader(data)
 		size := 40
 		switch i {
 		case 1:
+			in = &chunkReader{r: in}
+			size = 32
+		case 2:
 			in = iotest.OneByteReader(in)
 			size = 100
-		case 2:
+		case 3:
 			in = iotest.HalfReader(in)
 			size = buf
 		}
@@ -553,7 +1038,7 @@ func FuzzStream(f *testing.F) {
 // typical shape: 12 instructions, 5 data accesses, a side exit.
 func benchStream(ifetch bool, n int) ([]byte, int) {
 	var s vt.Stream
-	s.Header(1, 1, 1).Thread(1)
+	s.Header(vt.FlagIFetch, 1).Thread(1)
 	const nsb = 64
 	events := 0
 	perSB := make([]int, nsb)

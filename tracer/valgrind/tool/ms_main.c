@@ -1,6 +1,7 @@
 /*
- * memspy: a Valgrind tool that streams a program's memory references to
- * memspy, which simulates a memory hierarchy on them as they arrive.
+ * memspy: a Valgrind tool that streams a program's memory references,
+ * allocations, calls and returns to memspy, which simulates a memory
+ * hierarchy on them as they arrive.
  *
  * The stream format is specified in docs/valgrind-stream.md. Speed comes
  * first: the instrumented code makes no helper call per access. Each
@@ -9,26 +10,50 @@
  * access into its record with plain IR stores, and writes its header word
  * (superblock id and exit taken) and the new buffer position before every
  * side exit and at its end. Everything static about the accesses (kind,
- * size, PC, instruction fetches) is described once per translation.
+ * size, PC, instruction fetches, a final call or return) is described once
+ * per translation.
+ *
+ * Tracing has three modes (ms_mode). RECORD: instrumented code records.
+ * PAUSED: instrumented code runs but does not advance the buffer position,
+ * so nothing is recorded (--trace-fn outside its function). OFF: new
+ * translations are not instrumented, and an instrumented superblock that
+ * runs leaves at once through an instruction-cache invalidation exit that
+ * makes Valgrind discard every translation: after a limit, a client STOP or
+ * before --start-fn, the program runs at Valgrind's base speed. Leaving OFF
+ * discards the uninstrumented translations again.
  */
 
 #include "pub_tool_basics.h"
 #include "pub_tool_tooliface.h"
+#include "pub_tool_aspacemgr.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_hashtable.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
-#include "pub_tool_machine.h"
+#include "pub_tool_replacemalloc.h"
+#include "pub_tool_stacktrace.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_transtab.h"
+#include "libvex_guest_amd64.h"
+#include "valgrind.h"
+#include "memspy.h"
 
-#define MS_STREAM_VERSION 1
+#define MS_STREAM_VERSION 2
 
 /* Record types (top 4 bits of a record's first word). */
 #define REC_EXEC     1ULL
 #define REC_DESCRIBE 2ULL
 #define REC_THREAD   3ULL
+#define REC_ALLOC    4ULL
+#define REC_FREE     5ULL
+#define REC_MARK     6ULL
+#define REC_STRING   7ULL
 #define REC_END      15ULL
 
 /* Entry kinds of a DESCRIBE record. */
@@ -37,13 +62,41 @@
 #define K_IFETCH 2
 #define K_MODIFY 3
 #define K_EXIT   4
+#define K_CALL   5
+#define K_RETURN 6
+
+/* Tracing modes. */
+#define MODE_RECORD 0ULL
+#define MODE_PAUSED 1ULL
+#define MODE_OFF    2ULL
 
 /* The buffer: 8 MiB of words, written to the output when nearly full. */
 #define BUF_WORDS (1 << 20)
 
+#define MAX_STACK_DEPTH 64
+#define MAX_NAME        4096
+#define MAX_FNS         16
+#define MAX_PENDING     32   /* per thread: unreturned --alloc-fn/--trace-fn entries */
+
 static Int   clo_out_fd = -1;
 static Bool  clo_ifetch = False;
 static ULong clo_max_events = 0;  /* 0: no limit */
+static ULong clo_max_ms = 0;      /* 0: no limit */
+static Int   clo_stack_depth = 8;
+static Bool  clo_no_stack = False;
+static Bool  clo_calls = True;
+static const HChar* clo_start_fn = NULL;
+static const HChar* clo_trace_fn = NULL;
+static Bool  clo_started = True;  /* --started=no: begin with tracing stopped */
+
+/* --alloc-fn=NAME[:REG]: the size is in REG at entry, the block's address in
+   RAX at return. runtime.mallocgc (Go's allocator, register ABI) is built in. */
+typedef struct {
+   const HChar* name;
+   Int          size_off;   /* guest state offset of the size register */
+} AllocFn;
+static AllocFn alloc_fns[MAX_FNS];
+static Int     n_alloc_fns;
 
 static ULong buf[BUF_WORDS];
 static ULong buf_pos;           /* words in use */
@@ -51,43 +104,13 @@ static ULong next_sb_id = 1;
 static Int   last_tid = -1;
 static Bool  silenced = False;  /* output gone, or a forked child */
 
-/* --max-events: the events written so far are counted from the buffer
-   (parse_pos: the first word not yet counted) with, per superblock id, the
-   number of events and of address words that precede each exit. Once the
-   limit is reached, new translations are left uninstrumented and the
-   output stops after the buffer that reached it (memspy cuts the stream at
-   the exact event). Translations made before keep recording into the
-   buffer, which is dropped: Valgrind does not let a tool discard
-   translations from its dispatch hooks. */
-static ULong  events_seen;
-static ULong  parse_pos;
-static Bool   tracing_off;  /* the limit is reached */
-static Bool   dropping;     /* the buffer that reached it has been written */
-static UInt*  exit_counts;      /* pairs (events, words) per exit, all superblocks */
-static ULong  n_exit_counts, cap_exit_counts;
-static ULong* sb_first;         /* id -> index of its first pair in exit_counts */
-static ULong  cap_sb_first;
-
-static void count_events(void)
-{
-   ULong i = parse_pos;
-   while (i < buf_pos) {
-      ULong w = buf[i], type = w >> 60;
-      if (type == REC_EXEC) {
-         ULong id = (w >> 16) & ((1ULL << 44) - 1), e = w & 0xffff;
-         UInt* c = &exit_counts[2 * (sb_first[id] + e)];
-         events_seen += c[0];
-         i += 1 + c[1];
-      } else if (type == REC_DESCRIBE) {
-         i += 2 + 2 * buf[i + 1];
-      } else {
-         i++;
-      }
-   }
-   parse_pos = buf_pos;
-   if (clo_max_events > 0 && events_seen >= clo_max_events)
-      tracing_off = True;
-}
+static ULong ms_mode = MODE_RECORD;  /* read by instrumented code */
+static Bool  limit_reached;   /* --max-events or --max-ms */
+static Bool  dropping;        /* the buffer that reached the limit has been written */
+static Bool  client_stopped;  /* MEMSPY_STOP_TRACING, or --started=no */
+static Bool  start_pending;   /* --start-fn not entered yet */
+static ThreadId cur_tid = 1;
+static UInt  t0_ms;
 
 /* ------------------------------------------------------------------ */
 /* Output                                                              */
@@ -108,15 +131,66 @@ static void write_out(const void* p, SizeT n)
    }
 }
 
+/* --max-events: the events written so far are counted from the buffer
+   (parse_pos: the first word not yet counted) with, per superblock id, the
+   number of events and of words that precede each exit. Once the limit is
+   reached, tracing goes OFF and the output stops after the buffer that
+   reached it (memspy cuts the stream at the exact event). */
+static ULong  events_seen;
+static ULong  parse_pos;
+static UInt*  exit_counts;      /* pairs (events, words) per exit, all superblocks */
+static ULong  n_exit_counts, cap_exit_counts;
+static ULong* sb_first;         /* id -> index of its first pair in exit_counts */
+static ULong  cap_sb_first;
+
+static void update_mode(void);
+
+static void count_events(void)
+{
+   ULong i = parse_pos;
+   while (i < buf_pos) {
+      ULong w = buf[i], type = w >> 60;
+      switch (type) {
+      case REC_EXEC: {
+         ULong id = (w >> 16) & ((1ULL << 44) - 1), e = w & 0xffff;
+         UInt* c = &exit_counts[2 * (sb_first[id] + e)];
+         events_seen += c[0];
+         i += 1 + c[1];
+         break;
+      }
+      case REC_DESCRIBE: i += 2 + 2 * buf[i + 1]; break;
+      case REC_ALLOC:
+      case REC_FREE:     i += 3 + (w & 0xffff); break;
+      case REC_MARK:     i += 3; break;
+      case REC_STRING:   i += 1 + ((w & 0xffffffffULL) + 7) / 8; break;
+      default:           i++; break;
+      }
+   }
+   parse_pos = buf_pos;
+   if (clo_max_events > 0 && events_seen >= clo_max_events && !limit_reached) {
+      limit_reached = True;
+      update_mode();
+   }
+}
+
+static void check_clock(void)
+{
+   if (clo_max_ms > 0 && !limit_reached && VG_(read_millisecond_timer)() - t0_ms >= clo_max_ms) {
+      limit_reached = True;
+      update_mode();
+   }
+}
+
 /* Called from instrumented code when the buffer may not have room for the
    next superblock's record, and from the tool's own code. */
 static void ms_flush(void)
 {
-   if (clo_max_events > 0 && !tracing_off)
+   if (clo_max_events > 0 && !limit_reached)
       count_events();
+   check_clock();
    if (!dropping)
       write_out(buf, buf_pos * sizeof(ULong));
-   dropping = tracing_off;
+   dropping = limit_reached;
    buf_pos = 0;
    parse_pos = 0;
 }
@@ -127,20 +201,459 @@ static void ensure_room(ULong words)
       ms_flush();
 }
 
+/* Strings (routine and marker names) are written once each and then
+   referred to by id. */
+typedef struct {
+   VgHashNode node;   /* key: hash of the string */
+   HChar*     s;
+   ULong      id;
+} Str;
+static VgHashTable* strings;
+static ULong next_str_id = 1;
+
+static UWord hash_str(const HChar* s, SizeT n)
+{
+   UWord h = 14695981039346656037ULL;
+   for (SizeT i = 0; i < n; i++)
+      h = (h ^ (UChar)s[i]) * 1099511628211ULL;
+   return h;
+}
+
+static ULong string_id(const HChar* s)
+{
+   if (s == NULL || s[0] == 0)
+      return 0;
+   SizeT n = VG_(strlen)(s);
+   UWord h = hash_str(s, n);
+   /* Keys collide rarely: probe successive keys for the same string. */
+   for (UWord k = h;; k++) {
+      Str* e = VG_(HT_lookup)(strings, k);
+      if (e == NULL) {
+         e = VG_(malloc)("memspy.string", sizeof(Str));
+         e->node.key = k;
+         e->s = VG_(strdup)("memspy.string", s);
+         e->id = next_str_id++;
+         VG_(HT_add_node)(strings, e);
+         ULong words = (n + 7) / 8;
+         ensure_room(1 + words);
+         buf[buf_pos++] = (REC_STRING << 60) | (e->id << 32) | n;
+         buf[buf_pos + words - 1] = 0;
+         VG_(memcpy)(&buf[buf_pos], s, n);
+         buf_pos += words;
+         return e->id;
+      }
+      if (VG_(strcmp)(e->s, s) == 0)
+         return e->id;
+   }
+}
+
+/* ------------------------------------------------------------------ */
+/* Tracing modes                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Per Valgrind thread: the stack pointers at the entries of --trace-fn
+   and --alloc-fn functions that have not returned yet. */
+typedef struct {
+   Addr  sp;        /* stack pointer at entry: it points at the return address */
+   ULong size;      /* alloc-fn: the requested size */
+   Int   fn;        /* alloc-fn index, or -1 for the trace-fn */
+   Int   depth;
+   Addr  stack[MAX_STACK_DEPTH];
+} Pending;
+typedef struct {
+   Pending p[MAX_PENDING];
+   Int     n;
+   Int     in_trace_fn;   /* trace-fn entries among p */
+} ThreadCalls;
+static ThreadCalls* calls;     /* indexed by Valgrind thread id */
+static ULong n_pending;        /* over all threads: read by instrumented code */
+
+static ULong wanted_mode(void)
+{
+   if (limit_reached || client_stopped || start_pending)
+      return MODE_OFF;
+   if (clo_trace_fn != NULL && calls[cur_tid].in_trace_fn == 0)
+      return MODE_PAUSED;
+   return MODE_RECORD;
+}
+
+/* Sets ms_mode from the state. Going OFF needs no action here: the next
+   instrumented superblock to run discards the translations. */
+static void update_mode(void)
+{
+   ms_mode = wanted_mode();
+}
+
+/* Leaving OFF from a client request: the uninstrumented translations go. */
+static void leave_off_now(void)
+{
+   ULong old = ms_mode;
+   update_mode();
+   if (old == MODE_OFF && ms_mode != MODE_OFF)
+      VG_(discard_translations_safely)((Addr)0x1000, ~(SizeT)0xfff, "memspy");
+}
+
+/* Called from an instrumented superblock that runs while OFF, just before
+   it leaves through an invalidation exit: every translation goes. */
+static void ms_discard_all(void)
+{
+   ThreadId tid = VG_(get_running_tid)();
+   ULong start = 0x1000, len = ~0xfffULL;
+   VG_(set_shadow_regs_area)(tid, 0, offsetof(VexGuestAMD64State, guest_CMSTART), 8, (UChar*)&start);
+   VG_(set_shadow_regs_area)(tid, 0, offsetof(VexGuestAMD64State, guest_CMLEN), 8, (UChar*)&len);
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocations, markers                                                */
+/* ------------------------------------------------------------------ */
+
+/* The live heap blocks with their requested sizes. */
+typedef struct {
+   VgHashNode node;   /* key: the block's address */
+   SizeT      size;
+} Block;
+static VgHashTable* blocks;
+
+static void emit_block_record(ULong type, ULong name, Addr a, ULong size, const Addr* ips, Int n)
+{
+   if (silenced || dropping)
+      return;
+   ensure_room(3 + n);
+   buf[buf_pos++] = (type << 60) | (name << 16) | (ULong)n;
+   buf[buf_pos++] = a;
+   buf[buf_pos++] = size;
+   for (Int k = 0; k < n; k++)
+      buf[buf_pos++] = ips[k];
+}
+
+/* Whether ip is in Valgrind's malloc-replacement preload. */
+static Bool in_preload(Addr ip)
+{
+   const HChar* obj;
+   return VG_(get_objname)(VG_(current_DiEpoch)(), ip, &obj) && VG_(strstr)(obj, "/vgpreload_") != NULL;
+}
+
+/* The call stack of tid without the allocation routine's own frames: the
+   first `skip` frames, then any in the preload (its replacement functions,
+   which may call each other). */
+static Int call_stack(ThreadId tid, Addr* ips, Int skip)
+{
+   Addr all[2 * MAX_STACK_DEPTH + 2];
+   Int n = VG_(get_StackTrace)(tid, all, clo_stack_depth + skip + 2, NULL, NULL, 0);
+   Int i = skip;
+   while (i < n && in_preload(all[i]))
+      i++;
+   Int k = 0;
+   /* The unwinder may go on past main into junk: stop at the first
+      address that is not client code. */
+   for (; i < n && k < clo_stack_depth && VG_(am_is_valid_for_client)(all[i], 1, VKI_PROT_EXEC); i++)
+      ips[k++] = all[i];
+   return k;
+}
+
+static void record_alloc(ThreadId tid, const HChar* routine, void* p, SizeT n)
+{
+   Block* b = VG_(malloc)("memspy.block", sizeof(Block));
+   b->node.key = (UWord)p;
+   b->size = n;
+   VG_(HT_add_node)(blocks, b);
+   Addr ips[MAX_STACK_DEPTH + 2];
+   Int depth = call_stack(tid, ips, 1);
+   emit_block_record(REC_ALLOC, string_id(routine), (Addr)p, n, ips, depth);
+}
+
+/* Forgets block p and reports its free; returns its size. */
+static SizeT record_free(ThreadId tid, const HChar* routine, void* p)
+{
+   Block* b = VG_(HT_remove)(blocks, (UWord)p);
+   SizeT n = 0;
+   if (b != NULL) {
+      n = b->size;
+      VG_(free)(b);
+   }
+   Addr ips[MAX_STACK_DEPTH + 2];
+   Int depth = call_stack(tid, ips, 1);
+   emit_block_record(REC_FREE, string_id(routine), (Addr)p, n, ips, depth);
+   return n;
+}
+
+static void* alloc_block(ThreadId tid, const HChar* routine, SizeT align, SizeT n, Bool zero)
+{
+   void* p = VG_(cli_malloc)(align, n);
+   if (p == NULL)
+      return NULL;
+   if (zero)
+      VG_(memset)(p, 0, n);
+   record_alloc(tid, routine, p, n);
+   return p;
+}
+
+static void* ms_malloc(ThreadId tid, SizeT n)
+{ return alloc_block(tid, "malloc", VG_(clo_alignment), n, False); }
+static void* ms_new(ThreadId tid, SizeT n)
+{ return alloc_block(tid, "new", VG_(clo_alignment), n, False); }
+static void* ms_new_aligned(ThreadId tid, SizeT n, SizeT align)
+{ return alloc_block(tid, "new", align, n, False); }
+static void* ms_vec_new(ThreadId tid, SizeT n)
+{ return alloc_block(tid, "new[]", VG_(clo_alignment), n, False); }
+static void* ms_vec_new_aligned(ThreadId tid, SizeT n, SizeT align)
+{ return alloc_block(tid, "new[]", align, n, False); }
+static void* ms_memalign(ThreadId tid, SizeT align, SizeT n)
+{ return alloc_block(tid, "memalign", align, n, False); }
+
+static void* ms_calloc(ThreadId tid, SizeT m, SizeT size)
+{
+   if (size != 0 && m > (SizeT)-1 / size)
+      return NULL;   /* overflow: calloc fails */
+   return alloc_block(tid, "calloc", VG_(clo_alignment), m * size, True);
+}
+
+static void free_block(ThreadId tid, const HChar* routine, void* p)
+{
+   if (p == NULL)
+      return;
+   record_free(tid, routine, p);
+   VG_(cli_free)(p);
+}
+
+static void ms_free(ThreadId tid, void* p)       { free_block(tid, "free", p); }
+static void ms_delete(ThreadId tid, void* p)     { free_block(tid, "delete", p); }
+static void ms_vec_delete(ThreadId tid, void* p) { free_block(tid, "delete[]", p); }
+static void ms_delete_aligned(ThreadId tid, void* p, SizeT align)     { free_block(tid, "delete", p); }
+static void ms_vec_delete_aligned(ThreadId tid, void* p, SizeT align) { free_block(tid, "delete[]", p); }
+
+/* realloc reports the free of the old block and the allocation of the new
+   one, both by "realloc". */
+static void* ms_realloc(ThreadId tid, void* p, SizeT n)
+{
+   if (p == NULL)
+      return alloc_block(tid, "realloc", VG_(clo_alignment), n, False);
+   if (n == 0) {
+      free_block(tid, "realloc", p);
+      return NULL;
+   }
+   void* q = VG_(cli_malloc)(VG_(clo_alignment), n);
+   if (q == NULL)
+      return NULL;
+   Block* b = VG_(HT_lookup)(blocks, (UWord)p);
+   SizeT old = b != NULL ? b->size : VG_(cli_malloc_usable_size)(p);
+   VG_(memcpy)(q, p, old < n ? old : n);
+   record_free(tid, "realloc", p);
+   VG_(cli_free)(p);
+   record_alloc(tid, "realloc", q, n);
+   return q;
+}
+
+static SizeT ms_usable_size(ThreadId tid, void* p)
+{
+   Block* b = VG_(HT_lookup)(blocks, (UWord)p);
+   return b != NULL ? b->size : 0;
+}
+
+static void emit_mark(ULong mark, const HChar* name, Addr a, ULong size)
+{
+   if (silenced || dropping)
+      return;
+   ULong id = string_id(name);
+   ensure_room(3);
+   buf[buf_pos++] = (REC_MARK << 60) | (id << 16) | mark;
+   buf[buf_pos++] = a;
+   buf[buf_pos++] = size;
+}
+
+/* Copies a client's C string, at most MAX_NAME-1 bytes; NULL if it is not
+   readable. */
+static const HChar* client_string(Addr s, HChar* out)
+{
+   if (s == 0)
+      return NULL;
+   Int n = 0;
+   for (; n < MAX_NAME - 1; n++) {
+      if ((n == 0 || ((s + n) & 0xfff) == 0) && !VG_(am_is_valid_for_client)(s + n, 1, VKI_PROT_READ))
+         return NULL;
+      out[n] = ((const HChar*)s)[n];
+      if (out[n] == 0)
+         return out;
+   }
+   out[n] = 0;
+   return out;
+}
+
+static Bool ms_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
+{
+   if (!VG_IS_TOOL_USERREQ('M', 'S', args[0]))
+      return False;
+   static HChar name[MAX_NAME];
+   UWord mark = args[0] - MEMSPY_USERREQ_BASE;
+   const HChar* nm = NULL;
+   Addr a = 0;
+   ULong size = 0;
+   switch (mark) {
+   case MEMSPY_MARK_START:
+      if (client_stopped) {
+         client_stopped = False;
+         leave_off_now();
+      }
+      break;
+   case MEMSPY_MARK_STOP:
+      client_stopped = True;
+      update_mode();
+      break;
+   case MEMSPY_MARK_RANGE:
+      a = args[1];
+      size = args[2];
+      nm = client_string(args[3], name);
+      break;
+   case MEMSPY_MARK_REGION_BEGIN:
+   case MEMSPY_MARK_REGION_END:
+   case MEMSPY_MARK_DUMP:
+      nm = client_string(args[1], name);
+      break;
+   case MEMSPY_MARK_SAMPLE_BEGIN:
+   case MEMSPY_MARK_SAMPLE_END:
+   case MEMSPY_MARK_RESET:
+      break;
+   default:
+      VG_(umsg)("memspy: unknown client request %lu ignored\n", (unsigned long)mark);
+      *ret = 0;
+      return True;
+   }
+   if (last_tid != VG_(gettid)()) {
+      last_tid = VG_(gettid)();
+      ensure_room(1);
+      buf[buf_pos++] = (REC_THREAD << 60) | (ULong)(UInt)last_tid;
+   }
+   emit_mark(mark, nm, a, size);
+   *ret = 1;   /* running under memspy */
+   return True;
+}
+
+/* ------------------------------------------------------------------ */
+/* Functions watched by name: --start-fn, --trace-fn, --alloc-fn       */
+/* ------------------------------------------------------------------ */
+
+static void push_pending(Addr sp, Int fn, ULong size)
+{
+   ThreadCalls* tc = &calls[cur_tid];
+   if (tc->n == MAX_PENDING) {
+      /* Entries that never returned (longjmp, a stack switch): drop the oldest. */
+      if (tc->p[0].fn < 0)
+         tc->in_trace_fn--;
+      VG_(memmove)(&tc->p[0], &tc->p[1], (MAX_PENDING - 1) * sizeof(Pending));
+      tc->n--;
+      n_pending--;
+   }
+   Pending* e = &tc->p[tc->n++];
+   n_pending++;
+   e->sp = sp;
+   e->fn = fn;
+   e->size = size;
+   e->depth = 0;
+   if (fn >= 0)
+      e->depth = call_stack(cur_tid, e->stack, 1);
+   else
+      tc->in_trace_fn++;
+}
+
+/* At the entry of the --trace-fn function. */
+static void ms_trace_fn_enter(ULong sp)
+{
+   push_pending(sp, -1, 0);
+   update_mode();
+}
+
+/* At the entry of --alloc-fn number fn: remember the size until it returns. */
+static void ms_alloc_fn_enter(ULong fn, ULong size, ULong sp)
+{
+   push_pending(sp, (Int)fn, size);
+}
+
+/* After a return (sp: the stack pointer after it, rax: the result):
+   completes the pending entries that it left. */
+static void ms_return(ULong sp, ULong rax)
+{
+   ThreadCalls* tc = &calls[cur_tid];
+   Bool changed = False;
+   while (tc->n > 0 && tc->p[tc->n - 1].sp < sp) {
+      Pending* e = &tc->p[--tc->n];
+      n_pending--;
+      if (e->fn < 0) {
+         tc->in_trace_fn--;
+         changed = True;
+      } else if (e->sp + 8 == sp && rax != 0) {
+         Block* b = VG_(malloc)("memspy.block", sizeof(Block));
+         b->node.key = rax;
+         b->size = e->size;
+         /* An allocator may hand out a block it handed out before. */
+         VG_(free)(VG_(HT_remove)(blocks, rax));
+         VG_(HT_add_node)(blocks, b);
+         emit_block_record(REC_ALLOC, string_id(alloc_fns[e->fn].name), rax, e->size, e->stack, e->depth);
+      }
+   }
+   if (changed)
+      update_mode();
+}
+
+/* At the entry of --start-fn while OFF: returns 1 when tracing starts (the
+   superblock then leaves to discard the uninstrumented translations). */
+static ULong ms_start_fn_enter(void)
+{
+   if (!start_pending)
+      return 0;
+   start_pending = False;
+   update_mode();
+   if (ms_mode == MODE_OFF)
+      return 0;
+   ms_discard_all();
+   return 1;
+}
+
+/* Whether the guest address a is the entry of the function called name. */
+static Bool is_entry_of(Addr a, const HChar* name)
+{
+   const HChar* fn;
+   return name != NULL && VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &fn) &&
+          VG_(strcmp)(fn, name) == 0;
+}
+
+static Int alloc_fn_at(Addr a)
+{
+   const HChar* fn;
+   if (n_alloc_fns == 0 || !VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &fn))
+      return -1;
+   for (Int k = 0; k < n_alloc_fns; k++)
+      if (VG_(strcmp)(fn, alloc_fns[k].name) == 0)
+         return k;
+   return -1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Threads and processes                                               */
 /* ------------------------------------------------------------------ */
 
 static void ms_start_client_code(ThreadId tid, ULong blocks_dispatched)
 {
-   if (clo_max_events > 0 && !tracing_off)
+   if (clo_max_events > 0 && !limit_reached)
       count_events();   /* notice the limit before the buffer fills */
+   check_clock();
+   if (tid != cur_tid) {
+      cur_tid = tid;
+      if (ms_mode != MODE_OFF)
+         update_mode();   /* --trace-fn: this thread may be inside or not */
+   }
    Int os_tid = VG_(gettid)();
    if (os_tid == last_tid)
       return;
    last_tid = os_tid;
    ensure_room(1);
    buf[buf_pos++] = (REC_THREAD << 60) | (ULong)(UInt)os_tid;
+}
+
+static void ms_thread_exit(ThreadId tid)
+{
+   n_pending -= calls[tid].n;
+   calls[tid].n = 0;
+   calls[tid].in_trace_fn = 0;
 }
 
 /* A forked child shares the parent's output: it must not write to it. */
@@ -175,8 +688,9 @@ static void add_entry(UInt kind, UInt size, Addr pc)
    n_ents++;
 }
 
-/* Records, for --max-events, how many events and address words precede
-   each exit of superblock id (the last pair: its end). */
+/* Records, for --max-events, how many events and words follow the header
+   of an execution of superblock id that leaves through each exit (the last
+   pair: its end). */
 static void remember_exits(ULong id)
 {
    if (id >= cap_sb_first) {
@@ -188,7 +702,8 @@ static void remember_exits(ULong id)
    sb_first[id] = n_exit_counts;
    UInt events = 0, words = 0;
    for (Int k = 0; k <= n_ents; k++) {
-      if (k == n_ents || (ents[k].word & 0xff) == K_EXIT) {
+      UInt kind = k < n_ents ? (UInt)(ents[k].word & 0xff) : K_EXIT;
+      if (kind == K_EXIT) {
          if (n_exit_counts == cap_exit_counts) {
             cap_exit_counts = cap_exit_counts ? 2 * cap_exit_counts : 4096;
             exit_counts = VG_(realloc)("memspy.exits", exit_counts, 2 * cap_exit_counts * sizeof(UInt));
@@ -196,11 +711,13 @@ static void remember_exits(ULong id)
          exit_counts[2 * n_exit_counts] = events;
          exit_counts[2 * n_exit_counts + 1] = words;
          n_exit_counts++;
-         continue;
+      } else if (kind == K_CALL || kind == K_RETURN) {
+         words += 2;
+      } else {
+         events++;
+         if (kind != K_IFETCH)
+            words++;
       }
-      events++;
-      if ((ents[k].word & 0xff) != K_IFETCH)
-         words++;
    }
 }
 
@@ -214,24 +731,65 @@ static IRExpr* u64(ULong v)
    return IRExpr_Const(IRConst_U64(v));
 }
 
+static IRExpr* rd(IRTemp t)
+{
+   return IRExpr_RdTmp(t);
+}
+
+/* Emits t = e and returns t. */
+static IRTemp assign(IRSB* sb, IRType ty, IRExpr* e)
+{
+   IRTemp t = new_temp(sb, ty);
+   addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
+   return t;
+}
+
 /* Emits a store of the 64-bit value val at word index `slot` of the current
    record (base: a temp holding the record's address). */
 static void store_slot(IRSB* sb, IRTemp base, ULong slot, IRExpr* val)
 {
-   IRTemp a = new_temp(sb, Ity_I64);
-   addStmtToIRSB(sb, IRStmt_WrTmp(a, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(base), u64(8 * slot))));
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(a), val));
+   IRTemp a = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(base), u64(8 * slot)));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rd(a), val));
 }
 
-/* Emits the header of an execution that leaves through exit e after
-   n_data data accesses, and advances the buffer position past it. */
-static void close_record(IRSB* sb, IRTemp base, IRTemp pos, ULong id, UInt e, ULong n_data)
+/* Emits the header of an execution that leaves through exit e with n words
+   after the header, and advances the buffer position past it when
+   recording (rec). */
+static void close_record(IRSB* sb, IRTemp base, IRTemp pos, IRTemp rec, ULong id, UInt e, ULong n)
 {
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(base),
-                                  u64((REC_EXEC << 60) | (id << 16) | e)));
-   IRTemp np = new_temp(sb, Ity_I64);
-   addStmtToIRSB(sb, IRStmt_WrTmp(np, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(pos), u64(1 + n_data))));
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, u64((ULong)(Addr)&buf_pos), IRExpr_RdTmp(np)));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rd(base), u64((REC_EXEC << 60) | (id << 16) | e)));
+   IRTemp adv = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(pos), u64(1 + n)));
+   IRTemp np = assign(sb, Ity_I64, IRExpr_ITE(rd(rec), rd(adv), rd(pos)));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, u64((ULong)(Addr)&buf_pos), rd(np)));
+}
+
+/* Declares that helper d reads (or writes) the guest register at offset off,
+   so that the optimiser keeps the guest state exact around the call. */
+static void fx_state(IRDirty* d, IREffect fx, Int off)
+{
+   Int k = d->nFxState++;
+   d->fxState[k].fx = fx;
+   d->fxState[k].offset = off;
+   d->fxState[k].size = 8;
+   d->fxState[k].nRepeats = 0;
+   d->fxState[k].repeatLen = 0;
+}
+
+/* Emits a call of a helper without result, guarded by guard (NULL: always). */
+static IRDirty* call_helper(IRSB* sb, const HChar* name, void* fn, IRExpr** args, IRExpr* guard)
+{
+   IRDirty* d = unsafeIRDirty_0_N(0, name, VG_(fnptr_to_fnentry)(fn), args);
+   if (guard != NULL)
+      d->guard = guard;
+   addStmtToIRSB(sb, IRStmt_Dirty(d));
+   return d;
+}
+
+/* Declares the guest registers that ms_discard_all writes. */
+static void fx_discard(IRDirty* d)
+{
+   fx_state(d, Ifx_Write, offsetof(VexGuestAMD64State, guest_CMSTART));
+   fx_state(d, Ifx_Write, offsetof(VexGuestAMD64State, guest_CMLEN));
 }
 
 /* The size in bytes of a guarded load's memory access. */
@@ -272,6 +830,51 @@ static ULong count_data(IRSB* sb)
    return n;
 }
 
+/* --no-stack: whether temp t holds an address computed from the stack
+   pointer (GET(RSP) plus or minus constants) in this superblock. */
+static Bool* stackish;
+static Int   cap_stackish;
+
+static void note_stackish(IRSB* sbIn, IRStmt* st)
+{
+   if (st->tag != Ist_WrTmp || typeOfIRTemp(sbIn->tyenv, st->Ist.WrTmp.tmp) != Ity_I64)
+      return;
+   IRExpr* e = st->Ist.WrTmp.data;
+   Bool s = False;
+   if (e->tag == Iex_Get)
+      s = e->Iex.Get.offset == offsetof(VexGuestAMD64State, guest_RSP);
+   else if (e->tag == Iex_Binop && (e->Iex.Binop.op == Iop_Add64 || e->Iex.Binop.op == Iop_Sub64)) {
+      IRExpr* a = e->Iex.Binop.arg1;
+      IRExpr* b = e->Iex.Binop.arg2;
+      s = (a->tag == Iex_RdTmp && stackish[a->Iex.RdTmp.tmp] && b->tag == Iex_Const) ||
+          (b->tag == Iex_RdTmp && stackish[b->Iex.RdTmp.tmp] && a->tag == Iex_Const);
+   }
+   stackish[st->Ist.WrTmp.tmp] = s;
+}
+
+static Bool is_stack_addr(IRExpr* addr)
+{
+   return addr->tag == Iex_RdTmp && stackish[addr->Iex.RdTmp.tmp];
+}
+
+/* The translation of the --start-fn function's entry while tracing is OFF:
+   a call that may start tracing, then an exit that discards every
+   translation and re-enters the function, now instrumented. */
+static IRSB* start_fn_trigger(IRSB* sbIn, const VexGuestLayout* layout, Addr entry)
+{
+   IRSB* sb = deepCopyIRSBExceptStmts(sbIn);
+   IRTemp go = new_temp(sb, Ity_I64);
+   IRDirty* d = unsafeIRDirty_1_N(go, 0, "ms_start_fn_enter",
+                                  VG_(fnptr_to_fnentry)(&ms_start_fn_enter), mkIRExprVec_0());
+   fx_discard(d);
+   addStmtToIRSB(sb, IRStmt_Dirty(d));
+   IRTemp started = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, rd(go), u64(0)));
+   addStmtToIRSB(sb, IRStmt_Exit(rd(started), Ijk_InvalICache, IRConst_U64(entry), layout->offset_IP));
+   for (Int i = 0; i < sbIn->stmts_used; i++)
+      addStmtToIRSB(sb, sbIn->stmts[i]);
+   return sb;
+}
+
 static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                            const VexGuestLayout* layout,
                            const VexGuestExtents* vge,
@@ -280,8 +883,12 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
 {
    if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
       VG_(tool_panic)("memspy: only 64-bit guests are supported");
-   if (tracing_off)
+   Addr entry = vge->base[0];
+   if (ms_mode == MODE_OFF) {
+      if (start_pending && !limit_reached && !client_stopped && is_entry_of(entry, clo_start_fn))
+         return start_fn_trigger(sbIn, layout, entry);
       return sbIn;
+   }
 
    IRSB* sb = deepCopyIRSBExceptStmts(sbIn);
    Int i = 0;
@@ -289,27 +896,53 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    for (; i < sbIn->stmts_used && sbIn->stmts[i]->tag != Ist_IMark; i++)
       addStmtToIRSB(sb, sbIn->stmts[i]);
 
+   IRExpr* rsp = IRExpr_Get(offsetof(VexGuestAMD64State, guest_RSP), Ity_I64);
+   /* Functions watched by name are noticed at their entry. */
+   if (is_entry_of(entry, clo_trace_fn)) {
+      IRTemp sp = assign(sb, Ity_I64, rsp);
+      call_helper(sb, "ms_trace_fn_enter", &ms_trace_fn_enter, mkIRExprVec_1(rd(sp)), NULL);
+   }
+   Int afn = alloc_fn_at(entry);
+   if (afn >= 0) {
+      /* The unwinder reads the guest IP: make it exact. */
+      addStmtToIRSB(sb, IRStmt_Put(layout->offset_IP, u64(entry)));
+      IRTemp sp = assign(sb, Ity_I64, rsp);
+      IRTemp size = assign(sb, Ity_I64, IRExpr_Get(alloc_fns[afn].size_off, Ity_I64));
+      IRDirty* d = call_helper(sb, "ms_alloc_fn_enter", &ms_alloc_fn_enter,
+                               mkIRExprVec_3(u64(afn), rd(size), rd(sp)), NULL);
+      fx_state(d, Ifx_Read, layout->offset_IP);
+      fx_state(d, Ifx_Read, layout->offset_SP);
+      fx_state(d, Ifx_Read, layout->offset_FP);
+   }
+
+   /* While OFF, leave at once, discarding every translation. */
+   IRTemp mode = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&ms_mode)));
+   IRTemp off = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, rd(mode), u64(MODE_OFF)));
+   fx_discard(call_helper(sb, "ms_discard_all", &ms_discard_all, mkIRExprVec_0(), rd(off)));
+   addStmtToIRSB(sb, IRStmt_Exit(rd(off), Ijk_InvalICache, IRConst_U64(entry), layout->offset_IP));
+   IRTemp rec = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, rd(mode), u64(MODE_RECORD)));
+
    ULong id = next_sb_id++;
-   ULong max_words = 1 + count_data(sbIn);
+   ULong max_words = 3 + count_data(sbIn);
    n_ents = 0;
 
    /* Reserve room: flush first if the buffer is nearly full. */
-   IRTemp p0 = new_temp(sb, Ity_I64);
-   addStmtToIRSB(sb, IRStmt_WrTmp(p0, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos))));
-   IRTemp full = new_temp(sb, Ity_I1);
-   addStmtToIRSB(sb, IRStmt_WrTmp(full, IRExpr_Binop(Iop_CmpLT64U, u64(BUF_WORDS - max_words), IRExpr_RdTmp(p0))));
+   IRTemp p0 = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
+   IRTemp full = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64(BUF_WORDS - max_words), rd(p0)));
    IRDirty* d = unsafeIRDirty_0_N(0, "ms_flush", VG_(fnptr_to_fnentry)(&ms_flush), mkIRExprVec_0());
-   d->guard = IRExpr_RdTmp(full);
+   d->guard = rd(full);
    d->mFx = Ifx_Modify;
    d->mAddr = u64((ULong)(Addr)&buf_pos);
    d->mSize = 8;
    addStmtToIRSB(sb, IRStmt_Dirty(d));
-   IRTemp pos = new_temp(sb, Ity_I64);
-   addStmtToIRSB(sb, IRStmt_WrTmp(pos, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos))));
-   IRTemp off = new_temp(sb, Ity_I64);   /* IR must stay flat: one operation per temp */
-   addStmtToIRSB(sb, IRStmt_WrTmp(off, IRExpr_Binop(Iop_Shl64, IRExpr_RdTmp(pos), IRExpr_Const(IRConst_U8(3)))));
-   IRTemp base = new_temp(sb, Ity_I64);
-   addStmtToIRSB(sb, IRStmt_WrTmp(base, IRExpr_Binop(Iop_Add64, u64((ULong)(Addr)buf), IRExpr_RdTmp(off))));
+   IRTemp pos = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
+   IRTemp off3 = assign(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, rd(pos), IRExpr_Const(IRConst_U8(3))));
+   IRTemp base = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, u64((ULong)(Addr)buf), rd(off3)));
+
+   if (clo_no_stack && sbIn->tyenv->types_used > cap_stackish) {
+      cap_stackish = 2 * sbIn->tyenv->types_used;
+      stackish = VG_(realloc)("memspy.stackish", stackish, cap_stackish * sizeof(Bool));
+   }
 
    ULong n_data = 0;
    UInt  n_exit = 0;
@@ -321,6 +954,8 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       IRStmt* st = sbIn->stmts[i];
       IRExpr* addr = NULL;
       UInt size = 0, kind = K_READ;
+      if (clo_no_stack)
+         note_stackish(sbIn, st);
       switch (st->tag) {
       case Ist_IMark:
          pc = st->Ist.IMark.addr;
@@ -379,7 +1014,7 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          break;
       }
       case Ist_Exit:
-         close_record(sb, base, pos, id, n_exit, n_data);
+         close_record(sb, base, pos, rec, id, n_exit, n_data);
          add_entry(K_EXIT, 0, pc);
          n_exit++;
          last_read = -1;
@@ -387,6 +1022,8 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       default:
          break;
       }
+      if (addr != NULL && clo_no_stack && is_stack_addr(addr))
+         addr = NULL;
       if (addr != NULL) {
          if (kind == K_WRITE && last_read >= 0 && (ents[last_read].word >> 8) == size &&
              eqIRAtom(last_read_addr, addr)) {
@@ -403,7 +1040,30 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       }
       addStmtToIRSB(sb, st);
    }
-   close_record(sb, base, pos, id, n_exit, n_data);
+
+   /* A superblock that ends in a call or a return records where control
+      goes and the stack pointer. */
+   ULong n_words = n_data;
+   Bool is_call = sbIn->jumpkind == Ijk_Call, is_ret = sbIn->jumpkind == Ijk_Ret;
+   IRTemp sp_end = IRTemp_INVALID;
+   if (is_call || is_ret) {
+      sp_end = assign(sb, Ity_I64, rsp);
+      if (clo_calls) {
+         add_entry(is_call ? K_CALL : K_RETURN, 0, pc);
+         store_slot(sb, base, n_words + 1, sbIn->next);
+         store_slot(sb, base, n_words + 2, rd(sp_end));
+         n_words += 2;
+      }
+   }
+   close_record(sb, base, pos, rec, id, n_exit, n_words);
+   if (is_ret) {
+      /* Watched functions that have not returned yet: see whether this
+         return leaves them. */
+      IRTemp np = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&n_pending)));
+      IRTemp any = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, rd(np), u64(0)));
+      IRTemp rax = assign(sb, Ity_I64, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RAX), Ity_I64));
+      call_helper(sb, "ms_return", &ms_return, mkIRExprVec_2(rd(sp_end), rd(rax)), rd(any));
+   }
 
    if (clo_max_events > 0)
       remember_exits(id);
@@ -423,11 +1083,60 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
 /* Options, start and end                                              */
 /* ------------------------------------------------------------------ */
 
+/* The guest state offset of an integer argument register, by name. */
+static Int register_offset(const HChar* r)
+{
+   static const struct { const HChar* name; Int off; } regs[] = {
+      { "rdi", offsetof(VexGuestAMD64State, guest_RDI) },
+      { "rsi", offsetof(VexGuestAMD64State, guest_RSI) },
+      { "rdx", offsetof(VexGuestAMD64State, guest_RDX) },
+      { "rcx", offsetof(VexGuestAMD64State, guest_RCX) },
+      { "r8",  offsetof(VexGuestAMD64State, guest_R8) },
+      { "r9",  offsetof(VexGuestAMD64State, guest_R9) },
+      { "rax", offsetof(VexGuestAMD64State, guest_RAX) },
+      { "rbx", offsetof(VexGuestAMD64State, guest_RBX) },
+   };
+   for (Int k = 0; k < sizeof regs / sizeof regs[0]; k++)
+      if (VG_(strcmp)(r, regs[k].name) == 0)
+         return regs[k].off;
+   return -1;
+}
+
+static void add_alloc_fn(const HChar* spec)
+{
+   if (n_alloc_fns == MAX_FNS) {
+      VG_(fmsg_bad_option)("--alloc-fn", "at most %d allocation functions\n", MAX_FNS);
+   }
+   if (VG_(strlen)(spec) >= MAX_NAME)
+      VG_(fmsg_bad_option)("--alloc-fn", "a name of at most %d bytes\n", MAX_NAME - 1);
+   HChar* name = VG_(strdup)("memspy.allocfn", spec);
+   HChar* colon = VG_(strrchr)(name, ':');
+   Int off = offsetof(VexGuestAMD64State, guest_RDI);
+   if (colon != NULL && colon != name && colon[-1] != ':') {
+      off = register_offset(colon + 1);
+      if (off < 0)
+         VG_(fmsg_bad_option)(spec, "the size register must be one of rdi rsi rdx rcx r8 r9 rax rbx\n");
+      *colon = 0;
+   }
+   alloc_fns[n_alloc_fns].name = name;
+   alloc_fns[n_alloc_fns].size_off = off;
+   n_alloc_fns++;
+}
+
 static Bool ms_process_cmd_line_option(const HChar* arg)
 {
+   const HChar* s;
    if VG_INT_CLO(arg, "--out-fd", clo_out_fd) {}
    else if VG_BOOL_CLO(arg, "--ifetch", clo_ifetch) {}
    else if VG_BINT_CLO(arg, "--max-events", clo_max_events, 0, (1LL << 62)) {}
+   else if VG_BINT_CLO(arg, "--max-ms", clo_max_ms, 0, (1LL << 40)) {}
+   else if VG_BINT_CLO(arg, "--stack-depth", clo_stack_depth, 1, MAX_STACK_DEPTH) {}
+   else if VG_BOOL_CLO(arg, "--no-stack", clo_no_stack) {}
+   else if VG_BOOL_CLO(arg, "--calls", clo_calls) {}
+   else if VG_BOOL_CLO(arg, "--started", clo_started) {}
+   else if VG_STR_CLO(arg, "--start-fn", clo_start_fn) {}
+   else if VG_STR_CLO(arg, "--trace-fn", clo_trace_fn) {}
+   else if VG_STR_CLO(arg, "--alloc-fn", s) { add_alloc_fn(s); }
    else
       return False;
    return True;
@@ -436,9 +1145,18 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
 static void ms_print_usage(void)
 {
    VG_(printf)(
-"    --out-fd=N        write the event stream to file descriptor N [required]\n"
-"    --ifetch=no|yes   describe instruction fetches [no]\n"
-"    --max-events=N    stop instrumenting soon after N events (0: never) [0]\n"
+"    --out-fd=N          write the event stream to file descriptor N [required]\n"
+"    --ifetch=no|yes     describe instruction fetches [no]\n"
+"    --max-events=N      stop tracing soon after N events (0: never) [0]\n"
+"    --max-ms=N          stop tracing N milliseconds after the start (0: never) [0]\n"
+"    --stack-depth=N     call stack depth of allocations, 1..64 [8]\n"
+"    --no-stack=no|yes   drop references through the stack pointer [no]\n"
+"    --calls=no|yes      report calls and returns [yes]\n"
+"    --started=no|yes    trace from the start (no: wait for MEMSPY_START_TRACING) [yes]\n"
+"    --start-fn=NAME     start tracing at the first entry of function NAME\n"
+"    --trace-fn=NAME     trace only while function NAME is on the stack\n"
+"    --alloc-fn=NAME[:REG]  NAME is an allocator: size in REG (default rdi) at\n"
+"                        entry, the block's address in rax at return (repeatable)\n"
    );
 }
 
@@ -453,13 +1171,24 @@ static void ms_post_clo_init(void)
       VG_(fmsg)("memspy: --out-fd=N is required; run programs with `memspy run -- PROG`\n");
       VG_(exit)(1);
    }
+   /* Calls and returns must end superblocks: no chasing across them. */
+   VG_(clo_vex_control).guest_chase = False;
+   add_alloc_fn("runtime.mallocgc:rax");   /* Go (register ABI) */
+   calls = VG_(calloc)("memspy.calls", VG_N_THREADS, sizeof(ThreadCalls));
+   strings = VG_(HT_construct)("memspy.strings");
+   blocks = VG_(HT_construct)("memspy.blocks");
+   client_stopped = !clo_started;
+   start_pending = clo_start_fn != NULL;
+   t0_ms = VG_(read_millisecond_timer)();
+
    ULong header[4];
    VG_(memcpy)(&header[0], "memspyVG", 8);
    header[1] = MS_STREAM_VERSION;
-   header[2] = clo_ifetch ? 1 : 0;
+   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0);
    header[3] = (ULong)VG_(getpid)();
    VG_(memcpy)(&buf[0], header, sizeof header);
    buf_pos = 4;
+   update_mode();
    VG_(atfork)(NULL, NULL, ms_atfork_child);
 }
 
@@ -473,7 +1202,7 @@ static void ms_fini(Int exitcode)
 static void ms_pre_clo_init(void)
 {
    VG_(details_name)            ("memspy");
-   VG_(details_version)         ("1");
+   VG_(details_version)         ("2");
    VG_(details_description)     ("memory reference tracer for memspy");
    VG_(details_copyright_author)("memspy developers");
    VG_(details_bug_reports_to)  ("memspy developers");
@@ -481,7 +1210,12 @@ static void ms_pre_clo_init(void)
 
    VG_(basic_tool_funcs)(ms_post_clo_init, ms_instrument, ms_fini);
    VG_(needs_command_line_options)(ms_process_cmd_line_option, ms_print_usage, ms_print_debug_usage);
+   VG_(needs_client_requests)(ms_handle_client_request);
+   VG_(needs_malloc_replacement)(ms_malloc, ms_new, ms_new_aligned, ms_vec_new, ms_vec_new_aligned,
+                                 ms_memalign, ms_calloc, ms_free, ms_delete, ms_delete_aligned,
+                                 ms_vec_delete, ms_vec_delete_aligned, ms_realloc, ms_usable_size, 0);
    VG_(track_start_client_code)(ms_start_client_code);
+   VG_(track_pre_thread_ll_exit)(ms_thread_exit);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(ms_pre_clo_init)

@@ -17,6 +17,17 @@ import (
 	"syscall"
 )
 
+// Version is the stream version the builders write unless told otherwise:
+// the one memspy reads (valgrind.StreamVersion, which this package cannot
+// import).
+const Version = 2
+
+// Flags of the stream header.
+const (
+	FlagIFetch = 1 // instruction fetches are described
+	FlagCalls  = 2 // calls and returns are reported
+)
+
 // Entry kinds of a DESCRIBE record.
 const (
 	Read   = 0
@@ -24,6 +35,20 @@ const (
 	IFetch = 2
 	Modify = 3
 	Exit   = 4
+	Call   = 5 // the superblock ends in a call: the last entry
+	Return = 6 // the superblock ends in a return: the last entry
+)
+
+// Record types: the top 4 bits of a record's first word.
+const (
+	RecExec     = 1
+	RecDescribe = 2
+	RecThread   = 3
+	RecAlloc    = 4
+	RecFree     = 5
+	RecMark     = 6
+	RecString   = 7
+	RecEnd      = 15
 )
 
 // Entry is one entry of a superblock description.
@@ -44,15 +69,20 @@ func (s *Stream) Word(w uint64) *Stream {
 	return s
 }
 
-// Header appends the 4-word header.
-func (s *Stream) Header(version, flags uint64, pid int) *Stream {
+// Header appends the 4-word header of a stream of the current Version.
+func (s *Stream) Header(flags uint64, pid int) *Stream {
+	return s.HeaderVersion(Version, flags, pid)
+}
+
+// HeaderVersion appends the 4-word header of a stream of the given version.
+func (s *Stream) HeaderVersion(version, flags uint64, pid int) *Stream {
 	s.B = append(s.B, "memspyVG"...)
 	return s.Word(version).Word(flags).Word(uint64(pid))
 }
 
 // Describe appends a DESCRIBE record of superblock id.
 func (s *Stream) Describe(id uint64, entries ...Entry) *Stream {
-	s.Word(2<<60 | id<<16).Word(uint64(len(entries)))
+	s.Word(RecDescribe<<60 | id<<16).Word(uint64(len(entries)))
 	for _, e := range entries {
 		s.Word(uint64(e.Kind) | uint64(e.Size)<<8).Word(e.PC)
 	}
@@ -62,18 +92,62 @@ func (s *Stream) Describe(id uint64, entries ...Entry) *Stream {
 // Exec appends an EXEC record of superblock id leaving through exit e,
 // with the given data addresses.
 func (s *Stream) Exec(id uint64, e int, addrs ...uint64) *Stream {
-	s.Word(1<<60 | id<<16 | uint64(e))
+	s.Word(RecExec<<60 | id<<16 | uint64(e))
 	for _, a := range addrs {
 		s.Word(a)
 	}
 	return s
 }
 
+// ExecFinal appends an EXEC record of superblock id, which ends in a call
+// or a return, running to its end (e is the number of its exit entries):
+// the data addresses, then the call's or return's target and the stack
+// pointer after it.
+func (s *Stream) ExecFinal(id uint64, e int, target, sp uint64, addrs ...uint64) *Stream {
+	return s.Exec(id, e, addrs...).Word(target).Word(sp)
+}
+
 // Thread appends a THREAD record.
-func (s *Stream) Thread(tid uint32) *Stream { return s.Word(3<<60 | uint64(tid)) }
+func (s *Stream) Thread(tid uint32) *Stream { return s.Word(RecThread<<60 | uint64(tid)) }
+
+// Alloc appends an ALLOC record: a block of size bytes at addr allocated
+// by the routine named by STRING name (0: none), with the call stack
+// stack (innermost first).
+func (s *Stream) Alloc(name, addr, size uint64, stack ...uint64) *Stream {
+	return s.heap(RecAlloc, name, addr, size, stack)
+}
+
+// Free appends a FREE record, as Alloc.
+func (s *Stream) Free(name, addr, size uint64, stack ...uint64) *Stream {
+	return s.heap(RecFree, name, addr, size, stack)
+}
+
+func (s *Stream) heap(typ, name, addr, size uint64, stack []uint64) *Stream {
+	s.Word(typ<<60 | name<<16 | uint64(len(stack))).Word(addr).Word(size)
+	for _, a := range stack {
+		s.Word(a)
+	}
+	return s
+}
+
+// Mark appends a MARK record of the given kind (a trace.MarkKind), named
+// by STRING name (0: none), with its address and size arguments.
+func (s *Stream) Mark(kind int, name, addr, size uint64) *Stream {
+	return s.Word(RecMark<<60 | name<<16 | uint64(kind)&0xffff).Word(addr).Word(size)
+}
+
+// String appends a STRING record defining id as str.
+func (s *Stream) String(id uint64, str string) *Stream {
+	s.Word(RecString<<60 | id<<32 | uint64(len(str)))
+	s.B = append(s.B, str...)
+	for len(s.B)%8 != 0 {
+		s.B = append(s.B, 0)
+	}
+	return s
+}
 
 // End appends an END record.
-func (s *Stream) End(code int) *Stream { return s.Word(15<<60 | uint64(code&0xff)) }
+func (s *Stream) End(code int) *Stream { return s.Word(RecEnd<<60 | uint64(code&0xff)) }
 
 // Bytes returns the stream built so far.
 func (s *Stream) Bytes() []byte { return s.B }
@@ -95,10 +169,10 @@ const (
 // forwarding SIGINT and SIGTERM to it, and when it ends writes END and
 // exits like it (killing itself with the same signal if a signal killed
 // the program). $MEMSPY_FAKE_MODE changes the stream: "noend" leaves out
-// END, "corrupt" writes an unknown record after the EXECs (and keeps the
-// program running), "version" writes version 2. $MEMSPY_FAKE_ARGS, if
-// set, names a file that receives the arguments, one per line. It returns
-// the exit code for os.Exit.
+// END, "corrupt" writes an unknown record (type 8) after the EXECs (and
+// keeps the program running), "version" writes the next version
+// (Version+1). $MEMSPY_FAKE_ARGS, if set, names a file that receives the
+// arguments, one per line. It returns the exit code for os.Exit.
 func FakeValgrind() int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
@@ -140,15 +214,15 @@ func FakeValgrind() int {
 	}
 
 	var s Stream
-	version := uint64(1)
+	version := uint64(Version)
 	if mode == "version" {
-		version = 2
+		version = Version + 1
 	}
 	flags := uint64(0)
 	if ifetch {
-		flags = 1
+		flags = FlagIFetch
 	}
-	s.Header(version, flags, os.Getpid()).Thread(uint32(os.Getpid()))
+	s.HeaderVersion(version, flags, os.Getpid()).Thread(uint32(os.Getpid()))
 	var ents []Entry
 	add := func(e Entry) {
 		if e.Kind != IFetch || ifetch {
@@ -170,7 +244,7 @@ func FakeValgrind() int {
 		s.Exec(1, 1, a, a+8, a+16, a+24)
 	}
 	if mode == "corrupt" {
-		s.Word(7 << 60)
+		s.Word(8 << 60)
 	}
 	out.Write(s.Bytes())
 

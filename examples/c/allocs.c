@@ -1,0 +1,59 @@
+/*
+ * allocs.c: every way of allocating memory in C, each logged on stdout
+ * with the addresses it got, and a pool allocator of the program's own
+ * (memspy run --alloc-fn pool_alloc:rsi) — the tests compare the log with
+ * the allocation events of the trace.
+ *
+ *   gcc -O1 -g -o allocs examples/c/allocs.c && memspy run --alloc-fn pool_alloc:rsi -- ./allocs
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pool {
+	char *base;
+	size_t used;
+};
+
+/* Hands out 16-byte aligned pieces of one big block. */
+__attribute__((noipa)) void *pool_alloc(struct pool *p, size_t n)
+{
+	void *r = p->base + p->used;
+	p->used += (n + 15) & ~(size_t)15;
+	return r;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IONBF, 0); /* no hidden buffer allocation */
+	char *a = malloc(100);
+	printf("alloc malloc %p 100\n", (void *)a);
+	int *b = calloc(10, sizeof(int));
+	printf("alloc calloc %p 40\n", (void *)b);
+	memset(a, 1, 100);
+	char *c = realloc(a, 5000);
+	printf("free realloc %p\nalloc realloc %p 5000\n", (void *)a, (void *)c);
+	void *d = NULL;
+	if (posix_memalign(&d, 64, 256) != 0)
+		return 1;
+	printf("alloc memalign %p 256\n", d);
+	void *e = aligned_alloc(128, 384);
+	printf("alloc memalign %p 384\n", e);
+	struct pool pool = {malloc(1 << 16), 0};
+	printf("alloc malloc %p 65536\n", (void *)pool.base);
+	for (int i = 1; i <= 3; i++) {
+		void *p = pool_alloc(&pool, 24 * i);
+		printf("alloc pool_alloc %p %d\n", p, 24 * i);
+	}
+	free(b);
+	printf("free free %p\n", (void *)b);
+	free(c);
+	printf("free free %p\n", (void *)c);
+	free(d);
+	printf("free free %p\n", d);
+	free(e);
+	printf("free free %p\n", e);
+	free(pool.base);
+	printf("free free %p\n", (void *)pool.base);
+	return 0;
+}

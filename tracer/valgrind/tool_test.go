@@ -1,0 +1,405 @@
+package valgrind
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"memspy/trace"
+)
+
+// event is one decoded event with its extended details (a copy).
+type event struct {
+	kind   trace.Kind
+	addr   uint64
+	size   uint32
+	pc     uint64
+	thread uint32
+	ext    trace.Ext
+}
+
+// traceProgram runs exe under the tool with opt and returns its events and
+// what it wrote on stdout.
+func traceProgram(t *testing.T, exe string, opt Options, args ...string) ([]event, string) {
+	t.Helper()
+	var stdout bytes.Buffer
+	opt.ValgrindLib = toolLib(t)
+	opt.Stdout, opt.Stderr = &stdout, io.Discard
+	run, err := Start(exe, args, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run.Reader()
+	b := trace.NewBatch(trace.BatchSize)
+	var evs []event
+	for {
+		err := r.Read(b)
+		for i, k := range b.Kind {
+			e := event{kind: k, addr: b.Addr[i], size: b.Size[i], pc: b.PC[i], thread: b.Thread[i]}
+			if k.IsExtended() {
+				e.ext = *b.ExtOf(i)
+				e.size = 0
+			}
+			evs = append(evs, e)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := run.Wait()
+	if err != nil || st.Code != 0 {
+		t.Fatalf("%s: %v %v", exe, st, err)
+	}
+	return evs, stdout.String()
+}
+
+// buildExample compiles examples/c/NAME.c with the memspy.h directory on
+// the include path and extra gcc arguments.
+func buildExample(t *testing.T, name string, extra ...string) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), name)
+	args := append([]string{"-O1", "-g", "-I", filepath.Join("tool"), "-o", exe,
+		filepath.Join("..", "..", "examples", "c", name+".c")}, extra...)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %v: %v\n%s", args, err, out)
+	}
+	return exe
+}
+
+// symbol returns the address range of function name in exe (non-PIE).
+func symbol(t *testing.T, exe, name string) (lo, hi uint64) {
+	t.Helper()
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			return s.Value, s.Value + s.Size
+		}
+	}
+	t.Fatalf("%s has no function %s", exe, name)
+	return 0, 0
+}
+
+// markerProgram is examples/c/markers.c built statically and not
+// position-independent, with the address range of its array g.
+type markerProgram struct {
+	exe          string
+	gLo, gHi     uint64
+	kernel, fib  [2]uint64
+	other        [2]uint64
+	steps, n, nk int // kernel/other loop length N and the last kernel's
+}
+
+func buildMarkers(t *testing.T) markerProgram {
+	exe := buildExample(t, "markers", "-static")
+	p := markerProgram{exe: exe, steps: 3, n: 1000, nk: 10}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Name == "g" {
+			p.gLo, p.gHi = s.Value, s.Value+s.Size
+		}
+	}
+	p.kernel[0], p.kernel[1] = symbol(t, exe, "kernel")
+	p.other[0], p.other[1] = symbol(t, exe, "other")
+	p.fib[0], p.fib[1] = symbol(t, exe, "fib")
+	return p
+}
+
+// gReads counts the reads of g made by code in [lo, hi) (all code: 0, ^0).
+func (p markerProgram) gReads(evs []event, lo, hi uint64) int {
+	n := 0
+	for _, e := range evs {
+		if e.kind == trace.Read && e.addr >= p.gLo && e.addr < p.gHi && e.pc >= lo && e.pc < hi {
+			n++
+		}
+	}
+	return n
+}
+
+func TestToolMarkers(t *testing.T) {
+	p := buildMarkers(t)
+	evs, out := traceProgram(t, p.exe, Options{})
+	if !strings.HasSuffix(out, " 55\n") {
+		t.Errorf("program output %q", out)
+	}
+	var got []string
+	for _, e := range evs {
+		if e.kind == trace.Marker {
+			s := e.ext.Mark.String()
+			if e.ext.Name != "" {
+				s += " " + e.ext.Name
+			}
+			if e.ext.Mark == trace.MarkRange {
+				s += fmt.Sprintf(" %+d %d", int64(e.addr-p.gLo), e.ext.Size)
+			}
+			got = append(got, s)
+		}
+	}
+	want := []string{"range g +0 8000"}
+	for range p.steps {
+		want = append(want, "sample-begin", "region-begin step", "region-end step", "sample-end")
+	}
+	want = append(want, "dump steps", "reset", "stop", "start")
+	if !slices.Equal(got, want) {
+		t.Errorf("markers\n got %q\nwant %q", got, want)
+	}
+	// other(N) once, then kernel(N) and other(N) per step; the other(N)
+	// after the stop is not traced; then kernel(10).
+	if n, want := p.gReads(evs, 0, ^uint64(0)), p.n+2*p.n*p.steps+p.nk; n != want {
+		t.Errorf("%d reads of g, want %d", n, want)
+	}
+	// Each stretch of markers holds what ran between them.
+	i := slices.IndexFunc(evs, func(e event) bool { return e.kind == trace.Marker && e.ext.Mark == trace.MarkStop })
+	j := slices.IndexFunc(evs, func(e event) bool { return e.kind == trace.Marker && e.ext.Mark == trace.MarkStart })
+	if n := p.gReads(evs[i:j], 0, ^uint64(0)); n != 0 {
+		t.Errorf("%d reads of g while stopped", n)
+	}
+	if n := p.gReads(evs[j:], 0, ^uint64(0)); n != p.nk {
+		t.Errorf("%d reads of g after the start, want %d", n, p.nk)
+	}
+}
+
+// Calls and returns: fib(10) makes 177 calls of fib, each returning.
+func TestToolCalls(t *testing.T) {
+	p := buildMarkers(t)
+	evs, _ := traceProgram(t, p.exe, Options{})
+	calls, rets := 0, 0
+	depth, maxDepth := 0, 0
+	for _, e := range evs {
+		switch {
+		case e.kind == trace.Call && e.addr == p.fib[0]:
+			calls++
+			depth++
+			maxDepth = max(maxDepth, depth)
+			if e.ext.SP == 0 || e.ext.SP%8 != 0 {
+				t.Fatalf("call with stack pointer %#x", e.ext.SP)
+			}
+		case e.kind == trace.Return && e.pc >= p.fib[0] && e.pc < p.fib[1]:
+			rets++
+			depth--
+		}
+	}
+	if calls != 177 || rets != 177 || maxDepth != 10 {
+		t.Errorf("fib: %d calls, %d returns, depth %d; want 177, 177, 10", calls, rets, maxDepth)
+	}
+	// --calls=no leaves them out.
+	evs, _ = traceProgram(t, p.exe, Options{ToolArgs: []string{"--calls=no"}})
+	for _, e := range evs {
+		if e.kind == trace.Call || e.kind == trace.Return {
+			t.Fatalf("a %v with --calls=no", e.kind)
+		}
+	}
+}
+
+// Partial tracing by function, and starting stopped.
+func TestToolPartial(t *testing.T) {
+	p := buildMarkers(t)
+	all := func(evs []event) int { return p.gReads(evs, 0, ^uint64(0)) }
+	t.Run("start-fn", func(t *testing.T) {
+		evs, _ := traceProgram(t, p.exe, Options{StartFn: "kernel"})
+		// Everything from the first kernel on, but the stopped other(N).
+		if n, want := all(evs), 2*p.n*p.steps+p.nk; n != want {
+			t.Errorf("%d reads of g, want %d", n, want)
+		}
+		first := slices.IndexFunc(evs, func(e event) bool { return e.kind.IsAccess() })
+		if first < 0 || evs[first].pc < p.kernel[0] || evs[first].pc >= p.kernel[1] {
+			t.Errorf("the first reference is not in kernel: %+v", evs[max(first, 0)])
+		}
+	})
+	t.Run("trace-fn", func(t *testing.T) {
+		evs, _ := traceProgram(t, p.exe, Options{TraceFn: "kernel"})
+		if n, want := all(evs), p.n*p.steps+p.nk; n != want {
+			t.Errorf("%d reads of g, want %d", n, want)
+		}
+		for _, e := range evs {
+			if e.kind.IsAccess() && (e.pc < p.kernel[0] || e.pc >= p.kernel[1]) {
+				t.Fatalf("a reference outside kernel: %+v", e)
+			}
+		}
+	})
+	t.Run("start-stopped", func(t *testing.T) {
+		evs, _ := traceProgram(t, p.exe, Options{Stopped: true})
+		if n := all(evs); n != p.nk {
+			t.Errorf("%d reads of g, want %d", n, p.nk)
+		}
+		// Markers are reported while stopped.
+		if n := countKind(evs, trace.Marker); n != 5+4*p.steps {
+			t.Errorf("%d markers", n)
+		}
+	})
+	t.Run("max-time", func(t *testing.T) {
+		// A long program stopped early: it still runs to its end.
+		lw := buildExample(t, "listwalk")
+		full := countEvents(t, lw, Options{}, "20000", "300")
+		n := countEvents(t, lw, Options{MaxTime: 200 * time.Millisecond}, "20000", "300")
+		if n == 0 || n >= full/2 {
+			t.Errorf("--max-time: %d events of %d", n, full)
+		}
+	})
+}
+
+// countEvents runs exe under the tool with opt and counts its events.
+func countEvents(t *testing.T, exe string, opt Options, args ...string) int {
+	t.Helper()
+	opt.ValgrindLib = toolLib(t)
+	opt.Stdout, opt.Stderr = io.Discard, io.Discard
+	run, err := Start(exe, args, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := trace.NewBatch(trace.BatchSize)
+	n := 0
+	for {
+		err := run.Reader().Read(b)
+		n += b.Len()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := run.Wait(); err != nil || st.Code != 0 {
+		t.Fatalf("%s: %v %v", exe, st, err)
+	}
+	return n
+}
+
+func countKind(evs []event, k trace.Kind) int {
+	n := 0
+	for _, e := range evs {
+		if e.kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// --no-stack drops the references through the stack pointer: the pushes
+// and pops of fib's recursion, and nothing of g.
+func TestToolNoStack(t *testing.T) {
+	p := buildMarkers(t)
+	full, _ := traceProgram(t, p.exe, Options{})
+	evs, _ := traceProgram(t, p.exe, Options{NoStack: true})
+	if p.gReads(evs, 0, ^uint64(0)) != p.gReads(full, 0, ^uint64(0)) {
+		t.Errorf("--no-stack changed the reads of g")
+	}
+	stackRefs := func(evs []event) (n int) {
+		for _, e := range evs {
+			if e.kind.IsAccess() && e.pc >= p.fib[0] && e.pc < p.fib[1] {
+				n++
+			}
+		}
+		return n
+	}
+	if n := stackRefs(full); n < 177*2 {
+		t.Errorf("fib made only %d references", n)
+	}
+	if n := stackRefs(evs); n != 0 {
+		t.Errorf("fib made %d references with --no-stack (all are pushes and pops)", n)
+	}
+}
+
+// Every allocation and free the program makes is reported, with its
+// routine, address, size and call site; --alloc-fn adds the program's own.
+func TestToolAllocations(t *testing.T) {
+	exe := buildExample(t, "allocs", "-no-pie")
+	mainLo, mainHi := symbol(t, exe, "main")
+	evs, out := traceProgram(t, exe, Options{AllocFns: []string{"pool_alloc:rsi"}})
+	var want, got []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		a, err := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := fmt.Sprintf("%s %s %#x", f[0], f[1], a)
+		if f[0] == "alloc" {
+			line += " " + f[3]
+		}
+		want = append(want, line)
+	}
+	for _, e := range evs {
+		if e.kind != trace.Alloc && e.kind != trace.Free {
+			continue
+		}
+		line := fmt.Sprintf("%s %s %#x", e.kind, e.ext.Name, e.addr)
+		if e.kind == trace.Alloc {
+			line += fmt.Sprint(" ", e.ext.Size)
+		}
+		got = append(got, line)
+		if e.pc < mainLo || e.pc >= mainHi || len(e.ext.Stack) < 2 || e.ext.Stack[0] != e.pc {
+			t.Errorf("%s: call stack %x, want it to start in main [%#x, %#x)", line, e.ext.Stack, mainLo, mainHi)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("allocations\n got %q\nwant %q", got, want)
+	}
+	// The stack depth is configurable.
+	evs, _ = traceProgram(t, exe, Options{StackDepth: 1})
+	for _, e := range evs {
+		if (e.kind == trace.Alloc || e.kind == trace.Free) && len(e.ext.Stack) != 1 {
+			t.Fatalf("--stack-depth 1: stack %x", e.ext.Stack)
+		}
+	}
+}
+
+// A Go program's heap objects are reported through runtime.mallocgc.
+func TestToolGoProgram(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "goalloc")
+	if out, err := exec.Command("go", "build", "-o", exe, filepath.Join("..", "..", "examples", "goalloc")).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	evs, out := traceProgram(t, exe, Options{})
+	if out != "499500\n" {
+		t.Errorf("output %q", out)
+	}
+	nodes := map[uint64]bool{}
+	for _, e := range evs {
+		if e.kind == trace.Alloc && e.ext.Size == 48 {
+			if e.ext.Name != "runtime.mallocgc" {
+				t.Fatalf("allocation by %q", e.ext.Name)
+			}
+			nodes[e.addr] = true
+		}
+	}
+	if len(nodes) < 1000 {
+		t.Fatalf("%d allocations of 48-byte nodes, want at least 1000", len(nodes))
+	}
+	// The walk reads the next pointer of every node.
+	read := map[uint64]bool{}
+	for _, e := range evs {
+		if e.kind == trace.Read && nodes[e.addr] {
+			read[e.addr] = true
+		}
+	}
+	if len(read) < 1000 {
+		t.Errorf("%d nodes read at their start, want at least 1000", len(read))
+	}
+}
