@@ -416,24 +416,24 @@ func (s *StreamReader) decode(c columns) (int, error) {
 			if total <= room-n && (s.end-s.pos >= need || need <= len(s.buf) && s.more(need) == nil) {
 				// The whole record is in the buffer and its events fit.
 				words := s.buf[s.pos+8 : s.pos+need]
+				// One loop fills every column: superblocks are short, and
+				// a copy per column costs a call each.
+				a, k, sz, p, t := addr[n:n+nev], kind[n:n+nev], size[n:n+nev], pc[n:n+nev], thr[n:n+nev]
+				sk, ssz, sp := sb.kind[:nev], sb.size[:nev], sb.pc[:nev]
+				tid := s.tid
 				if sb.allData {
-					a := addr[n : n+nd]
+					w := words[:8*nev]
 					for j := range a {
-						a[j] = le.Uint64(words[8*j:])
+						a[j] = le.Uint64(w[8*j:])
+						k[j], sz[j], p[j], t[j] = sk[j], ssz[j], sp[j], tid
 					}
 				} else {
-					a := addr[n : n+nev]
-					copy(a, sb.pc[:nev])
+					for j := range a {
+						a[j], k[j], sz[j], p[j], t[j] = sp[j], sk[j], ssz[j], sp[j], tid
+					}
 					for j, i := range sb.dataPos[:nd] {
 						a[i] = le.Uint64(words[8*j:])
 					}
-				}
-				copy(kind[n:n+nev], sb.kind[:nev])
-				copy(size[n:n+nev], sb.size[:nev])
-				copy(pc[n:n+nev], sb.pc[:nev])
-				t := thr[n : n+nev]
-				for i := range t {
-					t[i] = s.tid
 				}
 				n += nev
 				if final {
