@@ -69,6 +69,10 @@ demo: build
 	@echo "== memspy run: an unmodified C program (examples/c/matmul.c, 128x128, blocked 16) under Valgrind =="
 	gcc -O2 -g -o bin/matmul examples/c/matmul.c
 	$(BIN) run --machine x86-modern -- bin/matmul 128 16
+	@echo
+	@echo "== memspy run, a partial trace: only while kernel() runs, in a program that marks itself with memspy.h =="
+	gcc -O1 -g -Itracer/valgrind/tool -o bin/markers examples/c/markers.c
+	$(BIN) run --cache 'L1D:size=4k,assoc=2,line=64,holds=data' --trace-fn kernel -- bin/markers 3
 
 vet: check-go
 	$(GO) vet ./...

@@ -10,6 +10,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -g -o "$work/matmul" examples/c/matmul.c
 gcc -O2 -g -o "$work/listwalk" examples/c/listwalk.c
+printf '#include <stdio.h>\nint main(void){volatile double s=0;for(long i=0;i<300000000;i++)s+=i*0.5;printf("%%g\\n",s);return 0;}\n' > "$work/spin.c"
+gcc -O1 -o "$work/spin" "$work/spin.c"
 
 secs() { # command...: wall seconds
   local t0 t1
@@ -31,3 +33,9 @@ for prog in "matmul 512" "listwalk 1000000 4"; do
   printf '%-22s %9.2f %9.2f %9.2f %9.2f %9.2f %12.2f %12.2f\n' "$prog" "$n" "$none" "$tracer" "$cg" "$ms" \
     "$(awk -v a="$tracer" -v b="$none" 'BEGIN{print a/b}')" "$(awk -v a="$ms" -v b="$cg" 'BEGIN{print a/b}')"
 done
+# memspy run needs a second core for the simulator to overlap the tracer:
+# show how much two CPU-bound processes slow each other down here.
+one=$(secs "$work/spin")
+two=$(secs sh -c "'$work/spin' & '$work/spin' & wait")
+printf 'two CPU-bound processes at once take %.2fx the time of one (1.0: two real cores, 2.0: one)\n' \
+  "$(awk -v a="$two" -v b="$one" 'BEGIN{print a/b}')"
