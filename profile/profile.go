@@ -48,6 +48,9 @@ type Profile struct {
 	// Dumps are the snapshots the program asked for with dump markers, in
 	// order.
 	Dumps []Dump `json:"dumps,omitempty"`
+	// Resets counts the reset markers seen: when it is not zero, every
+	// counter covers only what came after the last of them.
+	Resets uint64 `json:"resets,omitempty"`
 	// Complete is false when the input ended with an error and the
 	// counts cover only the events read before it.
 	Complete bool `json:"complete"`
@@ -194,6 +197,7 @@ func (p *Profile) Merge(q *Profile) error {
 	p.Memory.BytesRead += q.Memory.BytesRead
 	p.Memory.BytesWritten += q.Memory.BytesWritten
 	p.Dumps = append(p.Dumps, q.Dumps...)
+	p.Resets += q.Resets
 	p.Complete = p.Complete && q.Complete
 	return nil
 }

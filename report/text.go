@@ -27,6 +27,9 @@ func Text(w io.Writer, p *profile.Profile) error {
 		fmt.Fprintf(&b, " (%s)", parts)
 	}
 	b.WriteString("\n")
+	if p.Resets > 0 {
+		fmt.Fprintf(&b, "counted since the program's last reset marker (%s resets)\n", Count(p.Resets))
+	}
 	if p.NotSimulated > 0 {
 		fmt.Fprintf(&b, "not simulated: %s instruction fetches (no cache holds instructions)\n", Count(p.NotSimulated))
 		if p.Options.CacheLab {

@@ -61,4 +61,12 @@ func TestTextDumps(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
+	p.Resets = 2
+	out.Reset()
+	if err := Text(&out, p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "\ncounted since the program's last reset marker (2 resets)\n") {
+		t.Errorf("no word of the resets:\n%s", out.String())
+	}
 }

@@ -305,7 +305,7 @@ func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEv
 	if p.Events != want {
 		t.Errorf("profile counts %d events, want %d", p.Events, want)
 	}
-	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated, Dumps: p.Dumps}
+	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated, Dumps: p.Dumps, Resets: p.Resets}
 }
 
 // diffCase compares engine and reference on one case and returns the

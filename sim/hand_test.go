@@ -515,6 +515,7 @@ func handCases() []handCase {
 					{Name: "after", Events: 2, Caches: []profile.CacheStats{{Name: "L1", Level: 1, Accesses: 2, Misses: 1, Reads: 2,
 						ReadMisses: 1, Evictions: 1, BytesFromBelow: 16}}, Memory: profile.MemoryStats{Reads: 1, BytesRead: 16}},
 				},
+				Resets: 1,
 			},
 		},
 		{
@@ -533,6 +534,7 @@ func handCases() []handCase {
 				Dumps: []profile.Dump{{Name: "before", Events: 2, Caches: []profile.CacheStats{{Name: "L1", Level: 1, Accesses: 2,
 					Misses: 2, Reads: 2, ReadMisses: 2, Compulsory: 2, Evictions: 1, BytesFromBelow: 32}},
 					Memory: profile.MemoryStats{Reads: 2, BytesRead: 32}}},
+				Resets: 1,
 			},
 		},
 	}

@@ -102,6 +102,7 @@ type Hierarchy struct {
 	notSimulated uint64
 	mem          profile.MemoryStats
 	dumps        []profile.Dump
+	resets       uint64 // reset markers seen
 	finished     bool
 	// none stands in for a missing first cache in Process; it never takes
 	// the hit bypass.
@@ -340,6 +341,7 @@ func (h *Hierarchy) mark(e *trace.Ext) {
 	switch e.Mark {
 	case trace.MarkReset:
 		h.resetStats()
+		h.resets++
 	case trace.MarkDump:
 		h.dumps = append(h.dumps, profile.Dump{Name: e.Name, Events: h.events(), Caches: h.cacheStats(), Memory: h.mem})
 	}
@@ -726,6 +728,7 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	p.Events = h.events()
 	p.Caches = h.cacheStats()
 	p.Dumps = slices.Clone(h.dumps)
+	p.Resets = h.resets
 	return p
 }
 

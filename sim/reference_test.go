@@ -328,6 +328,7 @@ type refModel struct {
 	notSimulated uint64
 	events       uint64 // events simulated since the start or the last reset
 	dumps        []profile.Dump
+	resets       uint64
 	finished     bool
 }
 
@@ -400,6 +401,7 @@ func (r *refModel) event(e refEvent) {
 			switch e.Ext.Mark {
 			case trace.MarkReset:
 				r.reset()
+				r.resets++
 			case trace.MarkDump:
 				r.dumps = append(r.dumps, profile.Dump{Name: e.Ext.Name, Events: r.events, Caches: r.result().Caches, Memory: r.mem})
 			}
@@ -736,6 +738,7 @@ type refResult struct {
 	Memory       profile.MemoryStats
 	NotSimulated uint64
 	Dumps        []profile.Dump
+	Resets       uint64
 }
 
 func (r *refModel) result() refResult {
@@ -746,6 +749,7 @@ func (r *refModel) result() refResult {
 	out.Memory = r.mem
 	out.NotSimulated = r.notSimulated
 	out.Dumps = r.dumps
+	out.Resets = r.resets
 	return out
 }
 

@@ -57,14 +57,20 @@ and the markers of memspy.h are traced too.
 Partial traces, as in METRIC: --start-fn begins at the first entry of a
 function, --trace-fn records only while a function is on the stack,
 --skip-refs/--max-refs cut at exact references, --max-time stops after a
-while; outside the traced part the program runs at Valgrind's base speed.` + "`" + `--no-stack
-drops references through the stack pointer (MemSpy's stack filter). On SIGINT or SIGTERM the signal goes to
-the program and memspy prints the statistics of the run so far. The tool
-is looked for in $MEMSPY_VALGRIND_LIB, else in valgrind/ beside the memspy
-executable (make builds it there); $MEMSPY_VALGRIND names another valgrind.`,
+while; outside the traced part the program runs at Valgrind's base speed.
+--no-stack drops references through the stack pointer (MemSpy's stack
+filter).
+
+On SIGINT or SIGTERM the signal goes to the program and memspy prints the
+statistics of the run so far. The tool is looked for in
+$MEMSPY_VALGRIND_LIB, else in valgrind/ beside the memspy executable (make
+builds it there) or ../libexec/memspy/valgrind (make install);
+$MEMSPY_VALGRIND names another valgrind.`,
 		Example: `  memspy run -- ./matmul 512
   memspy run --machine x86-modern --classify 3c --json prof.json -- ./prog arg
-  memspy run --cache 'L1D:size=32k,assoc=8,line=64,holds=data' --record prog.mst -- ./prog`,
+  memspy run --cache 'L1D:size=32k,assoc=8,line=64,holds=data' --record prog.mst -- ./prog
+  memspy run --start-fn kernel --max-refs 1000000 -- ./prog
+  memspy run --trace-fn solve --no-stack --alloc-fn pool_alloc:rsi -- ./prog`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, args, &f)
