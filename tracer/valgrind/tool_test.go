@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -18,19 +17,9 @@ import (
 	"memspy/trace"
 )
 
-// event is one decoded event with its extended details (a copy).
-type event struct {
-	kind   trace.Kind
-	addr   uint64
-	size   uint32
-	pc     uint64
-	thread uint32
-	ext    trace.Ext
-}
-
 // traceProgram runs exe under the tool with opt and returns its events and
 // what it wrote on stdout.
-func traceProgram(t *testing.T, exe string, opt Options, args ...string) ([]event, string) {
+func traceProgram(t *testing.T, exe string, opt Options, args ...string) ([]ev, string) {
 	t.Helper()
 	var stdout bytes.Buffer
 	opt.ValgrindLib = toolLib(t)
@@ -39,32 +28,18 @@ func traceProgram(t *testing.T, exe string, opt Options, args ...string) ([]even
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := run.Reader()
-	b := trace.NewBatch(trace.BatchSize)
-	var evs []event
-	for {
-		err := r.Read(b)
-		for i, k := range b.Kind {
-			e := event{kind: k, addr: b.Addr[i], size: b.Size[i], pc: b.PC[i], thread: b.Thread[i]}
-			if k.IsExtended() {
-				e.ext = *b.ExtOf(i)
-				e.size = 0
-			}
-			evs = append(evs, e)
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	evs, err := drain(t, run)
+	if err != nil {
+		t.Fatal(err)
 	}
-	st, err := run.Wait()
-	if err != nil || st.Code != 0 {
-		t.Fatalf("%s: %v %v", exe, st, err)
+	if st := wait(t, run); st.Code != 0 {
+		t.Fatalf("%s: %v", exe, st)
 	}
 	return evs, stdout.String()
 }
+
+// frames returns the call stack of an extended event.
+func frames(e ev) []string { return strings.Fields(strings.Trim(e.X.Stack, "[]")) }
 
 // buildExample compiles examples/c/NAME.c with the memspy.h directory on
 // the include path and extra gcc arguments.
@@ -131,10 +106,10 @@ func buildMarkers(t *testing.T) markerProgram {
 }
 
 // gReads counts the reads of g made by code in [lo, hi) (all code: 0, ^0).
-func (p markerProgram) gReads(evs []event, lo, hi uint64) int {
+func (p markerProgram) gReads(evs []ev, lo, hi uint64) int {
 	n := 0
 	for _, e := range evs {
-		if e.kind == trace.Read && e.addr >= p.gLo && e.addr < p.gHi && e.pc >= lo && e.pc < hi {
+		if e.K == trace.Read && e.Addr >= p.gLo && e.Addr < p.gHi && e.PC >= lo && e.PC < hi {
 			n++
 		}
 	}
@@ -149,13 +124,13 @@ func TestToolMarkers(t *testing.T) {
 	}
 	var got []string
 	for _, e := range evs {
-		if e.kind == trace.Marker {
-			s := e.ext.Mark.String()
-			if e.ext.Name != "" {
-				s += " " + e.ext.Name
+		if e.K == trace.Marker {
+			s := e.X.Mark.String()
+			if e.X.Name != "" {
+				s += " " + e.X.Name
 			}
-			if e.ext.Mark == trace.MarkRange {
-				s += fmt.Sprintf(" %+d %d", int64(e.addr-p.gLo), e.ext.Size)
+			if e.X.Mark == trace.MarkRange {
+				s += fmt.Sprintf(" %+d %d", int64(e.Addr-p.gLo), e.X.Size)
 			}
 			got = append(got, s)
 		}
@@ -174,8 +149,8 @@ func TestToolMarkers(t *testing.T) {
 		t.Errorf("%d reads of g, want %d", n, want)
 	}
 	// Each stretch of markers holds what ran between them.
-	i := slices.IndexFunc(evs, func(e event) bool { return e.kind == trace.Marker && e.ext.Mark == trace.MarkStop })
-	j := slices.IndexFunc(evs, func(e event) bool { return e.kind == trace.Marker && e.ext.Mark == trace.MarkStart })
+	i := slices.IndexFunc(evs, func(e ev) bool { return e.K == trace.Marker && e.X.Mark == trace.MarkStop })
+	j := slices.IndexFunc(evs, func(e ev) bool { return e.K == trace.Marker && e.X.Mark == trace.MarkStart })
 	if n := p.gReads(evs[i:j], 0, ^uint64(0)); n != 0 {
 		t.Errorf("%d reads of g while stopped", n)
 	}
@@ -192,14 +167,14 @@ func TestToolCalls(t *testing.T) {
 	depth, maxDepth := 0, 0
 	for _, e := range evs {
 		switch {
-		case e.kind == trace.Call && e.addr == p.fib[0]:
+		case e.K == trace.Call && e.Addr == p.fib[0]:
 			calls++
 			depth++
 			maxDepth = max(maxDepth, depth)
-			if e.ext.SP == 0 || e.ext.SP%8 != 0 {
-				t.Fatalf("call with stack pointer %#x", e.ext.SP)
+			if e.X.SP == 0 || e.X.SP%8 != 0 {
+				t.Fatalf("call with stack pointer %#x", e.X.SP)
 			}
-		case e.kind == trace.Return && e.pc >= p.fib[0] && e.pc < p.fib[1]:
+		case e.K == trace.Return && e.PC >= p.fib[0] && e.PC < p.fib[1]:
 			rets++
 			depth--
 		}
@@ -210,8 +185,8 @@ func TestToolCalls(t *testing.T) {
 	// --calls=no leaves them out.
 	evs, _ = traceProgram(t, p.exe, Options{ToolArgs: []string{"--calls=no"}})
 	for _, e := range evs {
-		if e.kind == trace.Call || e.kind == trace.Return {
-			t.Fatalf("a %v with --calls=no", e.kind)
+		if e.K == trace.Call || e.K == trace.Return {
+			t.Fatalf("a %v with --calls=no", e.K)
 		}
 	}
 }
@@ -219,15 +194,15 @@ func TestToolCalls(t *testing.T) {
 // Partial tracing by function, and starting stopped.
 func TestToolPartial(t *testing.T) {
 	p := buildMarkers(t)
-	all := func(evs []event) int { return p.gReads(evs, 0, ^uint64(0)) }
+	all := func(evs []ev) int { return p.gReads(evs, 0, ^uint64(0)) }
 	t.Run("start-fn", func(t *testing.T) {
 		evs, _ := traceProgram(t, p.exe, Options{StartFn: "kernel"})
 		// Everything from the first kernel on, but the stopped other(N).
 		if n, want := all(evs), 2*p.n*p.steps+p.nk; n != want {
 			t.Errorf("%d reads of g, want %d", n, want)
 		}
-		first := slices.IndexFunc(evs, func(e event) bool { return e.kind.IsAccess() })
-		if first < 0 || evs[first].pc < p.kernel[0] || evs[first].pc >= p.kernel[1] {
+		first := slices.IndexFunc(evs, func(e ev) bool { return e.K.IsAccess() })
+		if first < 0 || evs[first].PC < p.kernel[0] || evs[first].PC >= p.kernel[1] {
 			t.Errorf("the first reference is not in kernel: %+v", evs[max(first, 0)])
 		}
 	})
@@ -237,7 +212,7 @@ func TestToolPartial(t *testing.T) {
 			t.Errorf("%d reads of g, want %d", n, want)
 		}
 		for _, e := range evs {
-			if e.kind.IsAccess() && (e.pc < p.kernel[0] || e.pc >= p.kernel[1]) {
+			if e.K.IsAccess() && (e.PC < p.kernel[0] || e.PC >= p.kernel[1]) {
 				t.Fatalf("a reference outside kernel: %+v", e)
 			}
 		}
@@ -255,45 +230,19 @@ func TestToolPartial(t *testing.T) {
 	t.Run("max-time", func(t *testing.T) {
 		// A long program stopped early: it still runs to its end.
 		lw := buildExample(t, "listwalk")
-		full := countEvents(t, lw, Options{}, "20000", "300")
-		n := countEvents(t, lw, Options{MaxTime: 200 * time.Millisecond}, "20000", "300")
+		lib := toolLib(t)
+		full := toolCounts(t, Options{ValgrindLib: lib}, lw, "20000", "300")[""]
+		n := toolCounts(t, Options{ValgrindLib: lib, MaxTime: 200 * time.Millisecond}, lw, "20000", "300")[""]
 		if n == 0 || n >= full/2 {
 			t.Errorf("--max-time: %d events of %d", n, full)
 		}
 	})
 }
 
-// countEvents runs exe under the tool with opt and counts its events.
-func countEvents(t *testing.T, exe string, opt Options, args ...string) int {
-	t.Helper()
-	opt.ValgrindLib = toolLib(t)
-	opt.Stdout, opt.Stderr = io.Discard, io.Discard
-	run, err := Start(exe, args, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := trace.NewBatch(trace.BatchSize)
-	n := 0
-	for {
-		err := run.Reader().Read(b)
-		n += b.Len()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if st, err := run.Wait(); err != nil || st.Code != 0 {
-		t.Fatalf("%s: %v %v", exe, st, err)
-	}
-	return n
-}
-
-func countKind(evs []event, k trace.Kind) int {
+func countKind(evs []ev, k trace.Kind) int {
 	n := 0
 	for _, e := range evs {
-		if e.kind == k {
+		if e.K == k {
 			n++
 		}
 	}
@@ -309,9 +258,9 @@ func TestToolNoStack(t *testing.T) {
 	if p.gReads(evs, 0, ^uint64(0)) != p.gReads(full, 0, ^uint64(0)) {
 		t.Errorf("--no-stack changed the reads of g")
 	}
-	stackRefs := func(evs []event) (n int) {
+	stackRefs := func(evs []ev) (n int) {
 		for _, e := range evs {
-			if e.kind.IsAccess() && e.pc >= p.fib[0] && e.pc < p.fib[1] {
+			if e.K.IsAccess() && e.PC >= p.fib[0] && e.PC < p.fib[1] {
 				n++
 			}
 		}
@@ -346,16 +295,16 @@ func TestToolAllocations(t *testing.T) {
 		want = append(want, line)
 	}
 	for _, e := range evs {
-		if e.kind != trace.Alloc && e.kind != trace.Free {
+		if e.K != trace.Alloc && e.K != trace.Free {
 			continue
 		}
-		line := fmt.Sprintf("%s %s %#x", e.kind, e.ext.Name, e.addr)
-		if e.kind == trace.Alloc {
-			line += fmt.Sprint(" ", e.ext.Size)
+		line := fmt.Sprintf("%s %s %#x", e.K, e.X.Name, e.Addr)
+		if e.K == trace.Alloc {
+			line += fmt.Sprint(" ", e.X.Size)
 		}
 		got = append(got, line)
-		if e.pc < mainLo || e.pc >= mainHi || len(e.ext.Stack) < 2 || e.ext.Stack[0] != e.pc {
-			t.Errorf("%s: call stack %x, want it to start in main [%#x, %#x)", line, e.ext.Stack, mainLo, mainHi)
+		if f := frames(e); e.PC < mainLo || e.PC >= mainHi || len(f) < 2 || f[0] != fmt.Sprintf("%x", e.PC) {
+			t.Errorf("%s: call stack %s, want it to start in main [%#x, %#x)", line, e.X.Stack, mainLo, mainHi)
 		}
 	}
 	if !slices.Equal(got, want) {
@@ -364,8 +313,8 @@ func TestToolAllocations(t *testing.T) {
 	// The stack depth is configurable.
 	evs, _ = traceProgram(t, exe, Options{StackDepth: 1})
 	for _, e := range evs {
-		if (e.kind == trace.Alloc || e.kind == trace.Free) && len(e.ext.Stack) != 1 {
-			t.Fatalf("--stack-depth 1: stack %x", e.ext.Stack)
+		if (e.K == trace.Alloc || e.K == trace.Free) && len(frames(e)) != 1 {
+			t.Fatalf("--stack-depth 1: stack %s", e.X.Stack)
 		}
 	}
 }
@@ -382,11 +331,11 @@ func TestToolGoProgram(t *testing.T) {
 	}
 	nodes := map[uint64]bool{}
 	for _, e := range evs {
-		if e.kind == trace.Alloc && e.ext.Size == 48 {
-			if e.ext.Name != "runtime.mallocgc" {
-				t.Fatalf("allocation by %q", e.ext.Name)
+		if e.K == trace.Alloc && e.X.Size == 48 {
+			if e.X.Name != "runtime.mallocgc" {
+				t.Fatalf("allocation by %q", e.X.Name)
 			}
-			nodes[e.addr] = true
+			nodes[e.Addr] = true
 		}
 	}
 	if len(nodes) < 1000 {
@@ -395,8 +344,8 @@ func TestToolGoProgram(t *testing.T) {
 	// The walk reads the next pointer of every node.
 	read := map[uint64]bool{}
 	for _, e := range evs {
-		if e.kind == trace.Read && nodes[e.addr] {
-			read[e.addr] = true
+		if e.K == trace.Read && nodes[e.Addr] {
+			read[e.Addr] = true
 		}
 	}
 	if len(read) < 1000 {

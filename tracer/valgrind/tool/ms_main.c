@@ -201,6 +201,18 @@ static void ensure_room(ULong words)
       ms_flush();
 }
 
+/* Writes a THREAD record if the running OS thread is not the last one
+   named. */
+static void note_thread(void)
+{
+   Int os_tid = VG_(gettid)();
+   if (os_tid == last_tid)
+      return;
+   last_tid = os_tid;
+   ensure_room(1);
+   buf[buf_pos++] = (REC_THREAD << 60) | (ULong)(UInt)os_tid;
+}
+
 /* Strings (routine and marker names) are written once each and then
    referred to by id. */
 typedef struct {
@@ -351,12 +363,20 @@ static Int call_stack(ThreadId tid, Addr* ips, Int skip)
    return k;
 }
 
-static void record_alloc(ThreadId tid, const HChar* routine, void* p, SizeT n)
+/* Remembers the live block [a, a+n) (an allocator may hand out a block it
+   handed out before without a free we saw). */
+static void remember_block(Addr a, SizeT n)
 {
+   VG_(free)(VG_(HT_remove)(blocks, a));
    Block* b = VG_(malloc)("memspy.block", sizeof(Block));
-   b->node.key = (UWord)p;
+   b->node.key = a;
    b->size = n;
    VG_(HT_add_node)(blocks, b);
+}
+
+static void record_alloc(ThreadId tid, const HChar* routine, void* p, SizeT n)
+{
+   remember_block((Addr)p, n);
    Addr ips[MAX_STACK_DEPTH + 2];
    Int depth = call_stack(tid, ips, 1);
    emit_block_record(REC_ALLOC, string_id(routine), (Addr)p, n, ips, depth);
@@ -518,11 +538,7 @@ static Bool ms_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
       *ret = 0;
       return True;
    }
-   if (last_tid != VG_(gettid)()) {
-      last_tid = VG_(gettid)();
-      ensure_room(1);
-      buf[buf_pos++] = (REC_THREAD << 60) | (ULong)(UInt)last_tid;
-   }
+   note_thread();
    emit_mark(mark, nm, a, size);
    *ret = 1;   /* running under memspy */
    return True;
@@ -581,12 +597,7 @@ static void ms_return(ULong sp, ULong rax)
          tc->in_trace_fn--;
          changed = True;
       } else if (e->sp + 8 == sp && rax != 0) {
-         Block* b = VG_(malloc)("memspy.block", sizeof(Block));
-         b->node.key = rax;
-         b->size = e->size;
-         /* An allocator may hand out a block it handed out before. */
-         VG_(free)(VG_(HT_remove)(blocks, rax));
-         VG_(HT_add_node)(blocks, b);
+         remember_block(rax, e->size);
          emit_block_record(REC_ALLOC, string_id(alloc_fns[e->fn].name), rax, e->size, e->stack, e->depth);
       }
    }
@@ -641,12 +652,7 @@ static void ms_start_client_code(ThreadId tid, ULong blocks_dispatched)
       if (ms_mode != MODE_OFF)
          update_mode();   /* --trace-fn: this thread may be inside or not */
    }
-   Int os_tid = VG_(gettid)();
-   if (os_tid == last_tid)
-      return;
-   last_tid = os_tid;
-   ensure_room(1);
-   buf[buf_pos++] = (REC_THREAD << 60) | (ULong)(UInt)os_tid;
+   note_thread();
 }
 
 static void ms_thread_exit(ThreadId tid)
