@@ -228,6 +228,37 @@ func (c *Cache) MRU(line uint64) int {
 	return none
 }
 
+// Promote makes line the most recently used line of its set and returns
+// its slot if it was the second most recent one in an LRU cache with a
+// power-of-two number of sets, else it returns -1 and changes nothing. Two
+// lines used in turn in one set (two arrays whose rows map to the same
+// sets) are hits that need only this swap, which the engine's hot loop
+// does without leaving it.
+func (c *Cache) Promote(line uint64) int {
+	if c.pol != lru || !c.pow2 {
+		return none
+	}
+	set := line & c.setMask
+	h := c.head[set]
+	if h < 0 {
+		return none
+	}
+	s := c.next[h]
+	if s < 0 || c.tag[s] != line {
+		return none // listed lines are valid
+	}
+	n := c.next[s]
+	c.head[set], c.headTag[set] = s, line
+	c.prev[s], c.next[s] = none, h
+	c.prev[h], c.next[h] = s, n
+	if n >= 0 {
+		c.prev[n] = h
+	} else {
+		c.tail[set] = h
+	}
+	return int(s)
+}
+
 // Line returns the line number held in slot.
 func (c *Cache) Line(slot int) uint64 { return c.tag[slot] }
 

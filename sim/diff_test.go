@@ -298,6 +298,8 @@ func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEv
 		switch {
 		case e.Kind == trace.Marker && e.Ext.Mark == trace.MarkReset:
 			want = 0
+		case e.Kind == trace.IFetchRun:
+			want += uint64(e.Size)
 		case !e.Kind.IsExtended():
 			want++
 		}
@@ -401,13 +403,62 @@ func checkCase(t *testing.T, seed uint64) bool {
 	batchSeed := rng.Uint64() | 1
 	d := diffCase(t, m, opt, events, batchSeed)
 	if d == "" {
-		return true
+		return checkRuns(t, seed, m, opt, events, batchSeed)
 	}
 	short := shrink(t, m, opt, events)
 	t.Errorf("seed %d: engine and reference differ (-reference +engine):\n%s\noptions: %+v\nmachine: %s\n"+
 		"%d events, shrunk to %d (-reference +engine on the shrunk trace):\n%s\nevents:\n%s",
 		seed, d, opt, describeMachine(m), len(events), len(short), diffCase(t, m, opt, short, 0), formatEvents(short))
 	return false
+}
+
+// foldRuns folds events into trace.IFetchRun events as the Valgrind reader
+// does with SetIFetchRuns(block): a fetch lying inside one block joins the
+// run of the last fetch when it is in the same block and only data
+// references came between them; a run of one stays an IFetch.
+func foldRuns(events []refEvent, block uint64) []refEvent {
+	var out []refEvent
+	open := -1 // index in out of the run the next fetch may join
+	for _, e := range events {
+		switch {
+		case e.Kind == trace.Read || e.Kind == trace.Write || e.Kind == trace.Modify:
+		case e.Kind == trace.IFetch && e.Size > 0 && e.Addr&(block-1)+uint64(e.Size) <= block:
+			if open >= 0 && out[open].Addr/block == e.Addr/block {
+				if r := &out[open]; r.Kind == trace.IFetch {
+					r.Kind, r.Size = trace.IFetchRun, 2
+				} else {
+					r.Size++
+				}
+				continue
+			}
+			open = len(out)
+		default:
+			open = -1
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// checkRuns checks that folding the fetches of events into runs changes no
+// result on m, when the engine says folding is exact there.
+func checkRuns(t *testing.T, seed uint64, m *machine.Machine, opt sim.Options, events []refEvent, batchSeed uint64) bool {
+	h, err := sim.New(m, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := h.IFetchRunBlock()
+	if block == 0 {
+		return true
+	}
+	folded := foldRuns(events, uint64(block))
+	want := runReference(m, opt.Classify, opt.CacheLab, events)
+	if d := cmp.Diff(want, runEngine(t, m, opt, folded, batchSeed)); d != "" {
+		t.Errorf("seed %d: fetches folded into runs of %d-byte blocks change the results (-unfolded +folded):\n%s\noptions: %+v\nmachine: %s\nfolded events:\n%s",
+			seed, block, d, opt, describeMachine(m), formatEvents(folded))
+		return false
+	}
+	return true
 }
 
 func envUint(name string, def uint64) uint64 {

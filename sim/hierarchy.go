@@ -77,8 +77,9 @@ type level struct {
 	memo     uint64
 	memoSlot int
 	// mruCache is c when a hit on the most recent line of a set changes no
-	// state that the bypass would skip (LRU, no 3C twin), else an empty
-	// cache whose MRU always fails.
+	// state that the bypass would skip, and a hit on the second most recent
+	// needs only Promote (LRU, no 3C twin), else an empty cache whose MRU
+	// and Promote always fail.
 	mruCache *cache.Cache
 
 	acc, miss                        [numAccessKinds]uint64
@@ -235,7 +236,9 @@ func reaches(u, l *level) bool {
 // first cache of its path accessed last, when nothing has changed that
 // cache's state since (level.memo), is a hit that changes no replacement
 // state: it is only counted, in registers added to the level when the run of
-// such hits ends. Every other event takes the slow path.
+// such hits ends. So is a read or fetch of the most recent line of its set
+// in an LRU cache, and one of the second most recent after Promote swaps
+// the two. Every other event takes the slow path.
 func (h *Hierarchy) Process(b *trace.Batch) {
 	kinds := b.Kind
 	addrs := b.Addr[:len(kinds)]
@@ -268,6 +271,30 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 						iHits++
 						continue
 					}
+					if slot := il.mruCache.Promote(a >> il.shift); slot >= 0 {
+						il.memo, il.memoSlot = a&^il.offMask, slot
+						iHits++
+						continue
+					}
+				}
+			case trace.IFetchRun:
+				// s fetches of one line: all hits that change nothing
+				// once the first one is.
+				if a&il.offMask < il.fastLimit {
+					if il.memo == a&^il.offMask {
+						iHits += s
+						continue
+					}
+					if slot := il.mruCache.MRU(a >> il.shift); slot >= 0 {
+						il.memo, il.memoSlot = a&^il.offMask, slot
+						iHits += s
+						continue
+					}
+					if slot := il.mruCache.Promote(a >> il.shift); slot >= 0 {
+						il.memo, il.memoSlot = a&^il.offMask, slot
+						iHits += s
+						continue
+					}
 				}
 			case trace.Read:
 				if a&dl.offMask+s-1 < dl.fastLimit {
@@ -276,6 +303,11 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 						continue
 					}
 					if slot := dl.mruCache.MRU(a >> dl.shift); slot >= 0 {
+						dl.memo, dl.memoSlot = a&^dl.offMask, slot
+						rHits++
+						continue
+					}
+					if slot := dl.mruCache.Promote(a >> dl.shift); slot >= 0 {
 						dl.memo, dl.memoSlot = a&^dl.offMask, slot
 						rHits++
 						continue
@@ -311,17 +343,28 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 		}
 		return
 	}
+	if k == trace.IFetchRun {
+		// The first two fetches are simulated: after a hit every policy's
+		// state is settled (cache.Access), and nothing but fetches reaches
+		// il between them (IFetchRunBlock), so the rest are hits that
+		// change nothing.
+		h.kinds[trace.IFetch] += s
+		for range min(s, 2) {
+			h.fetch(il, a, 1)
+		}
+		if s > 2 {
+			if il == &h.none {
+				h.notSimulated += s - 2
+			} else {
+				il.acc[kIFetch] += s - 2
+			}
+		}
+		return
+	}
 	h.kinds[k]++
 	switch k {
 	case trace.IFetch:
-		switch {
-		case il == &h.none:
-			h.notSimulated++
-		case il.cpuHit(kIFetch, a, s):
-			il.acc[kIFetch]++
-		default:
-			h.ref(il, kIFetch, a, s, false)
-		}
+		h.fetch(il, a, s)
 	case trace.Read:
 		h.dataRef(kRead, a, s)
 	case trace.Write:
@@ -334,6 +377,43 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	case trace.Invalidate:
 		h.invalidate(a, s)
 	}
+}
+
+// fetch performs an instruction fetch of bytes [a, a+s) from the CPU; il
+// is the first instruction cache or h.none.
+func (h *Hierarchy) fetch(il *level, a, s uint64) {
+	switch {
+	case il == &h.none:
+		h.notSimulated++
+	case il.cpuHit(kIFetch, a, s):
+		il.acc[kIFetch]++
+	default:
+		h.ref(il, kIFetch, a, s, false)
+	}
+}
+
+// IFetchRunBlock returns the block size within which a reader may fold
+// instruction fetches into trace.IFetchRun events without changing any
+// result, or 0 when it may not. Folding moves the later fetches of a run
+// before the data references between them; that changes nothing when the
+// first instruction cache sees only fetches (it holds no data and no
+// inclusive cache below can remove its lines on a data miss) and the
+// block lies in one of its lines. With no instruction cache any block
+// does: fetches are only counted.
+func (h *Hierarchy) IFetchRunBlock() int {
+	il := h.ifirst
+	if il == nil {
+		return 4096
+	}
+	if il.spec.HoldsData() || il.fastLimit == 0 {
+		return 0
+	}
+	for _, l := range h.levels {
+		if l.inclusive && slices.Contains(l.uppers, il) {
+			return 0
+		}
+	}
+	return int(il.lineSize)
 }
 
 // mark acts on a marker: a reset or a dump.

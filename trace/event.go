@@ -30,13 +30,26 @@ const (
 	numKinds        = 11
 )
 
+// IFetchRun is Size instruction fetches in program order, the first at
+// Addr (also its PC), all inside one aligned block of a size the reader was
+// given, and with only data references between them: a compact form of
+// IFetch events that the engine simulates exactly when its first
+// instruction cache holds no data (see sim.Hierarchy.IFetchRunBlock). It
+// exists only in memory: a reader makes it only when asked to
+// (valgrind.StreamReader.SetIFetchRuns), no trace format stores it, and it
+// is not Valid.
+const IFetchRun Kind = 128
+
 var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
 	"alloc", "free", "call", "return", "marker"}
 
 // String returns the kind's lower-case name.
 func (k Kind) String() string {
-	if k < numKinds {
+	switch {
+	case k < numKinds:
 		return kindNames[k]
+	case k == IFetchRun:
+		return "ifetch-run"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

@@ -162,6 +162,12 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		}
 	}()
 
+	if rec == nil && f.skipRefs == 0 && f.maxRefs == 0 {
+		// Only the engine sees the events: fold fetches into runs where
+		// that changes no result (a window counts references one by one,
+		// a recording keeps every fetch).
+		run.Reader().SetIFetchRuns(h.IFetchRunBlock())
+	}
 	// The tool stops soon after skip+max events; the window cuts exactly
 	// and drains the rest so the tool is never blocked.
 	r := trace.Window(run.Reader(), f.skipRefs, f.maxRefs, true)

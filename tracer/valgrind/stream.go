@@ -199,6 +199,8 @@ type StreamReader struct {
 	scratchEnt []uint64
 	scratchPC  []uint64
 
+	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
+
 	lib     string // the tool's directory, for the version error
 	onFatal func() // called once when the stream is corrupt
 }
@@ -211,6 +213,18 @@ func NewStreamReader(r io.Reader) *StreamReader { return newStreamReaderSize(r, 
 // least headerLen (tests use small buffers).
 func newStreamReaderSize(r io.Reader, size int) *StreamReader {
 	return &StreamReader{r: r, buf: make([]byte, max(size, headerLen))}
+}
+
+// SetIFetchRuns makes the reader fold the instruction fetches of each
+// superblock described from now on into trace.IFetchRun events: a fetch of
+// an instruction lying inside one aligned block of block bytes joins the
+// run of the superblock's previous fetch when that is in the same block and
+// no exit lies between them (data events may). The result is exact for the
+// engine when block is what sim.Hierarchy.IFetchRunBlock returns, but it
+// loses the later fetches' addresses: no trace format can store it. Call it
+// before the first Read; block must be a power of two (0: no folding).
+func (s *StreamReader) SetIFetchRuns(block int) {
+	s.runBlock = uint64(block)
 }
 
 // Format implements trace.Reader: "valgrind".
@@ -493,7 +507,7 @@ func (s *StreamReader) resume(c columns, n int) (int, error) {
 			continue
 		}
 		a := sb.pc[i]
-		if sb.kind[i] != trace.IFetch {
+		if k := sb.kind[i]; k != trace.IFetch && k != trace.IFetchRun {
 			if s.end-s.pos < 8 {
 				if err := s.more(8); err != nil {
 					return n, s.endError(err, false)
@@ -621,8 +635,48 @@ func (s *StreamReader) describe() error {
 	sb.exitEv = append(sb.exitEv, int32(len(sb.kind)))
 	sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
 	sb.allData = len(sb.dataPos) == len(sb.kind)
+	if s.runBlock > 0 && !sb.allData {
+		sb.foldRuns(s.runBlock)
+	}
 	s.store(id, sb)
 	return nil
+}
+
+// foldRuns rewrites the fetches of sb into trace.IFetchRun events within
+// aligned blocks of block bytes (see SetIFetchRuns), in place.
+func (sb *superblock) foldRuns(block uint64) {
+	n := len(sb.kind)
+	kind, size, pc, dataPos := sb.kind[:0], sb.size[:0], sb.pc[:0], sb.dataPos[:0]
+	exit := 0  // next element of exitEv, renumbered as its event is reached
+	open := -1 // index of the run the next fetch may join
+	for i := range n {
+		for ; exit < len(sb.exitEv)-1 && int(sb.exitEv[exit]) == i; exit++ {
+			sb.exitEv[exit] = int32(len(kind))
+			open = -1
+		}
+		k, sz, p := sb.kind[i], sb.size[i], sb.pc[i]
+		switch {
+		case k != trace.IFetch:
+			dataPos = append(dataPos, int32(len(kind)))
+		case sz > 0 && p&(block-1)+uint64(sz) <= block:
+			if open >= 0 && pc[open]/block == p/block {
+				if kind[open] == trace.IFetch {
+					kind[open], size[open] = trace.IFetchRun, 2
+				} else {
+					size[open]++
+				}
+				continue
+			}
+			open = len(kind)
+		default: // it crosses a block boundary: a fetch of its own
+			open = -1
+		}
+		kind, size, pc = append(kind, k), append(size, sz), append(pc, p)
+	}
+	for ; exit < len(sb.exitEv); exit++ {
+		sb.exitEv[exit] = int32(len(kind))
+	}
+	sb.kind, sb.size, sb.pc, sb.dataPos = kind, size, pc, dataPos
 }
 
 // extended decodes an ALLOC, FREE or MARK record (first word w) at s.pos

@@ -612,7 +612,14 @@ func TestStreamSparseIDs(t *testing.T) {
 // words must all be there (else "noend"), then the rest of its contents
 // (names, mark kinds, entry kinds). An EXEC delivers each event once the
 // words it needs are there.
-func refDecode(data []byte) ([]ev, string) {
+func refDecode(data []byte) ([]ev, string) { return refDecodeFold(data, 0) }
+
+// refDecodeFold is refDecode with the instruction fetches of each EXEC
+// folded into runs within aligned blocks of block bytes (0: none), as
+// SetIFetchRuns does: a fetch inside one block joins the run of the
+// execution's previous fetch when that is in the same block and no exit
+// came between them.
+func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 	word := func(i int) (uint64, bool) {
 		if i+8 > len(data) {
 			return 0, false
@@ -654,8 +661,31 @@ func refDecode(data []byte) ([]ev, string) {
 			if e > exits {
 				return evs, "corrupt"
 			}
-		entries:
+			// Fold the description's fetches first, as the decoder does.
+			type fent struct {
+				w, pc uint64
+				run   uint32 // > 1: a run of this many fetches
+			}
+			var fd []fent
+			open := -1 // the run a fetch may join
 			for _, x := range d {
+				k, size := x.w&0xff, x.w>>8&0xffffff
+				switch {
+				case k == 4:
+					open = -1
+				case k != 2 || block == 0:
+				case size == 0 || x.pc%block+size > block:
+					open = -1
+				case open >= 0 && fd[open].pc/block == x.pc/block:
+					fd[open].run = max(fd[open].run, 1) + 1
+					continue
+				default:
+					open = len(fd)
+				}
+				fd = append(fd, fent{x.w, x.pc, 0})
+			}
+		entries:
+			for _, x := range fd {
 				switch k := x.w & 0xff; k {
 				case 4: // exit
 					if e == 0 {
@@ -682,7 +712,11 @@ func refDecode(data []byte) ([]ev, string) {
 						}
 						p += 8
 					}
-					evs = append(evs, acc(trace.Kind(k), a, uint32(x.w>>8&0xffffff), x.pc, tid))
+					if x.run > 1 {
+						evs = append(evs, acc(trace.IFetchRun, a, x.run, x.pc, tid))
+					} else {
+						evs = append(evs, acc(trace.Kind(k), a, uint32(x.w>>8&0xffffff), x.pc, tid))
+					}
 				}
 			}
 		case 2: // DESCRIBE
@@ -836,9 +870,16 @@ func randomStream(rng *rand.Rand) []byte {
 		var ents []vt.Entry
 		var d sb
 		nd := 0
+		pc := rng.Uint64()
 		for range rng.IntN(12) {
 			k := rng.IntN(5)
-			ents = append(ents, vt.Entry{Kind: k, Size: uint32(rng.IntN(64)), PC: rng.Uint64()})
+			if rng.IntN(2) == 0 {
+				pc = rng.Uint64()
+			}
+			ents = append(ents, vt.Entry{Kind: k, Size: uint32(rng.IntN(64)), PC: pc})
+			if k == vt.IFetch {
+				pc += uint64(rng.IntN(16)) // code: often in the same block as the last fetch
+			}
 			switch k {
 			case vt.Exit:
 				d.exits = append(d.exits, nd)
@@ -906,7 +947,7 @@ func TestStreamRandom(t *testing.T) {
 	seen := map[string]int{} // what the streams exercise
 	defer func() {
 		for _, k := range []string{"end", "noend", "corrupt", "read", "write", "ifetch", "modify", "alloc", "free",
-			"call", "return", "marker", "stack", "deep stack", "name", "long name", "no name", "sp"} {
+			"call", "return", "marker", "stack", "deep stack", "name", "long name", "no name", "sp", "ifetch-run"} {
 			if seen[k] == 0 {
 				t.Errorf("the random streams have no %s", k)
 			}
@@ -921,6 +962,12 @@ func TestStreamRandom(t *testing.T) {
 		data := randomStream(rng)
 		evs, end := refDecode(data)
 		seen[end]++
+		folded, _ := refDecodeFold(data, 16)
+		for _, e := range folded {
+			if e.K == trace.IFetchRun {
+				seen["ifetch-run"]++
+			}
+		}
 		for _, e := range evs {
 			seen[e.K.String()]++
 			if e.K == trace.Marker {
@@ -985,7 +1032,16 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 // last one given by buf) and readers, and compares with refDecode.
 func checkStream(t *testing.T, data []byte, buf int) {
 	t.Helper()
-	want, wantEnd := refDecode(data)
+	for _, block := range []uint64{0, 16} {
+		checkStreamFold(t, data, buf, block)
+	}
+}
+
+// checkStreamFold is checkStream with fetches folded into runs within
+// blocks of block bytes (0: none).
+func checkStreamFold(t *testing.T, data []byte, buf int, block uint64) {
+	t.Helper()
+	want, wantEnd := refDecodeFold(data, block)
 	var firstErr error
 	for i, c := range []int{1, 2, 3, 4096} {
 		var in io.Reader = bytes.NewReader(data)
@@ -1001,12 +1057,14 @@ func checkStream(t *testing.T, data []byte, buf int) {
 			in = iotest.HalfReader(in)
 			size = buf
 		}
-		got, err := readAll(t, newStreamReaderSize(in, size), c)
+		r := newStreamReaderSize(in, size)
+		r.SetIFetchRuns(int(block))
+		got, err := readAll(t, r, c)
 		if k := errKind(err); k != wantEnd {
-			t.Fatalf("cap %d: stream %x: ended with %v, want %s", c, data, err, wantEnd)
+			t.Fatalf("cap %d, runs in %d-byte blocks: stream %x: ended with %v, want %s", c, block, data, err, wantEnd)
 		}
 		if !slices.Equal(got, want) {
-			t.Fatalf("cap %d: stream %x: events (-want +got):\n%s", c, data, cmp.Diff(want, got))
+			t.Fatalf("cap %d, runs in %d-byte blocks: stream %x: events (-want +got):\n%s", c, block, data, cmp.Diff(want, got))
 		}
 		if i == 0 {
 			firstErr = err
