@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-run: wall time of `memspy run` against `valgrind --tool=cachegrind`
-# (same L1D and LL sizes), the tracer alone against `valgrind --tool=none`, and
+# (same I1, D1 and LL), the tracer alone against `valgrind --tool=none`, and
 # native, on a 512x512 double matrix multiply and a linked-list walk, in one run.
 # Targets (issue 3): memspy run / cachegrind <= 1.0, tracer / none <= 2.0.
 set -euo pipefail
@@ -20,7 +20,9 @@ secs() { # command...: wall seconds
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'
 }
-machine=(--cache 'L1D:size=32k,assoc=8,line=64,holds=data' --cache 'LL:size=8m,assoc=16,line=64')
+# The hierarchy cachegrind simulates: split L1s and a unified LL.
+machine=(--cache 'L1I:size=32k,assoc=8,line=64,holds=instructions' --cache 'L1D:size=32k,assoc=8,line=64,holds=data'
+  --cache 'LL:size=8m,assoc=16,line=64')
 printf '%-22s %9s %9s %9s %9s %9s %12s %12s\n' program native none tracer cachegrind memspy tracer/none memspy/cg
 for prog in "matmul 512" "listwalk 1000000 4"; do
   set -- $prog
