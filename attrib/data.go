@@ -1,0 +1,328 @@
+// Package attrib maps the references of a trace to the program's own code
+// and data: the procedure making a reference (from the call stack the
+// tracer reports) and the data structure it touches (a data bin: the heap
+// blocks of one allocation site and call path, a global variable, a stack
+// frame, a range the program named, or freed memory). The engine asks for
+// a reference's bin on misses only and keeps it with the cache line.
+package attrib
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// BinKind says what a data bin holds.
+type BinKind uint8
+
+// Data bin kinds.
+const (
+	Other  BinKind = iota // memory of no known data structure
+	Freed                 // heap memory freed and not allocated again: references to it are use-after-free bugs
+	Heap                  // the heap blocks of one allocation site and call path
+	Global                // a global or static variable, or a module's small ones pooled
+	Stack                 // the stack frames of one procedure
+	Manual                // a range named with memspy.h
+)
+
+var binKindNames = [...]string{"other", "freed", "heap", "global", "stack", "manual"}
+
+// String returns the kind's name.
+func (k BinKind) String() string {
+	if int(k) < len(binKindNames) {
+		return binKindNames[k]
+	}
+	return fmt.Sprintf("binkind(%d)", uint8(k))
+}
+
+// Bin ids of the bins every Data has.
+const (
+	OtherBin int32 = 0
+	FreedBin int32 = 1
+)
+
+// Bin is one data bin.
+type Bin struct {
+	Kind BinKind
+	Name string
+	// Site is the allocation call path of a heap bin, innermost first:
+	// the allocation call's PC, then return addresses.
+	Site []uint64
+	// Proc is the procedure of a stack bin.
+	Proc int32
+	// Blocks and Bytes count the heap blocks allocated into a heap bin and
+	// their total size; Bytes is the size of a global or manual bin.
+	Blocks, Bytes uint64
+}
+
+// granuleShift is the log2 size of the address blocks under which Data
+// indexes ranges: a range is listed under every granule it overlaps.
+const granuleShift = 16
+
+// span is a range of addresses [start, end) of one bin.
+type span struct {
+	start, end uint64
+	bin        int32
+}
+
+// Data is the set of data bins of a run and the address ranges that map to
+// them. Heap ranges come and go with allocations and frees; a freed range
+// maps to the freed bin until memory is allocated over it. A manual range
+// takes precedence over a heap block, a heap block over a global.
+type Data struct {
+	bins  []Bin
+	sites map[string]int32 // heap bins by encoded call path
+	stack map[int32]int32  // stack bins by procedure
+
+	heap    rangeMap // live heap blocks and freed ranges
+	manual  rangeMap // named ranges
+	globals []span   // sorted by start, not overlapping
+
+	last span // the heap span of the last Lookup, to check first
+}
+
+// NewData returns a Data with only the other and freed bins.
+func NewData() *Data {
+	d := &Data{sites: map[string]int32{}, stack: map[int32]int32{}}
+	d.bins = append(d.bins, Bin{Kind: Other, Name: "<other>"}, Bin{Kind: Freed, Name: "<freed>"})
+	d.heap.init()
+	d.manual.init()
+	return d
+}
+
+// Bins returns the bins, indexed by id. The slice is the Data's own.
+func (d *Data) Bins() []Bin { return d.bins }
+
+// Bin returns bin id.
+func (d *Data) Bin(id int32) *Bin { return &d.bins[id] }
+
+func (d *Data) add(b Bin) int32 {
+	d.bins = append(d.bins, b)
+	return int32(len(d.bins) - 1)
+}
+
+// Alloc records a heap block of size bytes at addr allocated through the
+// call path stack (innermost first): its bin is that of every block
+// allocated through the same path. Any range it overlaps (a freed range,
+// or a block freed without a report, as a garbage collector does) ends. It
+// returns the bin.
+func (d *Data) Alloc(addr, size uint64, stack []uint64) int32 {
+	key := encodePath(stack)
+	id, ok := d.sites[key]
+	if !ok {
+		id = d.add(Bin{Kind: Heap, Name: heapName(stack), Site: slices.Clone(stack)})
+		d.sites[key] = id
+	}
+	b := &d.bins[id]
+	b.Blocks++
+	b.Bytes += size
+	if end, ok := rangeEnd(addr, size); ok {
+		d.heap.removeOverlaps(addr, end)
+		d.heap.insert(span{addr, end, id})
+		d.last = span{}
+	}
+	return id
+}
+
+// maxRange bounds the ranges Data indexes: a larger one (a bogus size)
+// still counts in its bin but maps no address.
+const maxRange = 1 << 40
+
+// rangeEnd returns the end of [addr, addr+size) when Data indexes it.
+func rangeEnd(addr, size uint64) (uint64, bool) {
+	end := addr + size
+	return end, size > 0 && size <= maxRange && end > addr
+}
+
+// Free records that the heap block at addr was freed: its range maps to
+// the freed bin until memory is allocated over it. A free of an address
+// that starts no block is ignored.
+func (d *Data) Free(addr uint64) {
+	if s, ok := d.heap.at(addr); ok && s.start == addr && s.bin != FreedBin {
+		d.heap.remove(s)
+		d.heap.insert(span{s.start, s.end, FreedBin})
+		d.last = span{}
+	}
+}
+
+// Name makes [addr, addr+size) a manual bin called name (memspy.h's range
+// marker); a later range of the same name joins the same bin. It returns
+// the bin.
+func (d *Data) Name(addr, size uint64, name string) int32 {
+	id := int32(-1)
+	for i, b := range d.bins {
+		if b.Kind == Manual && b.Name == name {
+			id = int32(i)
+			break
+		}
+	}
+	if id < 0 {
+		id = d.add(Bin{Kind: Manual, Name: name})
+	}
+	d.bins[id].Bytes += size
+	if end, ok := rangeEnd(addr, size); ok {
+		d.manual.removeOverlaps(addr, end)
+		d.manual.insert(span{addr, end, id})
+		d.last = span{}
+	}
+	return id
+}
+
+// AddGlobals makes a bin of each variable of vars (which must not overlap
+// one another or earlier globals) of at least minSize bytes, and pools the
+// smaller ones into one bin called pool. Variables of size 0 are skipped.
+func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
+	poolID := int32(-1)
+	for _, v := range vars {
+		end, ok := rangeEnd(v.Addr, v.Size)
+		if !ok {
+			continue
+		}
+		var id int32
+		if v.Size >= minSize {
+			id = d.add(Bin{Kind: Global, Name: v.Name, Bytes: v.Size})
+		} else {
+			if poolID < 0 {
+				poolID = d.add(Bin{Kind: Global, Name: pool})
+			}
+			id = poolID
+			d.bins[id].Bytes += v.Size
+		}
+		d.globals = append(d.globals, span{v.Addr, end, id})
+	}
+	sort.Slice(d.globals, func(i, j int) bool { return d.globals[i].start < d.globals[j].start })
+}
+
+// Var is a global variable for AddGlobals.
+type Var struct {
+	Name       string
+	Addr, Size uint64
+}
+
+// StackBin returns the bin of the stack frames of procedure proc, named
+// name, making it on first use.
+func (d *Data) StackBin(proc int32, name string) int32 {
+	if id, ok := d.stack[proc]; ok {
+		return id
+	}
+	id := d.add(Bin{Kind: Stack, Name: name, Proc: proc})
+	d.stack[proc] = id
+	return id
+}
+
+// Lookup returns the bin of the heap, manual or global range holding addr,
+// or OtherBin.
+func (d *Data) Lookup(addr uint64) int32 {
+	if len(d.manual.granules) > 0 {
+		if s, ok := d.manual.at(addr); ok {
+			return s.bin
+		}
+	}
+	if l := d.last; contains(l, addr) {
+		return l.bin
+	}
+	if s, ok := d.heap.at(addr); ok {
+		d.last = s
+		return s.bin
+	}
+	i := sort.Search(len(d.globals), func(i int) bool { return d.globals[i].start > addr }) - 1
+	if i >= 0 && contains(d.globals[i], addr) {
+		return d.globals[i].bin
+	}
+	return OtherBin
+}
+
+func contains(s span, a uint64) bool { return a >= s.start && a < s.end }
+
+// encodePath returns a map key for a call path.
+func encodePath(stack []uint64) string {
+	b := make([]byte, 8*len(stack))
+	for i, pc := range stack {
+		binary.LittleEndian.PutUint64(b[8*i:], pc)
+	}
+	return string(b)
+}
+
+// heapName is the name of a heap bin before symbols name it better: its
+// allocation site.
+func heapName(stack []uint64) string {
+	if len(stack) == 0 {
+		return "heap@?"
+	}
+	return fmt.Sprintf("heap@%#x", stack[0])
+}
+
+// rangeMap holds non-overlapping spans, each listed under every granule
+// (2^granuleShift bytes) it overlaps, sorted by start within a granule.
+type rangeMap struct {
+	granules map[uint64][]span
+}
+
+func (m *rangeMap) init() { m.granules = map[uint64][]span{} }
+
+// granules returns the first and last granule of [start, end).
+func granules(start, end uint64) (uint64, uint64) {
+	return start >> granuleShift, (end - 1) >> granuleShift
+}
+
+// at returns the span holding a.
+func (m *rangeMap) at(a uint64) (span, bool) {
+	list := m.granules[a>>granuleShift]
+	i := sort.Search(len(list), func(i int) bool { return list[i].start > a }) - 1
+	if i >= 0 && contains(list[i], a) {
+		return list[i], true
+	}
+	return span{}, false
+}
+
+func (m *rangeMap) insert(s span) {
+	first, last := granules(s.start, s.end)
+	for g := first; ; g++ {
+		list := m.granules[g]
+		i := sort.Search(len(list), func(i int) bool { return list[i].start > s.start })
+		m.granules[g] = slices.Insert(list, i, s)
+		if g == last {
+			break
+		}
+	}
+}
+
+func (m *rangeMap) remove(s span) {
+	first, last := granules(s.start, s.end)
+	for g := first; ; g++ {
+		list := m.granules[g]
+		if i := slices.Index(list, s); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(m.granules, g)
+		} else {
+			m.granules[g] = list
+		}
+		if g == last {
+			break
+		}
+	}
+}
+
+// removeOverlaps removes every span overlapping [start, end).
+func (m *rangeMap) removeOverlaps(start, end uint64) {
+	first, last := granules(start, end)
+	var gone []span
+	for g := first; ; g++ {
+		for _, s := range m.granules[g] {
+			// Each span once: in its first granule, or in the first one
+			// looked at.
+			if s.start < end && s.end > start && (s.start>>granuleShift == g || g == first) {
+				gone = append(gone, s)
+			}
+		}
+		if g == last {
+			break
+		}
+	}
+	for _, s := range gone {
+		m.remove(s)
+	}
+}

@@ -1,0 +1,137 @@
+package attrib
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func TestDataHeap(t *testing.T) {
+	d := NewData()
+	siteA := []uint64{0x401000, 0x402000}
+	siteB := []uint64{0x401000, 0x403000} // same allocation call, other path
+	a1 := d.Alloc(0x10000, 0x100, siteA)
+	a2 := d.Alloc(0x20000, 0x100, siteA)
+	b := d.Alloc(0x30000, 0x200000, siteB)
+	if a1 != a2 || a1 == b || a1 < 2 {
+		t.Fatalf("bins: %d %d %d: one per call path", a1, a2, b)
+	}
+	if got := d.Bin(a1); got.Kind != Heap || got.Blocks != 2 || got.Bytes != 0x200 || got.Name != "heap@0x401000" {
+		t.Fatalf("bin %+v", got)
+	}
+	for _, c := range []struct {
+		addr uint64
+		want int32
+	}{
+		{0x10000, a1}, {0x100ff, a1}, {0x10100, OtherBin}, {0xffff, OtherBin},
+		{0x20050, a2}, {0x30000, b}, {0x30000 + 0x1fffff, b}, {0x30000 + 0x200000, OtherBin},
+		{0x30000 + 0x12345, b},
+	} {
+		if got := d.Lookup(c.addr); got != c.want {
+			t.Errorf("Lookup(%#x) = %d, want %d", c.addr, got, c.want)
+		}
+	}
+	d.Free(0x10000)
+	d.Free(0x10004) // not a block start: ignored
+	if got := d.Lookup(0x10010); got != FreedBin {
+		t.Errorf("freed block: bin %d, want freed", got)
+	}
+	// A new block over part of the freed range ends it.
+	c := d.Alloc(0x10080, 0x10, []uint64{0x404000})
+	for addr, want := range map[uint64]int32{0x10000: OtherBin, 0x10080: c, 0x10090: OtherBin} {
+		if got := d.Lookup(addr); got != want {
+			t.Errorf("after reuse: Lookup(%#x) = %d, want %d", addr, got, want)
+		}
+	}
+	// A block allocated over a live one (never freed: garbage collected)
+	// replaces it.
+	e := d.Alloc(0x30000+0x1000, 0x40, []uint64{0x405000})
+	if got := d.Lookup(0x30000); got != OtherBin {
+		t.Errorf("old block still mapped: %d", got)
+	}
+	if got := d.Lookup(0x31010); got != e {
+		t.Errorf("new block: %d, want %d", got, e)
+	}
+	// Bogus sizes count but map nothing.
+	g := d.Alloc(0x50000, 1<<62, []uint64{0x406000})
+	if d.Lookup(0x50000) != OtherBin || d.Bin(g).Bytes != 1<<62 {
+		t.Errorf("a bogus size is mapped")
+	}
+}
+
+func TestDataPrecedence(t *testing.T) {
+	d := NewData()
+	d.AddGlobals([]Var{{"A", 0x1000, 4096}, {"n", 0x2000, 4}, {"m", 0x2004, 4}, {"B", 0x3000, 64}, {"z", 0x4000, 0}}, 64, "<small globals>")
+	bins := d.Bins()
+	if len(bins) != 5 || bins[2].Name != "A" || bins[3].Name != "<small globals>" || bins[3].Bytes != 8 || bins[4].Name != "B" {
+		t.Fatalf("bins %+v", bins)
+	}
+	for addr, want := range map[uint64]int32{0x1000: 2, 0x1fff: 2, 0x2000: 3, 0x2007: 3, 0x2008: OtherBin, 0x303f: 4, 0x3040: OtherBin, 0x4000: OtherBin} {
+		if got := d.Lookup(addr); got != want {
+			t.Errorf("Lookup(%#x) = %d, want %d", addr, got, want)
+		}
+	}
+	h := d.Alloc(0x1000, 16, nil) // a heap block over a global (a test of precedence only)
+	m := d.Name(0x1008, 4, "flag")
+	m2 := d.Name(0x9000, 8, "flag")
+	if m != m2 || d.Bin(m).Bytes != 12 {
+		t.Errorf("manual bins %d %d %+v", m, m2, d.Bin(m))
+	}
+	for addr, want := range map[uint64]int32{0x1000: h, 0x1008: m, 0x100b: m, 0x100c: h, 0x1010: 2, 0x9004: m} {
+		if got := d.Lookup(addr); got != want {
+			t.Errorf("Lookup(%#x) = %d, want %d", addr, got, want)
+		}
+	}
+}
+
+// The range index agrees with a slow model on random allocations, frees
+// and lookups, blocks spanning granules included.
+func TestDataRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		d := NewData()
+		type blk struct {
+			start, end uint64
+			bin        int32
+		}
+		var model []blk // later entries win
+		for range 300 {
+			addr := uint64(rng.IntN(1 << 20))
+			switch rng.IntN(4) {
+			case 0, 1:
+				size := uint64(1 + rng.IntN(64))
+				if rng.IntN(8) == 0 {
+					size = uint64(1 + rng.IntN(1<<18))
+				}
+				id := d.Alloc(addr, size, []uint64{uint64(rng.IntN(5))})
+				var keep []blk
+				for _, b := range model {
+					if b.start < addr+size && b.end > addr {
+						continue
+					}
+					keep = append(keep, b)
+				}
+				model = append(keep, blk{addr, addr + size, id})
+			case 2:
+				if len(model) > 0 && rng.IntN(2) == 0 {
+					addr = model[rng.IntN(len(model))].start
+				}
+				d.Free(addr)
+				for i, b := range model {
+					if b.start == addr && b.bin != FreedBin {
+						model[i].bin = FreedBin
+					}
+				}
+			default:
+				want := OtherBin
+				for _, b := range model {
+					if addr >= b.start && addr < b.end {
+						want = b.bin
+					}
+				}
+				if got := d.Lookup(addr); got != want {
+					t.Fatalf("trial %d: Lookup(%#x) = %d, want %d", trial, addr, got, want)
+				}
+			}
+		}
+	}
+}
