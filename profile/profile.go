@@ -51,6 +51,9 @@ type Profile struct {
 	// Resets counts the reset markers seen: when it is not zero, every
 	// counter covers only what came after the last of them.
 	Resets uint64 `json:"resets,omitempty"`
+	// Attribution splits the counters by procedure and data bin, when the
+	// run attributed them.
+	Attribution *Attribution `json:"attribution,omitempty"`
 	// Complete is false when the input ended with an error and the
 	// counts cover only the events read before it.
 	Complete bool `json:"complete"`
@@ -163,6 +166,14 @@ func (p *Profile) Merge(q *Profile) error {
 		if err := sameCaches(p.Caches, d.Caches); err != nil {
 			return fmt.Errorf("%w (in dump %q)", err, d.Name)
 		}
+	}
+	switch {
+	case p.Attribution != nil && q.Attribution != nil:
+		if err := p.Attribution.merge(q.Attribution); err != nil {
+			return err
+		}
+	case p.Attribution != nil || q.Attribution != nil:
+		return fmt.Errorf("profile: cannot merge a profile with attribution and one without")
 	}
 	for i := range p.Caches {
 		a, b := &p.Caches[i], &q.Caches[i]

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"memspy/machine"
+	"memspy/profile"
 	"memspy/sim"
 	"memspy/trace"
 )
@@ -307,7 +308,53 @@ func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEv
 	if p.Events != want {
 		t.Errorf("profile counts %d events, want %d", p.Events, want)
 	}
+	if opt.Attribute {
+		checkAttribution(t, p)
+	}
 	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated, Dumps: p.Dumps, Resets: p.Resets}
+}
+
+// checkAttribution checks that the pairs of every cache add up to its
+// counters, the causes to its misses and the evictors to its evictions,
+// and that every pair names a known procedure and bin.
+func checkAttribution(t testing.TB, p *profile.Profile) {
+	t.Helper()
+	a := p.Attribution
+	if a == nil || len(a.Caches) != len(p.Caches) {
+		t.Fatalf("attribution missing or with the wrong caches: %+v", a)
+	}
+	for i, ca := range a.Caches {
+		c := p.Caches[i]
+		var sum profile.PairStats
+		for _, ps := range ca.Pairs {
+			if ps.Proc < 0 || int(ps.Proc) >= len(a.Procs) || ps.Bin < 0 || int(ps.Bin) >= len(a.Bins) {
+				t.Errorf("%s: pair %+v names no procedure or bin", c.Name, ps)
+			}
+			if ps.Cold+ps.Replacement+ps.Invalidation != ps.Misses() {
+				t.Errorf("%s: pair %+v: causes do not add up to its misses", c.Name, ps)
+			}
+			sum.IFetches += ps.IFetches
+			sum.Reads += ps.Reads
+			sum.Writes += ps.Writes
+			sum.IFetchMisses += ps.IFetchMisses
+			sum.ReadMisses += ps.ReadMisses
+			sum.WriteMisses += ps.WriteMisses
+		}
+		if sum.IFetches != c.IFetches || sum.Reads != c.Reads || sum.Writes != c.Writes ||
+			sum.IFetchMisses != c.IFetchMisses || sum.ReadMisses != c.ReadMisses || sum.WriteMisses != c.WriteMisses {
+			t.Errorf("%s: pairs add up to %+v, the cache counts %+v", c.Name, sum, c)
+		}
+		if ca.Cold+ca.Replacement+ca.Invalidation != c.Misses {
+			t.Errorf("%s: causes %d+%d+%d, misses %d", c.Name, ca.Cold, ca.Replacement, ca.Invalidation, c.Misses)
+		}
+		var ev uint64
+		for _, e := range ca.Evictors {
+			ev += e.Evictions
+		}
+		if ev != c.Evictions {
+			t.Errorf("%s: evictors add up to %d, evictions %d", c.Name, ev, c.Evictions)
+		}
+	}
 }
 
 // diffCase compares engine and reference on one case and returns the
@@ -397,7 +444,7 @@ func checkCase(t *testing.T, seed uint64) bool {
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6d656d737079))
 	ch := rngChooser{rng}
-	opt := sim.Options{Classify: pick(ch, 1, 2), CacheLab: pick(ch, 1, 5)}
+	opt := sim.Options{Classify: pick(ch, 1, 2), CacheLab: pick(ch, 1, 5), Attribute: pick(ch, 1, 3)}
 	m := genMachine(ch, opt.Classify)
 	events := genTrace(ch, m, maxEvents)
 	batchSeed := rng.Uint64() | 1

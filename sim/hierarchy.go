@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"memspy/attrib"
 	"memspy/cache"
 	"memspy/machine"
 	"memspy/profile"
@@ -26,6 +27,11 @@ type Options struct {
 	// only the line holding its address, and instruction fetches are
 	// ignored.
 	CacheLab bool
+	// Attribute splits the counters by procedure (from the call and
+	// return events) and data bin (from allocations, frees, range markers
+	// and globals), with the causes of misses and the evictors (see
+	// profile.Attribution). Every reference then takes the slow path.
+	Attribute bool
 }
 
 // noMemo in level.memo arms no hit bypass: no line of 2 bytes or more
@@ -90,6 +96,8 @@ type level struct {
 	// 3C classification state.
 	shadow *cache.Cache        // fully associative, same capacity and policy
 	seen   map[uint64]struct{} // lines ever referenced
+
+	attr *levelAttrib // nil unless attributing
 }
 
 // Hierarchy simulates one machine. It is not safe for concurrent use.
@@ -105,6 +113,7 @@ type Hierarchy struct {
 	dumps        []profile.Dump
 	resets       uint64 // reset markers seen
 	finished     bool
+	attr         *attribution // nil unless attributing
 	// none stands in for a missing first cache in Process; it never takes
 	// the hit bypass.
 	none level
@@ -150,6 +159,9 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		l.mruCache = noMRU
 		if l.shadow == nil {
 			l.mruCache = c
+		}
+		if opt.Attribute {
+			l.attr = newLevelAttrib(spec.Sets * spec.Assoc)
 		}
 		switch {
 		case l.shift == 0:
@@ -214,6 +226,9 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	if opt.CacheLab {
 		h.ifirst = nil // the cache lab ignores instruction fetches
 	}
+	if opt.Attribute {
+		h.attr = &attribution{code: attrib.NewCode(), data: attrib.NewData()}
+	}
 	return h, nil
 }
 
@@ -249,6 +264,12 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 	}
 	if dl == nil {
 		dl = &h.none
+	}
+	if h.attr != nil {
+		for i := range kinds {
+			h.slow(b, i, il)
+		}
+		return
 	}
 	for i := 0; i < len(kinds); i++ {
 		// The inner loop makes no calls, so its counters stay in registers.
@@ -338,10 +359,17 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
 	if k.IsExtended() {
+		if h.attr != nil {
+			h.attribEvent(k, a, b.Thread[i], b.ExtOf(i))
+		}
 		if k == trace.Marker {
 			h.mark(b.ExtOf(i))
 		}
 		return
+	}
+	if h.attr != nil {
+		h.attr.tid = b.Thread[i]
+		h.attr.proc = h.attr.code.Current(h.attr.tid)
 	}
 	if k == trace.IFetchRun {
 		// The first two fetches are simulated: after a hit every policy's
@@ -388,7 +416,7 @@ func (h *Hierarchy) fetch(il *level, a, s uint64) {
 	case il.cpuHit(kIFetch, a, s):
 		il.acc[kIFetch]++
 	default:
-		h.ref(il, kIFetch, a, s, false)
+		h.ref(il, kIFetch, a, s, false, -1)
 	}
 }
 
@@ -399,8 +427,11 @@ func (h *Hierarchy) fetch(il *level, a, s uint64) {
 // first instruction cache sees only fetches (it holds no data and no
 // inclusive cache below can remove its lines on a data miss) and the
 // block lies in one of its lines. With no instruction cache any block
-// does: fetches are only counted.
+// does: fetches are only counted. Attribution needs every fetch.
 func (h *Hierarchy) IFetchRunBlock() int {
+	if h.attr != nil {
+		return 0 // attribution counts every fetch in its pair
+	}
 	il := h.ifirst
 	if il == nil {
 		return 4096
@@ -439,6 +470,9 @@ func (h *Hierarchy) resetStats() {
 		l.evictions, l.writebacks, l.backInval = 0, 0, 0
 		l.bytesFromBelow, l.bytesToBelow = 0, 0
 		l.compulsory, l.capacity, l.conflict = 0, 0, 0
+		if l.attr != nil {
+			l.attr.resetStats()
+		}
 	}
 }
 
@@ -448,7 +482,7 @@ func (h *Hierarchy) dataRef(k int, a, s uint64) {
 		l.acc[k]++
 		return
 	}
-	h.ref(h.dfirst, k, a, s, false)
+	h.ref(h.dfirst, k, a, s, false, -1)
 }
 
 // cpuHit handles a reference from the CPU that falls in one line of l and
@@ -456,7 +490,7 @@ func (h *Hierarchy) dataRef(k int, a, s uint64) {
 // update and no write to send through. It reports whether it did; the
 // caller then counts the access. Everything else takes ref.
 func (l *level) cpuHit(k int, a, s uint64) bool {
-	if l.c == nil || l.shadow != nil || a&l.offMask+s-1 >= l.fastLimit || k == kWrite && !l.writeBack {
+	if l.c == nil || l.shadow != nil || l.attr != nil || a&l.offMask+s-1 >= l.fastLimit || k == kWrite && !l.writeBack {
 		return false
 	}
 	line := a >> l.shift
@@ -480,10 +514,11 @@ func (l *level) next(k int) *level {
 }
 
 // ref performs a reference of kind k to bytes [a, a+s) at l (nil: memory).
-// fromAbove is true when a cache above l makes the request. It returns
-// whether the data came back dirty (a hit in an exclusive cache hands its
-// line, dirty or not, up to the requester).
-func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool) bool {
+// fromAbove is true when a cache above l makes the request. bin is the data
+// bin of the bytes when attributing and known, else -1 (looked up on a
+// miss). It returns whether the data came back dirty (a hit in an exclusive
+// cache hands its line, dirty or not, up to the requester).
+func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, bin int32) bool {
 	if s == 0 {
 		s = 1
 	}
@@ -515,7 +550,7 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool) bool {
 	for line := first; ; line++ {
 		pa := max(a, line<<l.shift)
 		pe := min(end, line<<l.shift|l.offMask)
-		if h.refLine(l, k, line, pa, pe-pa+1, fromAbove) {
+		if h.refLine(l, k, line, pa, pe-pa+1, fromAbove, bin) {
 			dirty = true
 		}
 		if line == last {
@@ -527,7 +562,7 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool) bool {
 
 // refLine performs the part [pa, pa+ps) of a reference that falls in one
 // line of l.
-func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool) bool {
+func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool, bin int32) bool {
 	l.acc[k]++
 	slot := l.c.Lookup(line)
 	twinSettled := true
@@ -535,10 +570,19 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		twinSettled = h.classify(l, k, line, slot >= 0)
 	}
 	if slot >= 0 {
+		if l.attr != nil {
+			if bin < 0 {
+				bin = l.attr.bin[slot]
+			}
+			h.countHit(l, k, slot)
+		}
 		if l.exclusive && fromAbove && k != kWrite {
 			// The line moves up to the requester.
 			d := l.c.Dirty(slot)
 			l.c.Remove(slot)
+			if l.attr != nil {
+				l.removed(line, replaced)
+			}
 			l.memo = noMemo
 			return d
 		}
@@ -550,34 +594,43 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 				l.c.SetDirty(slot, true)
 			} else {
 				l.bytesToBelow += ps
-				h.ref(l.dataNext, kWrite, pa, ps, true)
+				h.ref(l.dataNext, kWrite, pa, ps, true, bin)
 			}
 		}
 		return false
 	}
 	l.miss[k]++
 	l.memo = noMemo
+	if l.attr != nil {
+		if bin < 0 {
+			bin = h.binOf(pa)
+		}
+		h.countMiss(l, k, line, bin)
+	}
 	if k == kWrite && (!l.allocate || l.exclusive && fromAbove) {
 		l.bytesToBelow += ps
-		h.ref(l.dataNext, kWrite, pa, ps, true)
+		h.ref(l.dataNext, kWrite, pa, ps, true, bin)
 		return false
 	}
 	if l.exclusive && fromAbove {
 		// Pass the fill through without keeping a copy.
 		l.bytesFromBelow += l.lineSize
-		return h.ref(l.next(k), k, line<<l.shift, l.lineSize, true)
+		return h.ref(l.next(k), k, line<<l.shift, l.lineSize, true, bin)
 	}
 	slot = l.c.Victim(line)
 	if l.c.Valid(slot) {
-		h.evict(l, slot)
+		h.evict(l, slot, bin)
 	}
 	fk := kRead
 	if k == kIFetch {
 		fk = kIFetch
 	}
 	l.bytesFromBelow += l.lineSize
-	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true)
+	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, bin)
 	l.c.Install(slot, line)
+	if l.attr != nil {
+		l.filled(slot, line, bin)
+	}
 	if k == kWrite && l.writeBack {
 		dirty = true
 	}
@@ -588,7 +641,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	l.setMemo(line, slot, twinSettled)
 	if k == kWrite && !l.writeBack {
 		l.bytesToBelow += ps
-		h.ref(l.dataNext, kWrite, pa, ps, true)
+		h.ref(l.dataNext, kWrite, pa, ps, true, bin)
 	}
 	return false
 }
@@ -637,11 +690,18 @@ func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) (settled bo
 	return settled
 }
 
-// evict removes the valid line in slot of l to make room for a fill.
-func (h *Hierarchy) evict(l *level, slot int) {
+// evict removes the valid line in slot of l to make room for a fill of
+// data bin by (when attributing).
+func (h *Hierarchy) evict(l *level, slot int, by int32) {
 	line := l.c.Line(slot)
 	dirty := l.c.Dirty(slot)
 	l.evictions++
+	victimBin := int32(-1)
+	if l.attr != nil {
+		victimBin = l.attr.bin[slot]
+		l.attr.evictors[uint64(uint32(victimBin))<<32|uint64(uint32(by))]++
+		l.removed(line, replaced)
+	}
 	if l.inclusive {
 		lo := line << l.shift
 		for _, u := range l.uppers {
@@ -652,29 +712,31 @@ func (h *Hierarchy) evict(l *level, slot int) {
 	}
 	l.c.Remove(slot)
 	l.memo = noMemo
-	h.sendVictim(l, line, dirty)
+	h.sendVictim(l, line, dirty, victimBin)
 }
 
-// sendVictim passes a line leaving l down: into an exclusive cache below
-// whether clean or dirty, otherwise as a write-back when dirty.
-func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool) {
+// sendVictim passes a line of data bin bin leaving l down: into an
+// exclusive cache below whether clean or dirty, otherwise as a write-back
+// when dirty.
+func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool, bin int32) {
 	below := l.victimNext
 	if dirty {
 		l.writebacks++
 	}
 	if below != nil && below.exclusive {
 		l.bytesToBelow += l.lineSize
-		h.insertVictim(below, line<<l.shift, dirty)
+		h.insertVictim(below, line<<l.shift, dirty, bin)
 		return
 	}
 	if dirty {
 		l.bytesToBelow += l.lineSize
-		h.ref(below, kWrite, line<<l.shift, l.lineSize, true)
+		h.ref(below, kWrite, line<<l.shift, l.lineSize, true, bin)
 	}
 }
 
-// insertVictim places a line evicted above into the exclusive cache x.
-func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool) {
+// insertVictim places a line of data bin bin evicted above into the
+// exclusive cache x.
+func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, bin int32) {
 	line := a >> x.shift
 	x.memo = noMemo
 	if slot := x.c.Lookup(line); slot >= 0 {
@@ -685,10 +747,13 @@ func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool) {
 	}
 	slot := x.c.Victim(line)
 	if x.c.Valid(slot) {
-		h.evict(x, slot)
+		h.evict(x, slot, bin)
 	}
 	x.c.Install(slot, line)
 	x.c.SetDirty(slot, dirty)
+	if x.attr != nil {
+		x.filled(slot, line, bin)
+	}
 }
 
 // backInvalidate removes from u every line overlapping bytes [lo, hi] and
@@ -699,6 +764,9 @@ func (h *Hierarchy) backInvalidate(u *level, lo, hi uint64) bool {
 		if slot := u.c.Lookup(line); slot >= 0 {
 			dirty = dirty || u.c.Dirty(slot)
 			u.c.Remove(slot)
+			if u.attr != nil {
+				u.removed(line, invalidated)
+			}
 			u.backInval++
 			u.memo = noMemo
 		}
@@ -742,7 +810,11 @@ func (h *Hierarchy) copyBack(a, s uint64) {
 			l.c.SetDirty(slot, false)
 			l.writebacks++
 			l.bytesToBelow += l.lineSize
-			h.ref(l.victimNext, kWrite, l.c.Line(slot)<<l.shift, l.lineSize, true)
+			bin := int32(-1)
+			if l.attr != nil {
+				bin = l.attr.bin[slot]
+			}
+			h.ref(l.victimNext, kWrite, l.c.Line(slot)<<l.shift, l.lineSize, true, bin)
 		})
 	}
 }
@@ -752,7 +824,12 @@ func (h *Hierarchy) copyBack(a, s uint64) {
 func (h *Hierarchy) invalidate(a, s uint64) {
 	for _, l := range h.levels {
 		l.memo = noMemo
-		forLines(l, a, s, l.c.Remove)
+		forLines(l, a, s, func(slot int) {
+			if l.attr != nil {
+				l.removed(l.c.Line(slot), invalidated)
+			}
+			l.c.Remove(slot)
+		})
 		if l.shadow != nil {
 			sh := l.shadow
 			if s == 0 {
@@ -809,6 +886,9 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	p.Caches = h.cacheStats()
 	p.Dumps = slices.Clone(h.dumps)
 	p.Resets = h.resets
+	if h.attr != nil {
+		p.Attribution = h.attributionProfile()
+	}
 	return p
 }
 
