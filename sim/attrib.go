@@ -25,7 +25,7 @@ const (
 
 // pairStats are the counters of one procedure × data bin pair at a level.
 type pairStats struct {
-	acc, miss                        [numAccessKinds]uint64
+	acc, miss                       [numAccessKinds]uint64
 	cold, replacement, invalidation uint64
 }
 

@@ -19,7 +19,9 @@ func TestAttributionWorked(t *testing.T) {
 	alloc := func(a, size, site uint64) refEvent {
 		return refEvent{Kind: trace.Alloc, Addr: a, Ext: trace.Ext{Size: size, Stack: []uint64{site}, Name: "malloc"}}
 	}
-	call := func(entry, sp uint64) refEvent { return refEvent{Kind: trace.Call, Addr: entry, Ext: trace.Ext{SP: sp}} }
+	call := func(entry, sp uint64) refEvent {
+		return refEvent{Kind: trace.Call, Addr: entry, Ext: trace.Ext{SP: sp}}
+	}
 	ret := func(sp uint64) refEvent { return refEvent{Kind: trace.Return, Ext: trace.Ext{SP: sp}} }
 	events := []refEvent{
 		alloc(0x10000, 256, 0xa00), // A
