@@ -13,8 +13,9 @@ import (
 	"memspy/profile"
 )
 
-// Text writes the summary of p: the input, then one table per cache and
-// the memory traffic, then a line per dump if the program asked for any.
+// Text writes the summary of p: the input, then one table per cache (with
+// its where and why when the run attributed its counters) and the memory
+// traffic, then a line per dump if the program asked for any.
 func Text(w io.Writer, p *profile.Profile) error {
 	var b strings.Builder
 	name := "(unnamed)"
@@ -71,6 +72,7 @@ func Text(w io.Writer, p *profile.Profile) error {
 		if instructions > 0 {
 			fmt.Fprintf(&b, "  misses per 1000 instructions: %.3f\n", float64(c.Misses)*1000/float64(instructions))
 		}
+		where(&b, p.Attribution, i)
 	}
 	fmt.Fprintf(&b, "\nmemory: %s reads (%s), %s writes (%s)\n", Count(p.Memory.Reads), Bytes(p.Memory.BytesRead),
 		Count(p.Memory.Writes), Bytes(p.Memory.BytesWritten))

@@ -80,6 +80,7 @@ func (f *machineFlags) build() (*machine.Machine, error) {
 type simulationFlags struct {
 	machine  machineFlags
 	classify string
+	where    bool
 	jsonOut  string
 	stats    bool
 	skipRefs uint64
@@ -91,6 +92,7 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	f.machine.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.classify, "classify", "", "miss classification: `3c` (compulsory/capacity/conflict) or none")
+	fl.BoolVar(&f.where, "where", false, "split the counters by procedure × data structure (heap allocation path, global, stack frame, named range), with the causes of misses and who evicted whom")
 	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
 	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
 	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
@@ -120,13 +122,13 @@ func (f *simulationFlags) startProfile() (stop func(), err error) {
 }
 
 // hierarchy builds the selected machine and its simulator with the given
-// --classify value and cache lab conventions.
-func (f *machineFlags) hierarchy(classify string, cachelab bool) (*machine.Machine, *sim.Hierarchy, error) {
+// --classify value, cache lab conventions and attribution (--where).
+func (f *machineFlags) hierarchy(classify string, cachelab, where bool) (*machine.Machine, *sim.Hierarchy, error) {
 	m, err := f.build()
 	if err != nil {
 		return nil, nil, err
 	}
-	opt := sim.Options{CacheLab: cachelab}
+	opt := sim.Options{CacheLab: cachelab, Attribute: where}
 	switch classify {
 	case "", "none":
 	case "3c":

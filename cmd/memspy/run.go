@@ -92,7 +92,7 @@ $MEMSPY_VALGRIND names another valgrind.`,
 }
 
 func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
-	m, h, err := f.machine.hierarchy(f.classify, false)
+	m, h, err := f.machine.hierarchy(f.classify, false, f.where)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 }
 
 func runSim(cmd *cobra.Command, path string, f *simFlags) error {
-	_, h, err := f.machine.hierarchy(f.classify, f.cachelab)
+	_, h, err := f.machine.hierarchy(f.classify, f.cachelab, f.where)
 	if err != nil {
 		return err
 	}
