@@ -253,6 +253,41 @@ func heapName(stack []uint64) string {
 	return fmt.Sprintf("heap@%#x", stack[0])
 }
 
+// HeapNames returns, for each heap bin of bins, a name made of as many
+// frames of its call path as tell it from the other heap bins
+// ("heap@site<caller<..."), and "" for the other bins.
+func HeapNames(bins []Bin) []string {
+	names := make([]string, len(bins))
+	depth := make([]int, len(bins))
+	count := map[string]int{}
+	for changed := true; changed; {
+		clear(count)
+		for i, b := range bins {
+			if b.Kind == Heap {
+				names[i] = pathName(b.Site, depth[i]+1)
+				count[names[i]]++
+			}
+		}
+		changed = false
+		for i, b := range bins {
+			if b.Kind == Heap && count[names[i]] > 1 && len(b.Site) > depth[i]+1 {
+				depth[i]++
+				changed = true
+			}
+		}
+	}
+	return names
+}
+
+// pathName names a call path by its first depth frames.
+func pathName(stack []uint64, depth int) string {
+	name := heapName(stack)
+	for _, pc := range stack[min(1, len(stack)):min(depth, len(stack))] {
+		name += fmt.Sprintf("<%#x", pc)
+	}
+	return name
+}
+
 // rangeMap holds non-overlapping spans, each listed under every granule
 // (2^granuleShift bytes) it overlaps, sorted by start within a granule.
 type rangeMap struct {

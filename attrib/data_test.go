@@ -135,3 +135,22 @@ func TestDataRandom(t *testing.T) {
 		}
 	}
 }
+
+func TestHeapNames(t *testing.T) {
+	bins := []Bin{
+		{Kind: Other},
+		{Kind: Heap, Site: []uint64{0x10, 0x20, 0x30}},
+		{Kind: Heap, Site: []uint64{0x10, 0x21}},
+		{Kind: Heap, Site: []uint64{0x11, 0x20}},
+		{Kind: Heap, Site: []uint64{0x10, 0x20, 0x31}},
+		{Kind: Heap, Site: []uint64{0x10, 0x20}}, // a prefix of others: stays ambiguous as far as it goes
+		{Kind: Heap},
+	}
+	want := []string{"", "heap@0x10<0x20<0x30", "heap@0x10<0x21", "heap@0x11", "heap@0x10<0x20<0x31", "heap@0x10<0x20", "heap@?"}
+	got := HeapNames(bins)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("bin %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}

@@ -152,10 +152,14 @@ func (h *Hierarchy) attributionProfile() *profile.Attribution {
 	for _, p := range at.code.Procs() {
 		out.Procs = append(out.Procs, profile.Proc{Name: p.Name, Entry: p.Entry})
 	}
-	for _, b := range at.data.Bins() {
+	names := attrib.HeapNames(at.data.Bins())
+	for i, b := range at.data.Bins() {
 		name := b.Name
-		if b.Kind == attrib.Stack {
+		switch b.Kind {
+		case attrib.Stack:
 			name = "locals@" + at.code.Proc(b.Proc).Name
+		case attrib.Heap:
+			name = names[i]
 		}
 		out.Bins = append(out.Bins, profile.Bin{Kind: b.Kind.String(), Name: name, Site: slices.Clone(b.Site), Blocks: b.Blocks, Bytes: b.Bytes})
 	}

@@ -82,14 +82,14 @@ func TestScripts(t *testing.T) {
 				ts.Check(os.Truncate(ts.MkAbs(args[0]), n))
 			},
 			// samestats A B: the profiles A and B have the same cache and
-			// memory counters (event counts may differ: xdin writes a
-			// modify as a read and a write).
+			// memory counters and attribution (event counts may differ:
+			// xdin writes a modify as a read and a write).
 			"samestats": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
 					ts.Fatalf("usage: samestats A B")
 				}
 				a, b := readProfile(ts, args[0]), readProfile(ts, args[1])
-				same := reflect.DeepEqual(a.Caches, b.Caches) && a.Memory == b.Memory
+				same := reflect.DeepEqual(a.Caches, b.Caches) && a.Memory == b.Memory && reflect.DeepEqual(a.Attribution, b.Attribution)
 				if same == neg {
 					ts.Fatalf("%s and %s: same counters = %v\n%+v\n%+v", args[0], args[1], same, a.Caches, b.Caches)
 				}
