@@ -76,6 +76,50 @@ type attribution struct {
 	fillBin int32
 }
 
+// processAttributed is Process when attributing. Its hit bypass is that of
+// Process (a hit on the line last accessed, or on one of the two most
+// recent lines of its set in an LRU cache) with the hit counted in its pair;
+// the current procedure holds while events stay on one thread, and
+// anything else takes the slow path.
+func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
+	at := h.attr
+	for i, k := range b.Kind {
+		a, s, kk := b.Addr[i], uint64(b.Size[i]), kRead
+		l := dl
+		switch k {
+		case trace.IFetch:
+			l, kk = il, kIFetch
+		case trace.Write:
+			kk = kWrite
+		case trace.Read:
+		default:
+			l = nil
+		}
+		if l != nil && l.attr != nil && b.Thread[i] == at.tid && a&l.offMask+s-1 < l.fastLimit {
+			slot := -1
+			switch {
+			case l.memo == a&^l.offMask:
+				slot = l.memoSlot
+			case kk == kWrite:
+			default:
+				if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
+					slot = l.mruCache.Promote(a >> l.shift)
+				}
+				if slot >= 0 {
+					l.memo, l.memoSlot = a&^l.offMask, slot
+				}
+			}
+			if slot >= 0 && (kk != kWrite || l.writeBack && l.c.Dirty(slot)) {
+				l.acc[kk]++
+				h.kinds[k]++
+				l.attr.pair(at.proc, l.attr.bin[slot]).acc[kk]++
+				continue
+			}
+		}
+		h.slow(b, i, il)
+	}
+}
+
 // event updates the call stacks and the data bins from an extended event.
 func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.Ext) {
 	at := h.attr

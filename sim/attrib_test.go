@@ -34,7 +34,9 @@ func TestAttributionWorked(t *testing.T) {
 		rd(0x10000, 8),             // g×A replacement, evicts B
 		inv(0x10000, 64),           // A's line invalidated
 		rd(0x10000, 8),             // g×A invalidation
+		rd(0x10008, 8),             // g×A hit
 		ret(0x6f08),                // back in f
+		rd(0x10010, 8),             // f×A hit
 		{Kind: trace.Free, Addr: 0x10000},
 		rd(0x10040, 8),    // f×<freed> cold
 		rd(0x6ff0, 8),     // f×locals@f cold
@@ -74,8 +76,8 @@ func TestAttributionWorked(t *testing.T) {
 	want := profile.CacheAttribution{
 		Name: "L1", Cold: 5, Replacement: 1, Invalidation: 1,
 		Pairs: []profile.PairStats{
-			{Proc: g, Bin: binA, Reads: 2, ReadMisses: 2, Replacement: 1, Invalidation: 1},
-			{Proc: f, Bin: binA, Reads: 2, ReadMisses: 1, Cold: 1},
+			{Proc: g, Bin: binA, Reads: 3, ReadMisses: 2, Replacement: 1, Invalidation: 1},
+			{Proc: f, Bin: binA, Reads: 3, ReadMisses: 1, Cold: 1},
 			{Proc: f, Bin: other, Reads: 1, ReadMisses: 1, Cold: 1},
 			{Proc: f, Bin: freed, Reads: 1, ReadMisses: 1, Cold: 1},
 			{Proc: f, Bin: binB, Reads: 1, ReadMisses: 1, Cold: 1},

@@ -266,9 +266,7 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 		dl = &h.none
 	}
 	if h.attr != nil {
-		for i := range kinds {
-			h.slow(b, i, il)
-		}
+		h.processAttributed(b, il, dl)
 		return
 	}
 	for i := 0; i < len(kinds); i++ {
@@ -361,6 +359,8 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	if k.IsExtended() {
 		if h.attr != nil {
 			h.attribEvent(k, a, b.Thread[i], b.ExtOf(i))
+			h.attr.tid = b.Thread[i]
+			h.attr.proc = h.attr.code.Current(h.attr.tid)
 		}
 		if k == trace.Marker {
 			h.mark(b.ExtOf(i))
