@@ -12,9 +12,9 @@ type Kind uint8
 // renumber them, only append. Values not listed here are reserved for
 // later kinds (sync, thread).
 //
-// Alloc, Free, Call, Return and Marker are extended events: they are not
-// memory references, and what they carry beyond Addr, PC and Thread is in
-// Batch.Ext, at the index held in their Size column.
+// Alloc, Free, Call, Return, Marker and Map are extended events: they are
+// not memory references, and what they carry beyond Addr, PC and Thread is
+// in Batch.Ext, at the index held in their Size column.
 const (
 	Read       Kind = 0  // data load
 	Write      Kind = 1  // data store
@@ -27,7 +27,8 @@ const (
 	Call       Kind = 8  // a procedure was entered: Addr its entry, PC the call instruction
 	Return     Kind = 9  // a procedure returned: Addr where control returns to, PC the return instruction
 	Marker     Kind = 10 // a program's own marker (memspy.h): Addr its address argument
-	numKinds        = 11
+	Map        Kind = 11 // an object file is mapped: Addr the runtime address of its .text, Ext.Size its length, Ext.Name its path
+	numKinds        = 12
 )
 
 // IFetchRun is Size instruction fetches in program order, the first at
@@ -41,7 +42,7 @@ const (
 const IFetchRun Kind = 128
 
 var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
-	"alloc", "free", "call", "return", "marker"}
+	"alloc", "free", "call", "return", "marker", "map"}
 
 // String returns the kind's lower-case name.
 func (k Kind) String() string {
@@ -101,10 +102,10 @@ func (m MarkKind) Valid() bool { return m < numMarkKinds }
 // Stack and Name belong to the batch like the columns do: a consumer that
 // keeps them past the batch's next refill copies them.
 type Ext struct {
-	Size  uint64   // Alloc, Free: the block's size in bytes; Marker (range): the range's length
+	Size  uint64   // Alloc, Free: the block's size in bytes; Marker (range): the range's length; Map: the length of the .text
 	SP    uint64   // Call: the stack pointer after the call; Return: after the return
 	Stack []uint64 // Alloc, Free: the call stack, innermost first (PC first, then return addresses)
-	Name  string   // Alloc, Free: the routine ("malloc", "free", an --alloc-fn); Marker: the name given
+	Name  string   // Alloc, Free: the routine ("malloc", "free", an --alloc-fn); Marker: the name given; Map: the object file's path
 	Mark  MarkKind // Marker: what it marks
 }
 

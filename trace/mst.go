@@ -51,8 +51,8 @@ import (
 //	pc      per event, its PC minus the previous event's PC, in lens>>4
 //	        (0..8) bytes
 //	thread  runs {uvarint thread, uvarint length} covering the events
-//	ext     per extended event (alloc, free, call, return, marker; their
-//	        op entries have size 0), its Ext: u8 fields present, then
+//	ext     per extended event (alloc, free, call, return, marker, map;
+//	        their op entries have size 0), its Ext: u8 fields present, then
 //	        uvarint size, uvarint zigzag SP delta, uvarint depth and
 //	        zigzag stack deltas, uvarint name length and name, u8 mark
 //
@@ -75,9 +75,9 @@ const (
 	// writes. Readers reject files with a higher major version.
 	MSTVersionMajor = 1
 	// MSTVersionMinor is the minor .mst version this package writes
-	// (1.1 added extended events). Readers accept any minor version of
-	// their major version.
-	MSTVersionMinor = 1
+	// (1.1 added extended events, 1.2 the map event). Readers accept any
+	// minor version of their major version.
+	MSTVersionMinor = 2
 	// MSTMaxChunkEvents is the largest number of events in one chunk.
 	MSTMaxChunkEvents = 1 << 20
 	// MSTDefaultChunkEvents is the writer's default chunk size in events.

@@ -108,8 +108,8 @@ func genEvents(n int, mode genMode, seed uint64) *Batch {
 				ipc = pc
 			}
 			switch r := rng.IntN(100); {
-			case r < 2 && withPC: // calls and returns, allocations, markers
-				k := []Kind{Call, Return, Alloc, Free, Marker}[rng.IntN(5)]
+			case r < 2 && withPC: // calls and returns, allocations, markers, objects mapped
+				k := []Kind{Call, Return, Alloc, Free, Marker, Map}[rng.IntN(6)]
 				var e Ext
 				switch k {
 				case Call, Return:
@@ -118,6 +118,10 @@ func genEvents(n int, mode genMode, seed uint64) *Batch {
 				case Alloc, Free:
 					e.Size, e.Name = uint64(rng.IntN(1<<12)), []string{"malloc", "free", "calloc"}[rng.IntN(3)]
 					e.Stack = []uint64{pc, pc + 0x1234, pc - 0x100}
+				case Map: // PC 0, the address and size of a .text
+					e.Size, e.Name = uint64(1+rng.IntN(1<<20)), []string{"/usr/bin/prog", "/usr/lib/x86_64-linux-gnu/libc.so.6"}[rng.IntN(2)]
+					b.AppendExt(k, 0x7f0000000000+uint64(rng.IntN(1<<20))<<12, 0, thread, e)
+					continue
 				default:
 					e.Mark, e.Name = MarkKind(rng.IntN(numMarkKinds)), "step"
 				}
@@ -637,7 +641,7 @@ func TestMSTVersion(t *testing.T) {
 		class error
 		msg   string
 	}{
-		{"major 2", func(h []byte) { h[8] = 2 }, ErrMSTUnsupported, "version 2.1 but this memspy reads version 1.x"},
+		{"major 2", func(h []byte) { h[8], h[10] = 2, 1 }, ErrMSTUnsupported, "version 2.1 but this memspy reads version 1.x"},
 		{"major 0", func(h []byte) { h[8] = 0 }, ErrMSTCorrupt, "invalid version"},
 		{"required flag", func(h []byte) { h[12] = 4 }, ErrMSTUnsupported, "header flags 0x4"},
 		{"optional flag", func(h []byte) { h[14] = 1 }, nil, ""},

@@ -9,8 +9,8 @@ import (
 
 // TextWriter writes events as a Dinero din or extended din (xdin) text
 // trace. Both keep memory references and cache maintenance events only:
-// extended events (alloc, free, call, return, marker) have no text form
-// and are skipped. din keeps only kinds and addresses (every din reference
+// extended events (alloc, free, call, return, marker, map) have no text
+// form and are skipped. din keeps only kinds and addresses (every din reference
 // is 4 bytes); xdin keeps sizes too. Neither keeps PCs or threads. A
 // modify is written as a read then a write.
 type TextWriter struct {

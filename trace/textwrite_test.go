@@ -8,6 +8,7 @@ import (
 // Text formats keep memory references only: extended events are skipped.
 func TestTextWriterSkipsExtended(t *testing.T) {
 	b := NewBatch(0)
+	b.AppendExt(Map, 0x401000, 0, 0, Ext{Size: 0x2000, Name: "/usr/bin/prog"})
 	b.AppendExt(Call, 0x401000, 0x400ffc, 0, Ext{SP: 0x7ffc0000})
 	b.Append(IFetch, 0x401000, 4, 0x401000, 0)
 	b.AppendExt(Alloc, 0x4052a0, 0x401004, 0, Ext{Size: 64, Stack: []uint64{0x401004}, Name: "malloc"})

@@ -147,7 +147,7 @@ func TestWindowExtended(t *testing.T) {
 	for i := range 200 {
 		switch i % 7 {
 		case 2, 3: // runs of extended events
-			all.AppendExt([]Kind{Alloc, Call, Marker}[i%3], ref, uint64(i), 0, Ext{Name: fmt.Sprint("ext", i), Stack: []uint64{uint64(i)}})
+			all.AppendExt([]Kind{Alloc, Call, Marker, Map}[i%4], ref, uint64(i), 0, Ext{Name: fmt.Sprint("ext", i), Stack: []uint64{uint64(i)}})
 		default:
 			all.Append([]Kind{Read, IFetch, CopyBack}[i%3], ref, 4, uint64(i), 0)
 			ref++

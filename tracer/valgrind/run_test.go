@@ -174,7 +174,7 @@ func TestFakeVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = drain(t, run)
-	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "in "+opt.ValgrindLib+" speaks stream version 3") ||
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "in "+opt.ValgrindLib+" speaks stream version 4, this memspy reads version 3") ||
 		!strings.Contains(err.Error(), "disagree") {
 		t.Errorf("error %v", err)
 	}

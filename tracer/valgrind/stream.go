@@ -18,7 +18,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 2
+const StreamVersion = 3
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -32,6 +32,7 @@ const (
 	recFree     = 5
 	recMark     = 6
 	recString   = 7
+	recMap      = 8
 	recEnd      = 15
 )
 
@@ -154,7 +155,11 @@ type superblock struct {
 // Every executed data entry becomes a Read, Write or Modify event with the
 // address from the stream, its size and the PC of its instruction; every
 // executed instruction-fetch entry becomes an IFetch event whose address and
-// PC are the instruction's address. Thread is the OS thread id of the last
+// PC are the instruction's address. ALLOC, FREE, MARK and MAP records
+// become Alloc, Free, Marker and Map events; a Map event (an object file
+// the program mapped) has the address of the object's .text, its length in
+// Ext.Size, its path in Ext.Name and PC 0, and comes before every event
+// whose PC lies in that .text. Thread is the OS thread id of the last
 // THREAD record (0 before the first). An EXEC record whose events do not fit
 // the caller's batch continues in the next Read.
 //
@@ -467,7 +472,7 @@ func (s *StreamReader) decode(c columns) (int, error) {
 		case recThread:
 			s.tid = uint32(w)
 			s.pos += 8
-		case recAlloc, recFree, recMark:
+		case recAlloc, recFree, recMark, recMap:
 			if err := s.extended(c, n, w); err != nil {
 				return n, err
 			}
@@ -679,13 +684,13 @@ func (sb *superblock) foldRuns(block uint64) {
 	sb.kind, sb.size, sb.pc, sb.dataPos = kind, size, pc, dataPos
 }
 
-// extended decodes an ALLOC, FREE or MARK record (first word w) at s.pos
-// into event n.
+// extended decodes an ALLOC, FREE, MARK or MAP record (first word w) at
+// s.pos into event n.
 func (s *StreamReader) extended(c columns, n int, w uint64) error {
 	start := s.off()
 	typ, name := w>>60, w>>16&(1<<44-1)
 	depth := 0
-	if typ != recMark {
+	if typ == recAlloc || typ == recFree {
 		depth = int(w & 0xffff)
 		if depth > MaxStackDepth {
 			return s.corrupt(start, "an allocation record has a call stack of %d frames, at most %d allowed", depth, MaxStackDepth)
@@ -710,6 +715,14 @@ func (s *StreamReader) extended(c columns, n int, w uint64) error {
 			return s.corrupt(start, "MARK record of unknown kind %d", w&0xffff)
 		}
 		k, e.Mark = trace.Marker, m
+	case recMap:
+		switch {
+		case name == 0:
+			return s.corrupt(start, "MAP record without a path (string 0)")
+		case w&0xffff != 0:
+			return s.corrupt(start, "MAP record with bits 15..0 set (word %#016x)", w)
+		}
+		k = trace.Map
 	default:
 		k = trace.Alloc
 		if typ == recFree {

@@ -113,6 +113,7 @@ func sample() ([]byte, []ev) {
 	var s vt.Stream
 	s.Header(vt.FlagIFetch|vt.FlagCalls, 4242).Thread(100)
 	s.String(1, "malloc").String(2, "free").String(3, "12345678").String(4, "").String(5, "phase one")
+	s.String(8, "/usr/bin/prog").Map(8, 0x1000, 0x1008) // the executable
 	s.Describe(1,
 		vt.Entry{Kind: vt.IFetch, Size: 4, PC: 0x1000},
 		vt.Entry{Kind: vt.Read, Size: 8, PC: 0x1000},
@@ -127,6 +128,8 @@ func sample() ([]byte, []ev) {
 	s.Exec(1, 0, 0xa8)             // exit 0: ifetch, read
 	s.Thread(101)
 	s.Exec(1, 1, 0xd0, 0xe0, 0xf0) // exit 1: everything but the last ifetch
+	// A library loaded later.
+	s.String(9, "/tmp/plugin.so").Map(9, 0x2000, 0x6000)
 	s.Describe(7, vt.Entry{Kind: vt.Exit, PC: 0x2000}, vt.Entry{Kind: vt.Read, Size: 16, PC: 0x2000})
 	s.Exec(7, 0)       // no events
 	s.Exec(7, 1, 0x99) // one read
@@ -159,6 +162,7 @@ func sample() ([]byte, []ev) {
 	s.Mark(int(trace.MarkDump), 5, 0, 0) // a name defined long before
 	s.End(3)
 	want := []ev{
+		ext(trace.Map, 0x1000, 0, 100, xev{Size: 0x1008, Name: "/usr/bin/prog"}),
 		acc(trace.IFetch, 0x1000, 4, 0x1000, 100),
 		acc(trace.Read, 0xa0, 8, 0x1000, 100),
 		acc(trace.IFetch, 0x1004, 3, 0x1004, 100),
@@ -175,6 +179,7 @@ func sample() ([]byte, []ev) {
 		acc(trace.Write, 0xe0, 4, 0x1004, 101),
 		acc(trace.Modify, 0xf0, 2, 0x1004, 101),
 
+		ext(trace.Map, 0x2000, 0, 101, xev{Size: 0x6000, Name: "/tmp/plugin.so"}),
 		acc(trace.Read, 0x99, 16, 0x2000, 101),
 
 		acc(trace.IFetch, 0x3000, 5, 0x3000, 101),
@@ -320,11 +325,13 @@ func TestStreamLimits(t *testing.T) {
 	var s vt.Stream
 	s.Header(0, 1).Thread(1).String(1<<28-1, long).Alloc(1<<28-1, 0x1000, 16, stack...).Free(0, 0x1000, 16, stack...)
 	s.Mark(int(trace.MarkRange), 1<<28-1, 0x1000, 16)
+	s.Map(1<<28-1, 1<<64-1, 1<<64-1)
 	data := s.End(0).Bytes()
 	want := []ev{
 		ext(trace.Alloc, 0x1000, 0x400000, 1, xev{Size: 16, Stack: stackString(stack), Name: long}),
 		ext(trace.Free, 0x1000, 0x400000, 1, xev{Size: 16, Stack: stackString(stack)}),
 		ext(trace.Marker, 0x1000, 0, 1, xev{Size: 16, Name: long, Mark: trace.MarkRange}),
+		ext(trace.Map, 1<<64-1, 0, 1, xev{Size: 1<<64 - 1, Name: long}),
 	}
 	if len(long) != MaxString {
 		t.Fatalf("a string of %d bytes", len(long))
@@ -371,11 +378,13 @@ func TestStreamErrors(t *testing.T) {
 		{"magic", new(vt.Stream).Word(0x1234).Word(2).Word(0).Word(0).End(0).Bytes(), 0,
 			`corrupt memspy Valgrind tool stream at byte 0: bad magic "4\x12\x00\x00\x00\x00\x00\x00", want "memspyVG": not a memspy Valgrind tool stream`, ErrCorrupt},
 		{"version 1", new(vt.Stream).HeaderVersion(1, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 2: rebuild with make", ErrVersion},
-		{"version 3", new(vt.Stream).HeaderVersion(3, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 2: rebuild with make", ErrVersion},
-		{"record type", head().Exec(5, 1, 0x10).Word(8<<60 | 5).Bytes(), 1,
-			corrupt(104, "unknown record type 8 (word 0x8000000000000005)"), ErrCorrupt},
+			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 3: rebuild with make", ErrVersion},
+		{"version 2", new(vt.Stream).HeaderVersion(2, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 3: rebuild with make", ErrVersion},
+		{"version 4", new(vt.Stream).HeaderVersion(4, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 3: rebuild with make", ErrVersion},
+		{"record type", head().Exec(5, 1, 0x10).Word(9<<60 | 5).Bytes(), 1,
+			corrupt(104, "unknown record type 9 (word 0x9000000000000005)"), ErrCorrupt},
 		{"unknown superblock", head().Exec(6, 0).Bytes(), 0,
 			corrupt(88, "EXEC of superblock 6, which was not described"), ErrCorrupt},
 		{"exit", head().Exec(5, 2, 0x10).Bytes(), 0,
@@ -400,6 +409,14 @@ func TestStreamErrors(t *testing.T) {
 			corrupt(88, "record names string 3, which was not defined"), ErrCorrupt},
 		{"undefined mark name", head().String(1, "a").Mark(int(trace.MarkRange), 2, 0x10, 8).Bytes(), 0,
 			corrupt(104, "record names string 2, which was not defined"), ErrCorrupt},
+		{"undefined map path", head().Exec(5, 1, 0x10).String(1, "/lib/a.so").Map(2, 0x1000, 0x100).Bytes(), 1,
+			corrupt(128, "record names string 2, which was not defined"), ErrCorrupt},
+		{"map names a later string", head().Map(1, 0x1000, 0x100).String(1, "/lib/a.so").Bytes(), 0,
+			corrupt(88, "record names string 1, which was not defined"), ErrCorrupt},
+		{"map without path", head().Map(0, 0x1000, 0x100).End(0).Bytes(), 0,
+			corrupt(88, "MAP record without a path (string 0)"), ErrCorrupt},
+		{"map low bits", head().String(1, "/lib/a.so").Word(8<<60 | 1<<16 | 3).Word(0x1000).Word(0x100).End(0).Bytes(), 0,
+			corrupt(112, "MAP record with bits 15..0 set (word 0x8000000000010003)"), ErrCorrupt},
 		{"string id 0", head().String(0, "x").Bytes(), 0,
 			corrupt(88, "STRING record defines id 0 twice (or id 0)"), ErrCorrupt},
 		{"string twice", head().String(4, "a").Exec(5, 1, 0x10).String(4, "b").Bytes(), 1,
@@ -430,6 +447,9 @@ func TestStreamErrors(t *testing.T) {
 		{"cut in alloc stack", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 144), 1, noEnd(144), ErrNoEnd},
 		{"cut in free stack", cut(head().Exec(5, 1, 0x10).Free(0, 0x100, 8, 1, 2, 3), 148), 1, noEnd(148), ErrNoEnd},
 		{"cut in mark", cut(head().Exec(5, 1, 0x10).Mark(0, 0, 0, 0), 120), 1, noEnd(120), ErrNoEnd},
+		{"cut in map", cut(head().Exec(5, 1, 0x10).String(1, "/a.so").Map(1, 0x1000, 0x100), 128), 1, noEnd(128), ErrNoEnd},
+		{"cut in map size", cut(head().Exec(5, 1, 0x10).String(1, "/a.so").Map(1, 0x1000, 0x100), 140), 1, noEnd(140), ErrNoEnd},
+		{"cut in undefined map", cut(head().Map(7, 0x1000, 0x100), 100), 0, noEnd(100), ErrNoEnd},
 		{"cut in string", cut(head().Exec(5, 1, 0x10).String(1, "0123456789"), 120), 1, noEnd(120), ErrNoEnd},
 		{"cut in string padding", cut(head().Exec(5, 1, 0x10).String(1, "0123456789"), 126), 1, noEnd(126), ErrNoEnd},
 		{"cut after string word", cut(head().Exec(5, 1, 0x10).String(1, "0123456789"), 112), 1, noEnd(112), ErrNoEnd},
@@ -470,7 +490,7 @@ func TestStreamVersionLib(t *testing.T) {
 	fatal := 0
 	r.onFatal = func() { fatal++ }
 	err := r.Read(trace.NewBatch(8))
-	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 2: the tool and memspy disagree, rebuild both with make"
+	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 3: the tool and memspy disagree, rebuild both with make"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -632,7 +652,7 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 	if string(data[:8]) != "memspyVG" {
 		return nil, "corrupt"
 	}
-	if v, _ := word(8); v != 2 {
+	if v, _ := word(8); v != 3 {
 		return nil, "version"
 	}
 	type ent struct{ w, pc uint64 }
@@ -785,6 +805,19 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 				pc = ws[2]
 			}
 			evs = append(evs, ext(kind, ws[0], pc, tid, xev{Size: ws[1], Stack: stackString(ws[2:]), Name: nm}))
+		case 8: // MAP
+			addr, ok1 := word(p)
+			size, ok2 := word(p + 8)
+			if !ok1 || !ok2 {
+				return evs, "noend"
+			}
+			p += 16
+			name := w >> 16 & (1<<44 - 1)
+			nm, ok := strs[name]
+			if !ok || w&0xffff != 0 {
+				return evs, "corrupt"
+			}
+			evs = append(evs, ext(trace.Map, addr, 0, tid, xev{Size: size, Name: nm}))
 		case 7: // STRING
 			id, n := w>>32&(1<<28-1), int(w&0xffffffff)
 			if n > 4096 { // MaxString, the .mst limit of names
@@ -823,8 +856,8 @@ func errKind(err error) string {
 
 // randomStream returns a valid stream of random superblocks (some ending
 // in calls or returns) and records: executions, threads, allocations with
-// call stacks of 0 to 10 frames, marks of every kind, and strings (some
-// long, some defined long before their use).
+// call stacks of 0 to 10 frames, marks of every kind, objects mapped, and
+// strings (some long, some defined long before their use).
 func randomStream(rng *rand.Rand) []byte {
 	var s vt.Stream
 	s.Header(uint64(rng.IntN(4)), 77).Thread(1)
@@ -922,6 +955,13 @@ func randomStream(rng *rand.Rand) []byte {
 			}
 		case r == 5:
 			s.Mark(rng.IntN(9), name(), rng.Uint64(), rng.Uint64())
+		case r == 6:
+			if len(names) == 0 {
+				str()
+			}
+			if len(names) > 0 { // a path is never string 0
+				s.Map(names[rng.IntN(len(names))], rng.Uint64(), rng.Uint64())
+			}
 		default:
 			id := rng.IntN(len(sbs))
 			e := rng.IntN(len(sbs[id].exits))
@@ -947,7 +987,7 @@ func TestStreamRandom(t *testing.T) {
 	seen := map[string]int{} // what the streams exercise
 	defer func() {
 		for _, k := range []string{"end", "noend", "corrupt", "read", "write", "ifetch", "modify", "alloc", "free",
-			"call", "return", "marker", "stack", "deep stack", "name", "long name", "no name", "sp", "ifetch-run"} {
+			"call", "return", "marker", "map", "stack", "deep stack", "name", "long name", "no name", "sp", "ifetch-run"} {
 			if seen[k] == 0 {
 				t.Errorf("the random streams have no %s", k)
 			}
@@ -982,7 +1022,7 @@ func TestStreamRandom(t *testing.T) {
 			if e.X.SP != 0 {
 				seen["sp"]++
 			}
-			if e.K == trace.Alloc || e.K == trace.Free || e.K == trace.Marker {
+			if e.K == trace.Alloc || e.K == trace.Free || e.K == trace.Marker || e.K == trace.Map {
 				switch n := len(e.X.Name); {
 				case n > 100:
 					seen["long name"]++
@@ -1000,14 +1040,18 @@ func TestStreamRandom(t *testing.T) {
 			// Overwrite a word after the header (often a record word)
 			// with a random value, a random record type, or a plausible
 			// record word: small ids (some defined, some not), entry
-			// counts, exits, depths, mark kinds and lengths.
+			// counts, exits, depths, mark kinds and lengths, or a MAP
+			// record word naming a small string id (some defined, some
+			// not).
 			at := 32 + 8*rng.IntN((len(data)-32)/8)
 			w := rng.Uint64()
-			switch rng.IntN(3) {
+			switch rng.IntN(4) {
 			case 0:
 				w = w>>4 | uint64(rng.IntN(16))<<60
 			case 1:
 				w = uint64(rng.IntN(16))<<60 | uint64(rng.IntN(4))<<32 | uint64(rng.IntN(8))<<16 | uint64(rng.IntN(12))
+			case 2:
+				w = vt.RecMap<<60 | uint64(rng.IntN(8))<<16
 			}
 			binary.LittleEndian.PutUint64(data[at:], w)
 		}

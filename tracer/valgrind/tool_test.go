@@ -352,3 +352,166 @@ func TestToolGoProgram(t *testing.T) {
 		t.Errorf("%d nodes read at their start, want at least 1000", len(read))
 	}
 }
+
+// mapped is an object file reported by a Map event: its .text, its path
+// and the index of the event.
+type mapped struct {
+	lo, hi uint64
+	path   string
+	at     int
+}
+
+// maps returns the objects reported in evs, checking every Map event's
+// form, and that each comes before the first event whose PC lies in its
+// .text.
+func maps(t *testing.T, evs []ev) []mapped {
+	t.Helper()
+	var objs []mapped
+	for i, e := range evs {
+		if e.K != trace.Map {
+			continue
+		}
+		if e.PC != 0 || e.X.Size == 0 || !strings.HasPrefix(e.X.Name, "/") || e.Addr+e.X.Size < e.Addr || e.T == 0 {
+			t.Errorf("map event %d: %+v", i, e)
+		}
+		objs = append(objs, mapped{e.Addr, e.Addr + e.X.Size, e.X.Name, i})
+	}
+	for i, o := range objs {
+		if slices.ContainsFunc(objs[:i], func(p mapped) bool { return p.lo < o.hi && o.lo < p.hi }) {
+			continue // reported again (unloaded and loaded again)
+		}
+		first := slices.IndexFunc(evs, func(e ev) bool { return e.PC >= o.lo && e.PC < o.hi })
+		if first >= 0 && first < o.at {
+			t.Errorf("%s [%#x, %#x) is reported at event %d, after event %d in it: %+v", o.path, o.lo, o.hi, o.at, first, evs[first])
+		}
+	}
+	return objs
+}
+
+// checkText checks that o is the .text of the ELF file o.path, loaded at a
+// page-aligned bias (0 when not position-independent).
+func checkText(t *testing.T, o mapped, pie bool) {
+	t.Helper()
+	f, err := elf.Open(o.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	text := f.Section(".text")
+	if text == nil {
+		t.Fatalf("%s has no .text", o.path)
+	}
+	bias := o.lo - text.Addr
+	if o.hi-o.lo != text.Size || bias%4096 != 0 || (bias != 0) != pie {
+		t.Errorf("%s: reported .text [%#x, %#x), the file's is [%#x, %#x) (PIE %v)", o.path, o.lo, o.hi, text.Addr, text.Addr+text.Size, pie)
+	}
+}
+
+// Every object file is reported before its code runs: a dynamically
+// linked program's executable (a PIE, which Valgrind loads at 0x108000)
+// and libc; a static program is a single object.
+func TestToolMaps(t *testing.T) {
+	exe := buildExample(t, "listwalk", "-pie", "-fPIE")
+	evs, _ := traceProgram(t, exe, Options{IFetch: true}, "100", "1")
+	objs := maps(t, evs)
+	var prog, libc []mapped
+	for _, o := range objs {
+		t.Logf("%s [%#x, %#x) at event %d", o.path, o.lo, o.hi, o.at)
+		switch base := filepath.Base(o.path); {
+		case o.path == exe:
+			prog = append(prog, o)
+		case strings.HasPrefix(base, "libc.") || strings.HasPrefix(base, "libc-"):
+			libc = append(libc, o)
+		}
+	}
+	if len(prog) != 1 || len(libc) != 1 {
+		t.Fatalf("the executable is reported %d times, libc %d times, want once each: %+v", len(prog), len(libc), objs)
+	}
+	checkText(t, prog[0], true)
+	checkText(t, libc[0], true)
+	if prog[0].lo < 0x108000 || prog[0].lo >= 0x200000 {
+		t.Errorf("the executable's .text at %#x, want it just above 0x108000, where Valgrind loads a PIE", prog[0].lo)
+	}
+	// Code in both ran, and every fetch lies in a reported object.
+	for _, o := range []mapped{prog[0], libc[0]} {
+		if !slices.ContainsFunc(evs, func(e ev) bool { return e.K == trace.IFetch && e.PC >= o.lo && e.PC < o.hi }) {
+			t.Errorf("no instruction of %s ran", o.path)
+		}
+	}
+
+	static := buildExample(t, "listwalk", "-static")
+	evs, _ = traceProgram(t, static, Options{IFetch: true}, "100", "1")
+	objs = maps(t, evs)
+	if len(objs) != 1 || objs[0].path != static {
+		t.Fatalf("a static program: objects %+v, want %s alone", objs, static)
+	}
+	checkText(t, objs[0], false)
+	// All its code is its own: in its executable segment (which holds
+	// .plt and .init beside .text).
+	f, err := elf.Open(static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	inCode := func(pc uint64) bool {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && pc >= p.Vaddr && pc < p.Vaddr+p.Memsz {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range evs {
+		if e.K == trace.IFetch && !inCode(e.PC) {
+			t.Fatalf("a static program: a fetch outside its code: %+v", e)
+		}
+	}
+}
+
+// dlopenProg loads libm, calls cos, unloads it, twice.
+const dlopenProg = `#include <dlfcn.h>
+#include <stdio.h>
+int main(void) {
+	for (int i = 0; i < 2; i++) {
+		void *h = dlopen("libm.so.6", RTLD_NOW);
+		if (h == NULL)
+			return 1;
+		double (*c)(double) = (double (*)(double))dlsym(h, "cos");
+		printf("%.0f\n", c(0));
+		dlclose(h);
+	}
+	return 0;
+}
+`
+
+// A library unloaded and loaded again is reported again, before its code
+// runs again.
+func TestToolMapsDlopen(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "dl")
+	if out, err := exec.Command("gcc", "-O1", "-o", exe, writeC(t, dlopenProg), "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	evs, out := traceProgram(t, exe, Options{IFetch: true})
+	if out != "1\n1\n" {
+		t.Errorf("output %q", out)
+	}
+	var libm []mapped
+	for _, o := range maps(t, evs) {
+		if strings.HasPrefix(filepath.Base(o.path), "libm.") {
+			libm = append(libm, o)
+		}
+	}
+	if len(libm) != 2 {
+		t.Fatalf("libm reported %d times, want 2 (loaded twice): %+v", len(libm), libm)
+	}
+	t.Logf("libm at %#x, then %#x", libm[0].lo, libm[1].lo)
+	for i, o := range libm {
+		end := len(evs)
+		if i == 0 {
+			end = libm[1].at
+		}
+		if !slices.ContainsFunc(evs[o.at:end], func(e ev) bool { return e.K == trace.IFetch && e.PC >= o.lo && e.PC < o.hi }) {
+			t.Errorf("no code of libm ran after its map event %d", i)
+		}
+	}
+}

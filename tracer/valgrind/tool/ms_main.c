@@ -44,7 +44,7 @@
 #include "valgrind.h"
 #include "memspy.h"
 
-#define MS_STREAM_VERSION 2
+#define MS_STREAM_VERSION 3
 
 /* Record types (top 4 bits of a record's first word). */
 #define REC_EXEC     1ULL
@@ -54,6 +54,7 @@
 #define REC_FREE     5ULL
 #define REC_MARK     6ULL
 #define REC_STRING   7ULL
+#define REC_MAP      8ULL
 #define REC_END      15ULL
 
 /* Entry kinds of a DESCRIBE record. */
@@ -161,7 +162,8 @@ static void count_events(void)
       case REC_DESCRIBE: i += 2 + 2 * buf[i + 1]; break;
       case REC_ALLOC:
       case REC_FREE:     i += 3 + (w & 0xffff); break;
-      case REC_MARK:     i += 3; break;
+      case REC_MARK:
+      case REC_MAP:      i += 3; break;
       case REC_STRING:   i += 1 + ((w & 0xffffffffULL) + 7) / 8; break;
       default:           i++; break;
       }
@@ -258,6 +260,86 @@ static ULong string_id(const HChar* s)
          return e->id;
    }
 }
+
+/* ------------------------------------------------------------------ */
+/* Object files                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Every object file Valgrind has debug info for (a DebugInfo with text) is
+   reported in a MAP record, its path, the runtime address and size of its
+   .text, before the first translation of code in it: at every translation,
+   when the list of DebugInfos may have changed since the last look.
+   DebugInfos are made and discarded only when the client maps, unmaps or
+   changes the protection of memory, which sets maps_dirty; so most
+   translations pay one test. An object already reported is remembered by
+   its DebugInfo (the key) with its text; a change of the memory under a
+   reported text forgets that text, so an object discarded and loaded again
+   (dlclose, dlopen) is reported again, even at the same address and with
+   its DebugInfo at the same place. */
+typedef struct {
+   VgHashNode node;   /* key: the DebugInfo's address */
+   Addr       avma;   /* its text as reported; size 0: forgotten */
+   SizeT      size;
+} Mapped;
+static VgHashTable* mapped;
+static Bool maps_dirty = True;
+
+static void report_maps(void)
+{
+   if (!maps_dirty)
+      return;
+   maps_dirty = False;
+   if (silenced || dropping)
+      return;   /* nothing more reaches the output */
+   for (const DebugInfo* di = VG_(next_DebugInfo)(NULL); di != NULL; di = VG_(next_DebugInfo)(di)) {
+      Addr  a = VG_(DebugInfo_get_text_avma)(di);
+      SizeT n = VG_(DebugInfo_get_text_size)(di);
+      const HChar* path = VG_(DebugInfo_get_filename)(di);
+      if (n == 0 || path == NULL || path[0] == 0 || VG_(strlen)(path) >= MAX_NAME)
+         continue;   /* no text (yet), or no path a STRING record holds */
+      if (!VG_(am_is_valid_for_client)(a, 1, VKI_PROT_NONE))
+         continue;   /* Valgrind's own (this tool's executable) */
+      Mapped* m = VG_(HT_lookup)(mapped, (UWord)di);
+      if (m != NULL && m->avma == a && m->size == n)
+         continue;
+      if (m == NULL) {
+         m = VG_(malloc)("memspy.mapped", sizeof(Mapped));
+         m->node.key = (UWord)di;
+         VG_(HT_add_node)(mapped, m);
+      }
+      m->avma = a;
+      m->size = n;
+      note_thread();
+      ULong name = string_id(path);
+      ensure_room(3);
+      buf[buf_pos++] = (REC_MAP << 60) | (name << 16);
+      buf[buf_pos++] = a;
+      buf[buf_pos++] = n;
+   }
+}
+
+/* The client changed the memory [a, a+len): DebugInfos may have come or
+   gone; reported texts that overlap the range are forgotten. */
+static void maps_changed(Addr a, SizeT len)
+{
+   maps_dirty = True;
+   if (len == 0 || mapped == NULL)
+      return;
+   VG_(HT_ResetIter)(mapped);
+   Mapped* m;
+   while ((m = VG_(HT_Next)(mapped)) != NULL)
+      if (m->size > 0 && a < m->avma + m->size && m->avma < a + len)
+         m->avma = m->size = 0;
+}
+
+static void ms_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle)
+{ maps_changed(a, len); }
+static void ms_change_mem_mprotect(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
+{ maps_changed(a, len); }
+static void ms_die_mem_munmap(Addr a, SizeT len)
+{ maps_changed(a, len); }
+static void ms_copy_mem_remap(Addr from, Addr to, SizeT len)
+{ maps_changed(from, len); maps_changed(to, len); }
 
 /* ------------------------------------------------------------------ */
 /* Tracing modes                                                       */
@@ -890,6 +972,8 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
       VG_(tool_panic)("memspy: only 64-bit guests are supported");
    Addr entry = vge->base[0];
+   /* Objects are reported before any code in them runs, in every mode. */
+   report_maps();
    if (ms_mode == MODE_OFF) {
       if (start_pending && !limit_reached && !client_stopped && is_entry_of(entry, clo_start_fn))
          return start_fn_trigger(sbIn, layout, entry);
@@ -1183,6 +1267,7 @@ static void ms_post_clo_init(void)
    calls = VG_(calloc)("memspy.calls", VG_N_THREADS, sizeof(ThreadCalls));
    strings = VG_(HT_construct)("memspy.strings");
    blocks = VG_(HT_construct)("memspy.blocks");
+   mapped = VG_(HT_construct)("memspy.mapped");
    client_stopped = !clo_started;
    start_pending = clo_start_fn != NULL;
    t0_ms = VG_(read_millisecond_timer)();
@@ -1208,7 +1293,7 @@ static void ms_fini(Int exitcode)
 static void ms_pre_clo_init(void)
 {
    VG_(details_name)            ("memspy");
-   VG_(details_version)         ("2");
+   VG_(details_version)         ("3");
    VG_(details_description)     ("memory reference tracer for memspy");
    VG_(details_copyright_author)("memspy developers");
    VG_(details_bug_reports_to)  ("memspy developers");
@@ -1222,6 +1307,10 @@ static void ms_pre_clo_init(void)
                                  ms_vec_delete, ms_vec_delete_aligned, ms_realloc, ms_usable_size, 0);
    VG_(track_start_client_code)(ms_start_client_code);
    VG_(track_pre_thread_ll_exit)(ms_thread_exit);
+   VG_(track_new_mem_mmap)(ms_new_mem_mmap);
+   VG_(track_change_mem_mprotect)(ms_change_mem_mprotect);
+   VG_(track_die_mem_munmap)(ms_die_mem_munmap);
+   VG_(track_copy_mem_remap)(ms_copy_mem_remap);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(ms_pre_clo_init)

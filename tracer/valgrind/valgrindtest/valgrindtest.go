@@ -20,7 +20,7 @@ import (
 // Version is the stream version the builders write unless told otherwise:
 // the one memspy reads (valgrind.StreamVersion, which this package cannot
 // import).
-const Version = 2
+const Version = 3
 
 // Flags of the stream header.
 const (
@@ -48,6 +48,7 @@ const (
 	RecFree     = 5
 	RecMark     = 6
 	RecString   = 7
+	RecMap      = 8
 	RecEnd      = 15
 )
 
@@ -146,6 +147,12 @@ func (s *Stream) String(id uint64, str string) *Stream {
 	return s
 }
 
+// Map appends a MAP record: an object file, whose path is STRING name,
+// with its .text of size bytes at addr.
+func (s *Stream) Map(name, addr, size uint64) *Stream {
+	return s.Word(RecMap<<60 | name<<16).Word(addr).Word(size)
+}
+
 // End appends an END record.
 func (s *Stream) End(code int) *Stream { return s.Word(RecEnd<<60 | uint64(code&0xff)) }
 
@@ -169,7 +176,7 @@ const (
 // forwarding SIGINT and SIGTERM to it, and when it ends writes END and
 // exits like it (killing itself with the same signal if a signal killed
 // the program). $MEMSPY_FAKE_MODE changes the stream: "noend" leaves out
-// END, "corrupt" writes an unknown record (type 8) after the EXECs (and
+// END, "corrupt" writes an unknown record (type 14) after the EXECs (and
 // keeps the program running), "version" writes the next version
 // (Version+1). $MEMSPY_FAKE_ARGS, if set, names a file that receives the
 // arguments, one per line. It returns the exit code for os.Exit.
@@ -244,7 +251,7 @@ func FakeValgrind() int {
 		s.Exec(1, 1, a, a+8, a+16, a+24)
 	}
 	if mode == "corrupt" {
-		s.Word(8 << 60)
+		s.Word(14 << 60)
 	}
 	out.Write(s.Bytes())
 
