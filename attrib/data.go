@@ -170,9 +170,20 @@ func (d *Data) Name(addr, size uint64, name string) int32 {
 }
 
 // AddGlobals makes a bin of each variable of vars (which must not overlap
-// one another or earlier globals) of at least minSize bytes, and pools the
-// smaller ones into one bin called pool. Variables of size 0 are skipped.
+// one another) of at least minSize bytes, and pools the smaller ones into
+// one bin called pool. Variables of size 0 are skipped. Earlier globals that
+// the new ones overlap (a module mapped again) stop mapping addresses.
 func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
+	if len(vars) == 0 {
+		return
+	}
+	lo, hi := ^uint64(0), uint64(0)
+	for _, v := range vars {
+		if end, ok := rangeEnd(v.Addr, v.Size); ok {
+			lo, hi = min(lo, v.Addr), max(hi, end)
+		}
+	}
+	d.globals = slices.DeleteFunc(d.globals, func(s span) bool { return s.start < hi && s.end > lo })
 	poolID := int32(-1)
 	for _, v := range vars {
 		end, ok := rangeEnd(v.Addr, v.Size)

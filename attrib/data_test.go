@@ -154,3 +154,15 @@ func TestHeapNames(t *testing.T) {
 		}
 	}
 }
+
+// A module mapped again replaces the globals it overlaps.
+func TestDataGlobalsRemapped(t *testing.T) {
+	d := NewData()
+	d.AddGlobals([]Var{{"old", 0x1000, 128}, {"kept", 0x9000, 128}}, 64, "pool")
+	d.AddGlobals([]Var{{"new", 0x1040, 128}}, 64, "pool")
+	for addr, want := range map[uint64]string{0x1000: "<other>", 0x1040: "new", 0x9000: "kept"} {
+		if got := d.Bin(d.Lookup(addr)).Name; got != want {
+			t.Errorf("Lookup(%#x): %s, want %s", addr, got, want)
+		}
+	}
+}

@@ -10,9 +10,19 @@ import (
 // causes of misses and who evicted whom, for every cache. Procedure and bin
 // numbers index Procs and Bins.
 type Attribution struct {
-	Procs  []Proc             `json:"procs"`
-	Bins   []Bin              `json:"bins"`
-	Caches []CacheAttribution `json:"caches"` // in machine order
+	// Modules are the object files the program mapped, in order (a
+	// module mapped again, after dlclose and dlopen, is listed again).
+	Modules []Module           `json:"modules,omitempty"`
+	Procs   []Proc             `json:"procs"`
+	Bins    []Bin              `json:"bins"`
+	Caches  []CacheAttribution `json:"caches"` // in machine order
+}
+
+// Module is an object file mapped into the traced process.
+type Module struct {
+	Path     string `json:"path"`
+	TextAddr uint64 `json:"text_addr"` // runtime address of its .text
+	TextSize uint64 `json:"text_size"`
 }
 
 // Proc is a code bin: a procedure.

@@ -2,12 +2,17 @@ package sim
 
 import (
 	"cmp"
+	"path/filepath"
 	"slices"
 
 	"memspy/attrib"
 	"memspy/profile"
 	"memspy/trace"
 )
+
+// minGlobalSize is the size below which global variables share their
+// module's pooled bin (issue: --min-object-size, default 64 bytes).
+const minGlobalSize = 64
 
 // stackReach is how far below a thread's innermost frame's entry stack
 // pointer an address still counts as that frame's locals.
@@ -69,7 +74,9 @@ func (a *levelAttrib) resetStats() {
 type attribution struct {
 	code *attrib.Code
 	data *attrib.Data
-	tid  uint32 // thread of the current reference
+	globals func(path string, textAddr uint64) []attrib.Var
+	modules []profile.Module // object files mapped, in order
+	tid     uint32           // thread of the current reference
 	proc int32  // procedure of the current reference
 	// fillBin is the bin of the line being filled or inserted, the evictor
 	// of whatever that evicts.
@@ -136,6 +143,11 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.
 		if e.Mark == trace.MarkRange {
 			at.data.Name(addr, e.Size, e.Name)
 		}
+	case trace.Map:
+		at.modules = append(at.modules, profile.Module{Path: e.Name, TextAddr: addr, TextSize: e.Size})
+		if at.globals != nil {
+			at.data.AddGlobals(at.globals(e.Name, addr), minGlobalSize, "<small globals>@"+filepath.Base(e.Name))
+		}
 	}
 }
 
@@ -192,7 +204,7 @@ func (l *level) filled(slot int, line uint64, bin int32) {
 // attributionProfile returns the attribution part of the profile.
 func (h *Hierarchy) attributionProfile() *profile.Attribution {
 	at := h.attr
-	out := &profile.Attribution{}
+	out := &profile.Attribution{Modules: slices.Clone(at.modules)}
 	for _, p := range at.code.Procs() {
 		out.Procs = append(out.Procs, profile.Proc{Name: p.Name, Entry: p.Entry})
 	}

@@ -30,8 +30,13 @@ type Options struct {
 	// Attribute splits the counters by procedure (from the call and
 	// return events) and data bin (from allocations, frees, range markers
 	// and globals), with the causes of misses and the evictors (see
-	// profile.Attribution). Every reference then takes the slow path.
+	// profile.Attribution).
 	Attribute bool
+	// Globals, when attributing, returns the global variables of an object
+	// file when a trace.Map event says it was mapped (path, and the runtime
+	// address of its .text), at their runtime addresses: each becomes a
+	// data bin (small ones pooled per module). Nil: no globals.
+	Globals func(path string, textAddr uint64) []attrib.Var
 }
 
 // noMemo in level.memo arms no hit bypass: no line of 2 bytes or more
@@ -227,7 +232,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		h.ifirst = nil // the cache lab ignores instruction fetches
 	}
 	if opt.Attribute {
-		h.attr = &attribution{code: attrib.NewCode(), data: attrib.NewData()}
+		h.attr = &attribution{code: attrib.NewCode(), data: attrib.NewData(), globals: opt.Globals}
 	}
 	return h, nil
 }
