@@ -72,12 +72,12 @@ func (a *levelAttrib) resetStats() {
 
 // attribution is the hierarchy's attribution state: who references what.
 type attribution struct {
-	code *attrib.Code
-	data *attrib.Data
+	code    *attrib.Code
+	data    *attrib.Data
 	globals func(path string, textAddr uint64) []attrib.Var
 	modules []profile.Module // object files mapped, in order
 	tid     uint32           // thread of the current reference
-	proc int32  // procedure of the current reference
+	proc    int32            // procedure of the current reference
 	// fillBin is the bin of the line being filled or inserted, the evictor
 	// of whatever that evicts.
 	fillBin int32
