@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -149,5 +150,39 @@ func TestJSONDumps(t *testing.T) {
 	}
 	if d := cmp.Diff(p, q); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+}
+
+// Attributions of two shards of one run add up pair by pair.
+func TestMergeAttribution(t *testing.T) {
+	attr := func(pairs []PairStats, ev []Evictor) *Attribution {
+		return &Attribution{
+			Procs:  []Proc{{Name: "<unknown>"}, {Name: "f", Entry: 0x10}},
+			Bins:   []Bin{{Kind: "other", Name: "<other>"}, {Kind: "freed", Name: "<freed>"}, {Kind: "heap", Name: "A"}},
+			Caches: []CacheAttribution{{Name: "L1", Cold: 1, Replacement: 2, Invalidation: 3, Pairs: pairs, Evictors: ev}},
+		}
+	}
+	prof := func(a *Attribution) *Profile {
+		return &Profile{Caches: []CacheStats{{Name: "L1", Level: 1}}, Attribution: a, Complete: true}
+	}
+	p := prof(attr([]PairStats{{Proc: 1, Bin: 2, Reads: 5, ReadMisses: 2, Cold: 2}}, []Evictor{{Victim: 2, By: 2, Evictions: 4}}))
+	q := prof(attr([]PairStats{{Proc: 1, Bin: 2, Reads: 1, Writes: 3, WriteMisses: 1, Replacement: 1}, {Proc: 0, Bin: 0, IFetches: 7}},
+		[]Evictor{{Victim: 2, By: 2, Evictions: 1}, {Victim: 0, By: 2, Evictions: 9}}))
+	if err := p.Merge(q); err != nil {
+		t.Fatal(err)
+	}
+	want := attr([]PairStats{{Proc: 1, Bin: 2, Reads: 6, Writes: 3, ReadMisses: 2, WriteMisses: 1, Cold: 2, Replacement: 1}, {Proc: 0, Bin: 0, IFetches: 7}},
+		[]Evictor{{Victim: 2, By: 2, Evictions: 5}, {Victim: 0, By: 2, Evictions: 9}})
+	want.Caches[0].Cold, want.Caches[0].Replacement, want.Caches[0].Invalidation = 2, 4, 6
+	if !reflect.DeepEqual(p.Attribution, want) {
+		t.Errorf("merged:\n%+v\nwant\n%+v", p.Attribution, want)
+	}
+	other := prof(attr(nil, nil))
+	other.Attribution.Bins[2].Name = "B"
+	if err := p.Merge(other); err == nil {
+		t.Error("merged attributions with different bins")
+	}
+	if err := p.Merge(prof(nil)); err == nil {
+		t.Error("merged a profile without attribution into one with")
 	}
 }
