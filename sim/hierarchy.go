@@ -382,6 +382,14 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 		// il between them (IFetchRunBlock), so the rest are hits that
 		// change nothing.
 		h.kinds[trace.IFetch] += s
+		if h.attr != nil {
+			// Every fetch counts in its pair (IFetchRunBlock makes no
+			// runs then; this keeps the counts right if one comes).
+			for range s {
+				h.fetch(il, a, 1)
+			}
+			return
+		}
 		for range min(s, 2) {
 			h.fetch(il, a, 1)
 		}
