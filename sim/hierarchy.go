@@ -290,12 +290,11 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 						iHits++
 						continue
 					}
-					if slot := il.mruCache.MRU(a >> il.shift); slot >= 0 {
-						il.memo, il.memoSlot = a&^il.offMask, slot
-						iHits++
-						continue
+					slot := il.mruCache.MRU(a >> il.shift)
+					if slot < 0 {
+						slot = il.mruCache.Promote(a >> il.shift)
 					}
-					if slot := il.mruCache.Promote(a >> il.shift); slot >= 0 {
+					if slot >= 0 {
 						il.memo, il.memoSlot = a&^il.offMask, slot
 						iHits++
 						continue
@@ -309,12 +308,11 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 						iHits += s
 						continue
 					}
-					if slot := il.mruCache.MRU(a >> il.shift); slot >= 0 {
-						il.memo, il.memoSlot = a&^il.offMask, slot
-						iHits += s
-						continue
+					slot := il.mruCache.MRU(a >> il.shift)
+					if slot < 0 {
+						slot = il.mruCache.Promote(a >> il.shift)
 					}
-					if slot := il.mruCache.Promote(a >> il.shift); slot >= 0 {
+					if slot >= 0 {
 						il.memo, il.memoSlot = a&^il.offMask, slot
 						iHits += s
 						continue
@@ -326,12 +324,11 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 						rHits++
 						continue
 					}
-					if slot := dl.mruCache.MRU(a >> dl.shift); slot >= 0 {
-						dl.memo, dl.memoSlot = a&^dl.offMask, slot
-						rHits++
-						continue
+					slot := dl.mruCache.MRU(a >> dl.shift)
+					if slot < 0 {
+						slot = dl.mruCache.Promote(a >> dl.shift)
 					}
-					if slot := dl.mruCache.Promote(a >> dl.shift); slot >= 0 {
+					if slot >= 0 {
 						dl.memo, dl.memoSlot = a&^dl.offMask, slot
 						rHits++
 						continue
