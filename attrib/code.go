@@ -30,7 +30,8 @@ type thread struct {
 }
 
 // maxStackFrames bounds the frames kept per thread: deeper calls (runaway
-// recursion through several procedures) are counted but not kept.
+// recursion through several procedures) are not kept, and their references
+// count in the deepest procedure kept.
 const maxStackFrames = 1 << 16
 
 // Code follows the call stack of every thread from Call and Return events
@@ -41,8 +42,6 @@ type Code struct {
 	threads map[uint32]*thread
 	tid     uint32
 	cur     *thread
-	// Dropped counts calls not kept because a stack was full.
-	Dropped uint64
 }
 
 // NewCode returns a Code with only the unknown procedure.
@@ -96,7 +95,6 @@ func (c *Code) Call(tid uint32, entry, sp uint64) {
 		return
 	}
 	if len(t.frames) == maxStackFrames {
-		c.Dropped++
 		return
 	}
 	t.frames = append(t.frames, frame{proc: p, sp: sp, depth: 1})

@@ -74,6 +74,7 @@ type Data struct {
 	bins  []Bin
 	sites map[string]int32 // heap bins by encoded call path
 	stack map[int32]int32  // stack bins by procedure
+	named map[string]int32 // manual bins by name
 
 	heap    rangeMap // live heap blocks and freed ranges
 	manual  rangeMap // named ranges
@@ -84,7 +85,7 @@ type Data struct {
 
 // NewData returns a Data with only the other and freed bins.
 func NewData() *Data {
-	d := &Data{sites: map[string]int32{}, stack: map[int32]int32{}}
+	d := &Data{sites: map[string]int32{}, stack: map[int32]int32{}, named: map[string]int32{}}
 	d.bins = append(d.bins, Bin{Kind: Other, Name: "<other>"}, Bin{Kind: Freed, Name: "<freed>"})
 	d.heap.init()
 	d.manual.init()
@@ -150,15 +151,10 @@ func (d *Data) Free(addr uint64) {
 // marker); a later range of the same name joins the same bin. It returns
 // the bin.
 func (d *Data) Name(addr, size uint64, name string) int32 {
-	id := int32(-1)
-	for i, b := range d.bins {
-		if b.Kind == Manual && b.Name == name {
-			id = int32(i)
-			break
-		}
-	}
-	if id < 0 {
+	id, ok := d.named[name]
+	if !ok {
 		id = d.add(Bin{Kind: Manual, Name: name})
+		d.named[name] = id
 	}
 	d.bins[id].Bytes += size
 	if end, ok := rangeEnd(addr, size); ok {

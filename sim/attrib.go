@@ -78,9 +78,6 @@ type attribution struct {
 	modules []profile.Module // object files mapped, in order
 	tid     uint32           // thread of the current reference
 	proc    int32            // procedure of the current reference
-	// fillBin is the bin of the line being filled or inserted, the evictor
-	// of whatever that evicts.
-	fillBin int32
 }
 
 // processAttributed is Process when attributing. Its hit bypass is that of
@@ -127,7 +124,8 @@ func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 	}
 }
 
-// event updates the call stacks and the data bins from an extended event.
+// attribEvent updates the call stacks and the data bins from an extended
+// event.
 func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.Ext) {
 	at := h.attr
 	switch k {
@@ -172,8 +170,8 @@ func (h *Hierarchy) countHit(l *level, k int, slot int) {
 	p.acc[k]++
 }
 
-// countMiss counts a miss of the current reference on line of l, whose
-// bytes from pa belong to bin, with its cause.
+// countMiss counts a miss of the current reference on line of l, in data
+// bin bin, with its cause.
 func (h *Hierarchy) countMiss(l *level, k int, line uint64, bin int32) {
 	p := l.attr.pair(h.attr.proc, bin)
 	p.acc[k]++
