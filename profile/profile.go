@@ -6,11 +6,14 @@
 package profile
 
 import (
+	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"memspy/machine"
 )
@@ -51,9 +54,19 @@ type Profile struct {
 	// Resets counts the reset markers seen: when it is not zero, every
 	// counter covers only what came after the last of them.
 	Resets uint64 `json:"resets,omitempty"`
-	// Attribution splits the counters by procedure and data bin, when the
-	// run attributed them.
-	Attribution *Attribution `json:"attribution,omitempty"`
+	// Focus is the cache whose counters the entries below carry at their
+	// top level (each also has them for every cache under levels).
+	Focus string `json:"focus,omitempty"`
+	// Modules are the object files the program mapped, in order.
+	Modules []Module `json:"modules,omitempty"`
+	// Functions, Objects, Pairs and References are the where and why of
+	// the run (with --where): its counters by procedure, by data object,
+	// by procedure × object pair and by access point, most stall cycles
+	// first.
+	Functions  []Function  `json:"functions,omitempty"`
+	Objects    []Object    `json:"objects,omitempty"`
+	Pairs      []Pair      `json:"pairs,omitempty"`
+	References []Reference `json:"references,omitempty"`
 	// Complete is false when the input ended with an error and the
 	// counts cover only the events read before it.
 	Complete bool `json:"complete"`
@@ -74,6 +87,13 @@ type Options struct {
 	Classify string `json:"classify,omitempty"`
 	// CacheLab is true under the CS:APP cache lab conventions.
 	CacheLab bool `json:"cachelab,omitempty"`
+	// Where is true when the run attributed its counters to functions and
+	// objects (--where).
+	Where bool `json:"where,omitempty"`
+	// MissOnly is true when attribution counted misses only (--miss-only):
+	// the entries' accesses, hits, temporal and spatial hits and spatial
+	// use are then not known (0).
+	MissOnly bool `json:"miss_only,omitempty"`
 }
 
 // CacheStats are the counters of one cache. Accesses are counted per line
@@ -104,6 +124,8 @@ type CacheStats struct {
 	BackInvalidations uint64 `json:"back_invalidations"`
 	BytesFromBelow    uint64 `json:"bytes_from_below"`
 	BytesToBelow      uint64 `json:"bytes_to_below"`
+	// Causes splits Misses by cause, with --where.
+	Causes *Causes `json:"causes,omitempty"`
 }
 
 // Hits returns Accesses - Misses.
@@ -167,13 +189,8 @@ func (p *Profile) Merge(q *Profile) error {
 			return fmt.Errorf("%w (in dump %q)", err, d.Name)
 		}
 	}
-	switch {
-	case p.Attribution != nil && q.Attribution != nil:
-		if err := p.Attribution.merge(q.Attribution); err != nil {
-			return err
-		}
-	case p.Attribution != nil || q.Attribution != nil:
-		return fmt.Errorf("profile: cannot merge a profile with attribution and one without")
+	if p.Options.Where != q.Options.Where || p.Options.MissOnly != q.Options.MissOnly {
+		return fmt.Errorf("profile: cannot merge profiles with different where-and-why options (--where, --miss-only)")
 	}
 	for i := range p.Caches {
 		a, b := &p.Caches[i], &q.Caches[i]
@@ -210,6 +227,20 @@ func (p *Profile) Merge(q *Profile) error {
 	p.Dumps = append(p.Dumps, q.Dumps...)
 	p.Resets += q.Resets
 	p.Complete = p.Complete && q.Complete
+	if p.Options.Where {
+		for i := range p.Caches {
+			a, b := p.Caches[i].Causes, q.Caches[i].Causes
+			if a != nil && b != nil {
+				a.Cold += b.Cold
+				a.Replacement += b.Replacement
+				a.Invalidation += b.Invalidation
+			}
+		}
+		p.mergeWhere(q)
+		if err := p.SetFocus(p.Focus); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -233,8 +264,15 @@ func (p *Profile) Write(w io.Writer) error {
 	return enc.Encode(p)
 }
 
+// Compressed reports whether WriteFile compresses a profile written to
+// path: when its name ends in .gz or .memspy.
+func Compressed(path string) bool {
+	return strings.HasSuffix(path, ".gz") || strings.HasSuffix(path, ".memspy")
+}
+
 // WriteFile writes p as JSON to path atomically: to a temporary file in the
-// same directory, then renamed over path.
+// same directory, then renamed over path. The JSON is gzip-compressed when
+// Compressed(path).
 func (p *Profile) WriteFile(path string) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -243,7 +281,14 @@ func (p *Profile) WriteFile(path string) error {
 	tmp := f.Name()
 	err = f.Chmod(0o644)
 	if err == nil {
-		err = p.Write(f)
+		if Compressed(path) {
+			zw := gzip.NewWriter(f)
+			if err = p.Write(zw); err == nil {
+				err = zw.Close()
+			}
+		} else {
+			err = p.Write(f)
+		}
 	}
 	if err != nil {
 		f.Close()
@@ -261,8 +306,34 @@ func (p *Profile) WriteFile(path string) error {
 	return nil
 }
 
-// Read decodes a JSON profile and checks its version.
+// ReadFile reads a profile written by WriteFile, compressed or not.
+func ReadFile(path string) (*Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Read decodes a JSON profile, gzip-compressed or not, and checks its
+// version.
 func Read(r io.Reader) (*Profile, error) {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("profile: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	} else {
+		r = br
+	}
 	var p Profile
 	if err := json.NewDecoder(r).Decode(&p); err != nil {
 		return nil, fmt.Errorf("profile: %w", err)

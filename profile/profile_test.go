@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -53,25 +52,33 @@ func TestMergeRejectsOtherMachines(t *testing.T) {
 }
 
 func TestWriteFileReadRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "p.json")
-	p := sample(42)
-	if err := p.WriteFile(path); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"p.json", "p.memspy", "p.json.gz"} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name)
+		p := sample(42)
+		if err := p.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gz := len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b; gz != Compressed(name) {
+			t.Errorf("%s: gzip-compressed %v, want %v", name, gz, Compressed(name))
+		}
+		q, err := ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(p, q); d != "" {
+			t.Errorf("%s: round trip (-want +got):\n%s", name, d)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("temporary files left behind: %v", entries)
+		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	q, err := Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(p, q); d != "" {
-		t.Errorf("round trip (-want +got):\n%s", d)
-	}
-	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
-		t.Errorf("temporary files left behind: %v", entries)
+	if _, err := ReadFile(filepath.Join(t.TempDir(), "missing.memspy")); err == nil {
+		t.Error("read a missing file")
 	}
 }
 
@@ -153,36 +160,60 @@ func TestJSONDumps(t *testing.T) {
 	}
 }
 
-// Attributions of two shards of one run add up pair by pair.
-func TestMergeAttribution(t *testing.T) {
-	attr := func(pairs []PairStats, ev []Evictor) *Attribution {
-		return &Attribution{
-			Procs:  []Proc{{Name: "<unknown>"}, {Name: "f", Entry: 0x10}},
-			Bins:   []Bin{{Kind: "other", Name: "<other>"}, {Kind: "freed", Name: "<freed>"}, {Kind: "heap", Name: "A"}},
-			Caches: []CacheAttribution{{Name: "L1", Cold: 1, Replacement: 2, Invalidation: 3, Pairs: pairs, Evictors: ev}},
+// The where-and-why entries of two shards of one run add up entry by
+// entry, at every level and at the focus.
+func TestMergeWhere(t *testing.T) {
+	st := func(acc, miss, used uint64, ev map[string]uint64, evictors ...RefEvictor) *Stats {
+		return &Stats{Accesses: acc, Hits: acc - miss, Misses: miss, Reads: acc, ReadMisses: miss, StallCycles: 10 * miss,
+			Causes: Causes{Cold: miss}, EvictedBy: ev, UsedBytes: used, FetchedBytes: 64 * miss, Evictors: evictors}
+	}
+	prof := func(objs ...Object) *Profile {
+		p := &Profile{Caches: []CacheStats{{Name: "L1", Level: 1, Causes: &Causes{Cold: 1}}, {Name: "L2", Level: 2, Causes: &Causes{}}},
+			Options: Options{Where: true}, Objects: objs, Complete: true,
+			Functions:  []Function{{Name: "f", Instructions: 5, ComputeCycles: 5, Levels: map[string]*Stats{"L1": st(3, 1, 8, nil)}}},
+			Pairs:      []Pair{{Function: "f", Object: "A", Levels: map[string]*Stats{"L1": st(3, 1, 8, nil)}}},
+			References: []Reference{{PC: 0x10, Function: "f", Object: "A", Levels: map[string]*Stats{"L1": st(3, 1, 8, nil, RefEvictor{"0x20", "B", 1})}}},
 		}
+		if err := p.SetFocus("L2"); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	prof := func(a *Attribution) *Profile {
-		return &Profile{Caches: []CacheStats{{Name: "L1", Level: 1}}, Attribution: a, Complete: true}
-	}
-	p := prof(attr([]PairStats{{Proc: 1, Bin: 2, Reads: 5, ReadMisses: 2, Cold: 2}}, []Evictor{{Victim: 2, By: 2, Evictions: 4}}))
-	q := prof(attr([]PairStats{{Proc: 1, Bin: 2, Reads: 1, Writes: 3, WriteMisses: 1, Replacement: 1}, {Proc: 0, Bin: 0, IFetches: 7}},
-		[]Evictor{{Victim: 2, By: 2, Evictions: 1}, {Victim: 0, By: 2, Evictions: 9}}))
+	p := prof(Object{Name: "A", FullName: "main.3.A", Kind: "heap", Size: 100, Blocks: 1,
+		Levels: map[string]*Stats{"L1": st(3, 1, 8, map[string]uint64{"A": 1}), "L2": st(1, 1, 64, nil)}})
+	q := prof(Object{Name: "A", FullName: "main.3.A", Kind: "heap", Size: 50, Blocks: 2,
+		Levels: map[string]*Stats{"L1": st(5, 2, 24, map[string]uint64{"B": 2})}},
+		Object{Name: "B", FullName: "B", Kind: "global", Size: 64, Levels: map[string]*Stats{"L1": st(1, 1, 8, nil)}})
 	if err := p.Merge(q); err != nil {
 		t.Fatal(err)
 	}
-	want := attr([]PairStats{{Proc: 1, Bin: 2, Reads: 6, Writes: 3, ReadMisses: 2, WriteMisses: 1, Cold: 2, Replacement: 1}, {Proc: 0, Bin: 0, IFetches: 7}},
-		[]Evictor{{Victim: 2, By: 2, Evictions: 5}, {Victim: 0, By: 2, Evictions: 9}})
-	want.Caches[0].Cold, want.Caches[0].Replacement, want.Caches[0].Invalidation = 2, 4, 6
-	if !reflect.DeepEqual(p.Attribution, want) {
-		t.Errorf("merged:\n%+v\nwant\n%+v", p.Attribution, want)
+	if len(p.Objects) != 2 || p.Objects[1].Name != "B" || len(p.Functions) != 1 || len(p.Pairs) != 1 || len(p.References) != 1 {
+		t.Fatalf("merged entries: %+v", p)
 	}
-	other := prof(attr(nil, nil))
-	other.Attribution.Bins[2].Name = "B"
-	if err := p.Merge(other); err == nil {
-		t.Error("merged attributions with different bins")
+	a := p.Objects[0]
+	want := Stats{Accesses: 8, Hits: 5, Misses: 3, Reads: 8, ReadMisses: 3, StallCycles: 30, Causes: Causes{Cold: 3},
+		EvictedBy: map[string]uint64{"A": 1, "B": 2}, UsedBytes: 32, FetchedBytes: 192, SpatialUse: 32.0 / 192}
+	if d := cmp.Diff(&want, a.Levels["L1"]); d != "" {
+		t.Errorf("A at L1 (-want +got):\n%s", d)
 	}
-	if err := p.Merge(prof(nil)); err == nil {
-		t.Error("merged a profile without attribution into one with")
+	if a.Size != 150 || a.Blocks != 3 || a.Misses != 1 || a.StallCycles != 40 || p.Focus != "L2" {
+		t.Errorf("A: size %d blocks %d, focus %q misses %d stall %d", a.Size, a.Blocks, p.Focus, a.Misses, a.StallCycles)
+	}
+	if f := p.Functions[0]; f.Instructions != 10 || f.Levels["L1"].Accesses != 6 {
+		t.Errorf("f: %+v", f)
+	}
+	if r := p.References[0].Levels["L1"]; len(r.Evictors) != 1 || r.Evictors[0].Count != 2 {
+		t.Errorf("reference evictors: %+v", r.Evictors)
+	}
+	if c := p.Caches[0].Causes; c.Cold != 2 {
+		t.Errorf("L1 causes %+v", c)
+	}
+	// The second profile is unchanged: merged entries are copies.
+	if q.Objects[1].Levels["L1"].Accesses != 1 {
+		t.Errorf("merging changed the merged profile")
+	}
+	plain := &Profile{Caches: []CacheStats{{Name: "L1", Level: 1}, {Name: "L2", Level: 2}}}
+	if err := p.Merge(plain); err == nil {
+		t.Error("merged a profile without where data into one with")
 	}
 }

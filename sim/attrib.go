@@ -1,18 +1,16 @@
 package sim
 
 import (
-	"cmp"
+	"math/bits"
 	"path/filepath"
-	"slices"
 
 	"memspy/attrib"
-	"memspy/profile"
 	"memspy/trace"
 )
 
-// minGlobalSize is the size below which global variables share their
-// module's pooled bin (issue: --min-object-size, default 64 bytes).
-const minGlobalSize = 64
+// DefaultMinObjectSize is the size below which global variables share
+// their module's pooled bin unless Options say otherwise.
+const DefaultMinObjectSize = 64
 
 // stackReach is how far below a thread's innermost frame's entry stack
 // pointer an address still counts as that frame's locals.
@@ -28,63 +26,169 @@ const (
 	invalidated              // invalidated or back-invalidated: an invalidation miss
 )
 
-// pairStats are the counters of one procedure × data bin pair at a level.
-type pairStats struct {
+// refKey identifies an access point: the instruction at pc (0 for
+// instruction fetches and unknown PCs) running in procedure proc and
+// touching data bin bin. Every counter of the attribution is kept per
+// access point; functions, objects and pairs add them up.
+type refKey struct {
+	pc   uint64
+	proc int32
+	bin  int32
+}
+
+// refSlot is an entry of the small direct-mapped cache of access point ids
+// in front of the map.
+type refSlot struct {
+	key refKey
+	id  int32
+}
+
+// refStats are the counters of one access point at one level.
+type refStats struct {
 	acc, miss                       [numAccessKinds]uint64
 	cold, replacement, invalidation uint64
+	temporal, spatial               uint64
+	used, fetched                   uint64           // bytes touched of the lines it filled, and their size, as they left
+	evictedBy                       map[int32]uint64 // evicting access point → lines of this one's fills it evicted
 }
 
 // levelAttrib is a level's attribution state.
 type levelAttrib struct {
-	bin      []int32          // data bin of the line in each slot (from the reference that filled it)
-	state    map[uint64]uint8 // line → neverHeld (absent), held, replaced or invalidated
-	pairs    map[uint64]*pairStats
-	lastKey  uint64
-	last     *pairStats
-	evictors map[uint64]uint64 // victim bin << 32 | evictor bin → evictions
+	bin    []int32 // data bin of the line in each slot (from the reference that filled it)
+	fill   []int32 // access point whose miss filled the slot
+	demand []bool  // the slot was filled by a miss (not a victim from above): its byte use counts
+	mask   []uint64
+	words  int              // mask words per slot: a bit per byte of the line
+	state  map[uint64]uint8 // line → neverHeld (absent), held, replaced or invalidated
+	refs   []refStats       // by access point id
 }
 
-func newLevelAttrib(slots int) *levelAttrib {
-	return &levelAttrib{bin: make([]int32, slots), state: map[uint64]uint8{}, pairs: map[uint64]*pairStats{}, evictors: map[uint64]uint64{}}
+func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
+	words := int(max(1, lineSize/64))
+	return &levelAttrib{
+		bin: make([]int32, slots), fill: make([]int32, slots), demand: make([]bool, slots),
+		mask: make([]uint64, slots*words), words: words, state: map[uint64]uint8{},
+	}
 }
 
-// pair returns the counters of proc × bin.
-func (a *levelAttrib) pair(proc, bin int32) *pairStats {
-	key := uint64(uint32(proc))<<32 | uint64(uint32(bin))
-	if a.last != nil && a.lastKey == key {
-		return a.last
+// stats returns the counters of access point id. The pointer is valid
+// until the next call.
+func (a *levelAttrib) stats(id int32) *refStats {
+	if int(id) >= len(a.refs) {
+		a.refs = append(a.refs, make([]refStats, int(id)+1-len(a.refs)+len(a.refs)/2)...)
 	}
-	p := a.pairs[key]
-	if p == nil {
-		p = &pairStats{}
-		a.pairs[key] = p
+	return &a.refs[id]
+}
+
+// touch marks bytes [off, off+n) of the line in slot as used and reports
+// whether they all were already.
+func (a *levelAttrib) touch(slot int, off, n uint64) bool {
+	m := a.mask[slot*a.words : (slot+1)*a.words]
+	old := true
+	for n > 0 {
+		w, o := off/64, off%64
+		k := min(n, 64-o)
+		bits := ^uint64(0)
+		if k < 64 {
+			bits = (1<<k - 1) << o
+		}
+		old = old && m[w]&bits == bits
+		m[w] |= bits
+		off, n = off+k, n-k
 	}
-	a.lastKey, a.last = key, p
-	return p
+	return old
+}
+
+// used returns the bytes of the line in slot touched since its fill.
+func (a *levelAttrib) used(slot int) uint64 {
+	n := 0
+	for _, w := range a.mask[slot*a.words : (slot+1)*a.words] {
+		n += bits.OnesCount64(w)
+	}
+	return uint64(n)
 }
 
 // resetStats zeroes the counters and keeps the line state.
 func (a *levelAttrib) resetStats() {
-	clear(a.pairs)
-	a.last = nil
-	clear(a.evictors)
+	clear(a.refs)
 }
 
 // attribution is the hierarchy's attribution state: who references what.
 type attribution struct {
-	code    *attrib.Code
-	data    *attrib.Data
-	globals func(path string, textAddr uint64) []attrib.Var
-	modules []profile.Module // object files mapped, in order
-	tid     uint32           // thread of the current reference
-	proc    int32            // procedure of the current reference
+	code     *attrib.Code
+	data     *attrib.Data
+	sym      Symbolizer // nil: names by address
+	missOnly bool
+	minSize  uint64 // globals below it are pooled per module
+	modules  []moduleMap // object files mapped, in order
+	tid      uint32      // thread of the current reference
+	proc     int32       // procedure of the current reference
+	pc       uint64      // its PC (0 for fetches)
+
+	refs     []refKey // access points by id; id 0 is the zero key
+	refIDs   map[refKey]int32
+	refCache [256]refSlot
+	instr    []uint64 // instructions fetched, by procedure
+}
+
+// moduleMap is a mapped object file.
+type moduleMap struct {
+	path           string
+	textAddr, size uint64
+}
+
+func newAttribution(opt Options) *attribution {
+	at := &attribution{code: attrib.NewCode(), data: attrib.NewData(), sym: opt.Symbols, missOnly: opt.MissOnly,
+		minSize: opt.MinObjectSize, refIDs: map[refKey]int32{}}
+	if at.minSize == 0 {
+		at.minSize = DefaultMinObjectSize
+	}
+	at.refs = append(at.refs, refKey{})
+	at.refIDs[refKey{}] = 0
+	return at
+}
+
+// ref returns the id of the access point of the current reference touching
+// data bin bin.
+func (at *attribution) ref(bin int32) int32 {
+	k := refKey{at.pc, at.proc, bin}
+	e := &at.refCache[(k.pc^k.pc>>9^uint64(uint32(bin))*0x9e3779b1^uint64(uint32(k.proc))<<4)&255]
+	if e.key == k {
+		return e.id
+	}
+	id, ok := at.refIDs[k]
+	if !ok {
+		id = int32(len(at.refs))
+		at.refs = append(at.refs, k)
+		at.refIDs[k] = id
+	}
+	e.key, e.id = k, id
+	return id
+}
+
+// fetched counts n instructions fetched by the current procedure.
+func (at *attribution) fetched(n uint64) {
+	if int(at.proc) >= len(at.instr) {
+		at.instr = append(at.instr, make([]uint64, int(at.proc)+1-len(at.instr)+16)...)
+	}
+	at.instr[at.proc] += n
+}
+
+// setCurrent makes event i of b the current reference.
+func (at *attribution) setCurrent(b *trace.Batch, i int) {
+	at.tid = b.Thread[i]
+	at.proc = at.code.Current(at.tid)
+	at.pc = b.PC[i]
+	if b.Kind[i] == trace.IFetch || b.Kind[i] == trace.IFetchRun {
+		at.pc = 0
+	}
 }
 
 // processAttributed is Process when attributing. Its hit bypass is that of
 // Process (a hit on the line last accessed, or on one of the two most
-// recent lines of its set in an LRU cache) with the hit counted in its pair;
-// the current procedure holds while events stay on one thread, and
-// anything else takes the slow path.
+// recent lines of its set in an LRU cache) with the hit counted at its
+// access point (unless counting misses only); the current procedure holds
+// while events stay on one thread, and anything else takes the slow path.
 func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 	at := h.attr
 	for i, k := range b.Kind {
@@ -116,7 +220,15 @@ func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 			if slot >= 0 && (kk != kWrite || l.writeBack && l.c.Dirty(slot)) {
 				l.acc[kk]++
 				h.kinds[k]++
-				l.attr.pair(at.proc, l.attr.bin[slot]).acc[kk]++
+				if kk == kIFetch {
+					at.fetched(1)
+					at.pc = 0
+				} else {
+					at.pc = b.PC[i]
+				}
+				if !at.missOnly {
+					h.countHit(l, kk, slot, at.ref(l.attr.bin[slot]), a, s)
+				}
 				continue
 			}
 		}
@@ -142,9 +254,9 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.
 			at.data.Name(addr, e.Size, e.Name)
 		}
 	case trace.Map:
-		at.modules = append(at.modules, profile.Module{Path: e.Name, TextAddr: addr, TextSize: e.Size})
-		if at.globals != nil {
-			at.data.AddGlobals(at.globals(e.Name, addr), minGlobalSize, "<small globals>@"+filepath.Base(e.Name))
+		at.modules = append(at.modules, moduleMap{e.Name, addr, e.Size})
+		if at.sym != nil {
+			at.data.AddGlobals(at.sym.Map(e.Name, addr), at.minSize, "<small globals>@"+filepath.Base(e.Name))
 		}
 	}
 }
@@ -164,84 +276,60 @@ func (h *Hierarchy) binOf(a uint64) int32 {
 	return attrib.OtherBin
 }
 
-// countHit counts a hit of the current reference on slot of l.
-func (h *Hierarchy) countHit(l *level, k int, slot int) {
-	p := l.attr.pair(h.attr.proc, l.attr.bin[slot])
-	p.acc[k]++
+// countHit counts a hit of access point ref on bytes [a, a+s) of slot of l.
+func (h *Hierarchy) countHit(l *level, k int, slot int, ref int32, a, s uint64) {
+	st := l.attr.stats(ref)
+	st.acc[k]++
+	if l.attr.touch(slot, a&l.offMask, min(s, l.lineSize-a&l.offMask)) {
+		st.temporal++
+	} else {
+		st.spatial++
+	}
 }
 
-// countMiss counts a miss of the current reference on line of l, in data
-// bin bin, with its cause.
-func (h *Hierarchy) countMiss(l *level, k int, line uint64, bin int32) {
-	p := l.attr.pair(h.attr.proc, bin)
-	p.acc[k]++
-	p.miss[k]++
+// countMiss counts a miss of access point ref on line of l, with its cause.
+func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32) {
+	st := l.attr.stats(ref)
+	if !h.attr.missOnly {
+		st.acc[k]++
+	}
+	st.miss[k]++
 	switch l.attr.state[line] {
 	case neverHeld, held: // held: a write that did not allocate, missing again
-		p.cold++
+		st.cold++
 	case replaced:
-		p.replacement++
+		st.replacement++
 	case invalidated:
-		p.invalidation++
+		st.invalidation++
 	}
 }
 
-// removed records that line left l, by replacement or invalidation.
-func (l *level) removed(line uint64, why uint8) {
-	if l.attr.state[line] == held {
-		l.attr.state[line] = why
+// removed records that the line in slot left l, by replacement or
+// invalidation, and the use of its bytes.
+func (l *level) removed(slot int, why uint8) {
+	a := l.attr
+	line := l.c.Line(slot)
+	if a.state[line] == held {
+		a.state[line] = why
+	}
+	if a.demand[slot] {
+		st := a.stats(a.fill[slot])
+		st.used += a.used(slot)
+		st.fetched += l.lineSize
+		a.demand[slot] = false
 	}
 }
 
-// filled records that line entered slot of l with data of bin.
-func (l *level) filled(slot int, line uint64, bin int32) {
-	l.attr.bin[slot] = bin
-	l.attr.state[line] = held
-}
-
-// attributionProfile returns the attribution part of the profile.
-func (h *Hierarchy) attributionProfile() *profile.Attribution {
-	at := h.attr
-	out := &profile.Attribution{Modules: slices.Clone(at.modules)}
-	for _, p := range at.code.Procs() {
-		out.Procs = append(out.Procs, profile.Proc{Name: p.Name, Entry: p.Entry})
+// filled records that line entered slot of l for access point ref: by a
+// miss touching bytes [a, a+s) (demand), or as a victim from above.
+func (h *Hierarchy) filled(l *level, slot int, line uint64, ref int32, demand bool, a, s uint64) {
+	at := l.attr
+	at.bin[slot] = h.attr.refs[ref].bin
+	at.fill[slot] = ref
+	at.state[line] = held
+	at.demand[slot] = demand && !h.attr.missOnly
+	if at.demand[slot] {
+		clear(at.mask[slot*at.words : (slot+1)*at.words])
+		at.touch(slot, a&l.offMask, min(s, l.lineSize-a&l.offMask))
 	}
-	names := attrib.HeapNames(at.data.Bins())
-	for i, b := range at.data.Bins() {
-		name := b.Name
-		switch b.Kind {
-		case attrib.Stack:
-			name = "locals@" + at.code.Proc(b.Proc).Name
-		case attrib.Heap:
-			name = names[i]
-		}
-		out.Bins = append(out.Bins, profile.Bin{Kind: b.Kind.String(), Name: name, Site: slices.Clone(b.Site), Blocks: b.Blocks, Bytes: b.Bytes})
-	}
-	for _, l := range h.levels {
-		ca := profile.CacheAttribution{Name: l.spec.Name}
-		for key, p := range l.attr.pairs {
-			ps := profile.PairStats{
-				Proc: int32(key >> 32), Bin: int32(uint32(key)),
-				IFetches: p.acc[kIFetch], Reads: p.acc[kRead], Writes: p.acc[kWrite],
-				IFetchMisses: p.miss[kIFetch], ReadMisses: p.miss[kRead], WriteMisses: p.miss[kWrite],
-				Cold: p.cold, Replacement: p.replacement, Invalidation: p.invalidation,
-			}
-			ca.Pairs = append(ca.Pairs, ps)
-			ca.Cold += p.cold
-			ca.Replacement += p.replacement
-			ca.Invalidation += p.invalidation
-		}
-		slices.SortFunc(ca.Pairs, func(a, b profile.PairStats) int {
-			return cmp.Or(cmp.Compare(b.Misses(), a.Misses()), cmp.Compare(b.Accesses(), a.Accesses()),
-				cmp.Compare(a.Proc, b.Proc), cmp.Compare(a.Bin, b.Bin))
-		})
-		for key, n := range l.attr.evictors {
-			ca.Evictors = append(ca.Evictors, profile.Evictor{Victim: int32(key >> 32), By: int32(uint32(key)), Evictions: n})
-		}
-		slices.SortFunc(ca.Evictors, func(a, b profile.Evictor) int {
-			return cmp.Or(cmp.Compare(b.Evictions, a.Evictions), cmp.Compare(a.Victim, b.Victim), cmp.Compare(a.By, b.By))
-		})
-		out.Caches = append(out.Caches, ca)
-	}
-	return out
 }

@@ -11,9 +11,33 @@ import (
 	"memspy/trace"
 )
 
+// runWorked runs the events of the worked example, with PCs, and returns
+// the profile.
+func runWorked(t *testing.T, m *machine.Machine, opt sim.Options, events []refEvent, pcs []uint64) *profile.Profile {
+	t.Helper()
+	h, err := sim.New(m, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := trace.NewBatch(64)
+	for i, e := range events {
+		if e.Kind.IsExtended() {
+			b.AppendExt(e.Kind, e.Addr, 0, 1, e.Ext)
+		} else {
+			b.Append(e.Kind, e.Addr, e.Size, pcs[i], 1)
+		}
+	}
+	h.Process(b)
+	h.Finish()
+	p := h.Profile()
+	checkAttribution(t, p)
+	return p
+}
+
 // A worked example of attribution: two heap arrays mapping to the same
 // sets of a direct-mapped cache, referenced from two procedures; every
-// cause of a miss, freed memory, a stack frame and unknown memory.
+// cause of a miss, evictors by reference, spatial hits and byte use,
+// freed memory, a stack frame and unknown memory.
 func TestAttributionWorked(t *testing.T) {
 	m := mach(hc("L1", 1, 4, 1, 64, machine.LRU))
 	alloc := func(a, size, site uint64) refEvent {
@@ -23,69 +47,117 @@ func TestAttributionWorked(t *testing.T) {
 		return refEvent{Kind: trace.Call, Addr: entry, Ext: trace.Ext{SP: sp}}
 	}
 	ret := func(sp uint64) refEvent { return refEvent{Kind: trace.Return, Ext: trace.Ext{SP: sp}} }
+	const pf, pg = 0xf10, 0x610 // the PCs of the references in f and in g
 	events := []refEvent{
 		alloc(0x10000, 256, 0xa00), // A
 		alloc(0x20000, 256, 0xb00), // B: the same sets as A
 		call(0xf00, 0x7000),        // f
 		rd(0x10000, 8),             // f×A cold
-		rd(0x10008, 8),             // f×A hit
-		rd(0x20000, 8),             // f×B cold, evicts A
+		rd(0x10008, 8),             // f×A spatial hit
+		rd(0x20000, 8),             // f×B cold, evicts A (16 bytes used)
 		call(0x600, 0x6f00),        // g
-		rd(0x10000, 8),             // g×A replacement, evicts B
-		inv(0x10000, 64),           // A's line invalidated
+		rd(0x10000, 8),             // g×A replacement, evicts B (8 bytes used)
+		inv(0x10000, 64),           // A's line invalidated (8 bytes used)
 		rd(0x10000, 8),             // g×A invalidation
-		rd(0x10008, 8),             // g×A hit
+		rd(0x10000, 8),             // g×A temporal hit
+		rd(0x10008, 8),             // g×A spatial hit
 		ret(0x6f08),                // back in f
-		rd(0x10010, 8),             // f×A hit
+		rd(0x10010, 8),             // f×A spatial hit (24 bytes used at the end)
 		{Kind: trace.Free, Addr: 0x10000},
 		rd(0x10040, 8),    // f×<freed> cold
 		rd(0x6ff0, 8),     // f×locals@f cold
 		rd(0x99999999, 8), // f×<other> cold
 	}
-	h, err := sim.New(m, sim.Options{Attribute: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := trace.NewBatch(64)
-	for _, e := range events {
-		if e.Kind.IsExtended() {
-			b.AppendExt(e.Kind, e.Addr, 0, 1, e.Ext)
-		} else {
-			b.Append(e.Kind, e.Addr, e.Size, 0, 1)
+	pcs := make([]uint64, len(events))
+	inG := false
+	for i, e := range events {
+		switch {
+		case e.Kind == trace.Call:
+			inG = e.Addr == 0x600
+		case e.Kind == trace.Return:
+			inG = false
+		case inG:
+			pcs[i] = pg
+		default:
+			pcs[i] = pf
 		}
 	}
-	h.Process(b)
-	h.Finish()
-	p := h.Profile()
-	checkAttribution(t, p)
-	a := p.Attribution
-	procs := []profile.Proc{{Name: "<unknown>"}, {Name: "0xf00", Entry: 0xf00}, {Name: "0x600", Entry: 0x600}}
-	if d := cmp.Diff(procs, a.Procs); d != "" {
-		t.Errorf("procs (-want +got):\n%s", d)
+	p := runWorked(t, m, sim.Options{Attribute: true}, events, pcs)
+	if p.Focus != "L1" || *p.Caches[0].Causes != (profile.Causes{Cold: 5, Replacement: 1, Invalidation: 1}) {
+		t.Errorf("focus %q, causes %+v", p.Focus, p.Caches[0].Causes)
 	}
-	bins := []profile.Bin{
-		{Kind: "other", Name: "<other>"}, {Kind: "freed", Name: "<freed>"},
-		{Kind: "heap", Name: "heap@0xa00", Site: []uint64{0xa00}, Blocks: 1, Bytes: 256},
-		{Kind: "heap", Name: "heap@0xb00", Site: []uint64{0xb00}, Blocks: 1, Bytes: 256},
-		{Kind: "stack", Name: "locals@0xf00"},
+	const a, b = "heap@0xa00", "heap@0xb00"
+	type row struct {
+		Name                                     string
+		Acc, Hits, Misses, Cold, Repl, Inval     uint64
+		Temporal, Spatial, Used, Fetched, Stall uint64
+		EvictedBy                                map[string]uint64
 	}
-	if d := cmp.Diff(bins, a.Bins); d != "" {
-		t.Errorf("bins (-want +got):\n%s", d)
+	mk := func(name string, s *profile.Stats) row {
+		return row{name, s.Accesses, s.Hits, s.Misses, s.Causes.Cold, s.Causes.Replacement, s.Causes.Invalidation,
+			s.TemporalHits, s.SpatialHits, s.UsedBytes, s.FetchedBytes, s.StallCycles, s.EvictedBy}
 	}
-	const f, g, other, freed, binA, binB, stack = 1, 2, 0, 1, 2, 3, 4
-	want := profile.CacheAttribution{
-		Name: "L1", Cold: 5, Replacement: 1, Invalidation: 1,
-		Pairs: []profile.PairStats{
-			{Proc: g, Bin: binA, Reads: 3, ReadMisses: 2, Replacement: 1, Invalidation: 1},
-			{Proc: f, Bin: binA, Reads: 3, ReadMisses: 1, Cold: 1},
-			{Proc: f, Bin: other, Reads: 1, ReadMisses: 1, Cold: 1},
-			{Proc: f, Bin: freed, Reads: 1, ReadMisses: 1, Cold: 1},
-			{Proc: f, Bin: binB, Reads: 1, ReadMisses: 1, Cold: 1},
-			{Proc: f, Bin: stack, Reads: 1, ReadMisses: 1, Cold: 1},
-		},
-		Evictors: []profile.Evictor{{Victim: binA, By: binB, Evictions: 1}, {Victim: binB, By: binA, Evictions: 1}},
+	var objs, pairs, refs []row
+	for _, o := range p.Objects {
+		objs = append(objs, mk(o.Name+" "+o.Kind, &o.Stats))
 	}
-	if d := cmp.Diff(want, a.Caches[0]); d != "" {
-		t.Errorf("L1 attribution (-want +got):\n%s", d)
+	for _, pr := range p.Pairs {
+		pairs = append(pairs, mk(pr.Function+"×"+pr.Object, &pr.Stats))
+	}
+	for _, r := range p.References {
+		refs = append(refs, mk(r.Function+" "+r.Object+" "+r.Kind, &r.Stats))
+	}
+	wantObjs := []row{
+		{Name: a + " heap", Acc: 7, Hits: 4, Misses: 3, Cold: 1, Repl: 1, Inval: 1, Temporal: 1, Spatial: 3, Used: 16 + 8 + 24, Fetched: 192, Stall: 300, EvictedBy: map[string]uint64{b: 1}},
+		{Name: "<freed> freed", Acc: 1, Misses: 1, Cold: 1, Used: 8, Fetched: 64, Stall: 100},
+		{Name: "<other> other", Acc: 1, Misses: 1, Cold: 1, Used: 8, Fetched: 64, Stall: 100},
+		{Name: b + " heap", Acc: 1, Misses: 1, Cold: 1, Used: 8, Fetched: 64, Stall: 100, EvictedBy: map[string]uint64{a: 1}},
+		{Name: "locals@0xf00 stack", Acc: 1, Misses: 1, Cold: 1, Used: 8, Fetched: 64, Stall: 100},
+	}
+	if d := cmp.Diff(wantObjs, objs); d != "" {
+		t.Errorf("objects (-want +got):\n%s", d)
+	}
+	wantPairs := []row{
+		{Name: "0x600×" + a, Acc: 4, Hits: 2, Misses: 2, Repl: 1, Inval: 1, Temporal: 1, Spatial: 1, Used: 8 + 24, Fetched: 128, Stall: 200},
+		{Name: "0xf00×" + a, Acc: 3, Hits: 2, Misses: 1, Cold: 1, Spatial: 2, Used: 16, Fetched: 64, Stall: 100, EvictedBy: map[string]uint64{b: 1}},
+		{Name: "0xf00×<freed>", Acc: 1, Misses: 1, Cold: 1, Used: 8, Fetched: 64, Stall: 100},
+		{Name: "0xf00×<other>", Acc: 1, Misses: 1, Cold: 1, Used: 8, Fetched: 64, Stall: 100},
+		{Name: "0xf00×" + b, Acc: 1, Misses: 1, Cold: 1, Used: 8, Fetched: 64, Stall: 100, EvictedBy: map[string]uint64{a: 1}},
+		{Name: "0xf00×locals@0xf00", Acc: 1, Misses: 1, Cold: 1, Used: 8, Fetched: 64, Stall: 100},
+	}
+	if d := cmp.Diff(wantPairs, pairs); d != "" {
+		t.Errorf("pairs (-want +got):\n%s", d)
+	}
+	if len(refs) != len(pairs) {
+		t.Errorf("references %+v, want one per pair here", refs)
+	}
+	for _, r := range p.References {
+		if r.Function == "0xf00" && r.Object == b {
+			want := []profile.RefEvictor{{Reference: "0x610", Object: a, Count: 1}}
+			if d := cmp.Diff(want, r.Evictors); d != "" || r.PC != pf || r.Kind != "read" {
+				t.Errorf("reference %+v: evictors (-want +got):\n%s", r, d)
+			}
+		}
+	}
+	var fns []string
+	for _, f := range p.Functions {
+		fns = append(fns, f.Name)
+	}
+	if d := cmp.Diff([]string{"0xf00", "0x600"}, fns); d != "" {
+		t.Errorf("functions (-want +got):\n%s", d)
+	}
+
+	// Counting misses only gives the same misses, causes and evictors,
+	// and no hits.
+	q := runWorked(t, m, sim.Options{Attribute: true, MissOnly: true}, events, pcs)
+	if !q.Options.MissOnly || len(q.Objects) != len(p.Objects) {
+		t.Fatalf("miss-only: options %+v, %d objects", q.Options, len(q.Objects))
+	}
+	for i, o := range q.Objects {
+		w := p.Objects[i]
+		if o.Name != w.Name || o.Misses != w.Misses || o.Causes != w.Causes || !cmp.Equal(o.EvictedBy, w.EvictedBy) ||
+			o.Accesses != 0 || o.Hits != 0 || o.FetchedBytes != 0 {
+			t.Errorf("miss-only object %+v, full %+v", o, w)
+		}
 	}
 }

@@ -270,30 +270,7 @@ func genExtended(ch chooser, n int) refEvent {
 // sizes come from batchSeed (0: one batch), and returns its counters.
 func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEvent, batchSeed uint64) refResult {
 	t.Helper()
-	h, err := sim.New(m, opt)
-	if err != nil {
-		t.Fatalf("sim.New: %v\nmachine: %s", err, describeMachine(m))
-	}
-	rng := rand.New(rand.NewPCG(batchSeed, 7))
-	b := trace.NewBatch(64)
-	for i := 0; i < len(events); {
-		n := len(events) - i
-		if batchSeed != 0 {
-			n = min(n, 1+rng.IntN(64))
-		}
-		b.Reset()
-		for _, e := range events[i : i+n] {
-			if e.Kind.IsExtended() {
-				b.AppendExt(e.Kind, e.Addr, 0, 0, e.Ext)
-			} else {
-				b.Append(e.Kind, e.Addr, e.Size, 0, 0)
-			}
-		}
-		h.Process(b)
-		i += n
-	}
-	h.Finish()
-	p := h.Profile()
+	p := engineProfile(t, m, opt, events, batchSeed)
 	var want uint64 // events since the last reset, extended events not counted
 	for _, e := range events {
 		switch {
@@ -310,50 +287,128 @@ func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEv
 	}
 	if opt.Attribute {
 		checkAttribution(t, p)
+		for i := range p.Caches {
+			p.Caches[i].Causes = nil // the reference model has no attribution
+		}
 	}
 	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated, Dumps: p.Dumps, Resets: p.Resets}
 }
 
-// checkAttribution checks that the pairs of every cache add up to its
-// counters, the causes to its misses and the evictors to its evictions,
-// and that every pair names a known procedure and bin.
+// engineProfile runs events through the engine in batches cut at random
+// from batchSeed (0: one batch) and returns the profile. References get
+// one of a few PCs by the position of their event.
+func engineProfile(t testing.TB, m *machine.Machine, opt sim.Options, events []refEvent, batchSeed uint64) *profile.Profile {
+	t.Helper()
+	h, err := sim.New(m, opt)
+	if err != nil {
+		t.Fatalf("sim.New: %v\nmachine: %s", err, describeMachine(m))
+	}
+	rng := rand.New(rand.NewPCG(batchSeed, 7))
+	b := trace.NewBatch(64)
+	for i := 0; i < len(events); {
+		n := len(events) - i
+		if batchSeed != 0 {
+			n = min(n, 1+rng.IntN(64))
+		}
+		b.Reset()
+		for j, e := range events[i : i+n] {
+			if e.Kind.IsExtended() {
+				b.AppendExt(e.Kind, e.Addr, 0, 0, e.Ext)
+			} else {
+				b.Append(e.Kind, e.Addr, e.Size, 0x400000+uint64((i+j)%5)*4, 0)
+			}
+		}
+		h.Process(b)
+		i += n
+	}
+	h.Finish()
+	return h.Profile()
+}
+
+// checkMissOnly checks that counting misses only gives the misses, causes
+// and evictors of the full mode, per object and per reference.
+func checkMissOnly(t *testing.T, seed uint64, m *machine.Machine, opt sim.Options, events []refEvent) bool {
+	full := opt
+	full.MissOnly = false
+	p := engineProfile(t, m, full, events, 0)
+	opt.MissOnly = true
+	q := engineProfile(t, m, opt, events, 0)
+	type missStats struct {
+		Misses    uint64
+		Causes    profile.Causes
+		EvictedBy map[string]uint64
+	}
+	project := func(p *profile.Profile) map[string]missStats {
+		out := map[string]missStats{}
+		add := func(key string, levels map[string]*profile.Stats) {
+			for c, s := range levels {
+				if s.Misses > 0 || len(s.EvictedBy) > 0 {
+					out[key+" @"+c] = missStats{s.Misses, s.Causes, s.EvictedBy}
+				}
+			}
+		}
+		for _, o := range p.Objects {
+			add("object "+o.Name, o.Levels)
+		}
+		for _, r := range p.References {
+			add(fmt.Sprintf("reference %#x %s %s", r.PC, r.Function, r.Object), r.Levels)
+		}
+		return out
+	}
+	if d := cmp.Diff(project(p), project(q)); d != "" {
+		t.Errorf("seed %d: counting misses only changes them (-full +miss-only):\n%s\nmachine: %s\nevents:\n%s", seed, d, describeMachine(m), formatEvents(events))
+		return false
+	}
+	return true
+}
+
+// checkAttribution checks that the where-and-why entries add up: the
+// pairs, the objects and the functions of every cache to its counters
+// (fetched instructions aside, the functions), the causes to its misses,
+// the evicted-by tables to its evictions; every entry's hits and misses to
+// its accesses, its temporal and spatial hits to its hits, and its used
+// bytes stay within its fetched bytes.
 func checkAttribution(t testing.TB, p *profile.Profile) {
 	t.Helper()
-	a := p.Attribution
-	if a == nil || len(a.Caches) != len(p.Caches) {
-		t.Fatalf("attribution missing or with the wrong caches: %+v", a)
+	if !p.Options.Where {
+		t.Fatalf("no where-and-why data")
 	}
-	for i, ca := range a.Caches {
-		c := p.Caches[i]
-		var sum profile.PairStats
-		for _, ps := range ca.Pairs {
-			if ps.Proc < 0 || int(ps.Proc) >= len(a.Procs) || ps.Bin < 0 || int(ps.Bin) >= len(a.Bins) {
-				t.Errorf("%s: pair %+v names no procedure or bin", c.Name, ps)
+	for _, c := range p.Caches {
+		sum := func(what string, n int, at func(int) *profile.Stats) {
+			var s profile.Stats
+			for i := range n {
+				st := at(i)
+				if st == nil {
+					continue
+				}
+				s.Add(st)
+				if !p.Options.MissOnly && (st.Hits+st.Misses != st.Accesses || st.TemporalHits+st.SpatialHits != st.Hits) {
+					t.Errorf("%s: %s %d: %+v: hits and misses do not add up", c.Name, what, i, st)
+				}
+				if st.Causes.Cold+st.Causes.Replacement+st.Causes.Invalidation != st.Misses || st.UsedBytes > st.FetchedBytes {
+					t.Errorf("%s: %s %d: %+v: causes or byte use do not add up", c.Name, what, i, st)
+				}
 			}
-			if ps.Cold+ps.Replacement+ps.Invalidation != ps.Misses() {
-				t.Errorf("%s: pair %+v: causes do not add up to its misses", c.Name, ps)
+			if !p.Options.MissOnly && (s.IFetches != c.IFetches || s.Reads != c.Reads || s.Writes != c.Writes) {
+				t.Errorf("%s: %s add up to %d/%d/%d accesses, the cache counts %d/%d/%d", c.Name, what, s.IFetches, s.Reads, s.Writes, c.IFetches, c.Reads, c.Writes)
 			}
-			sum.IFetches += ps.IFetches
-			sum.Reads += ps.Reads
-			sum.Writes += ps.Writes
-			sum.IFetchMisses += ps.IFetchMisses
-			sum.ReadMisses += ps.ReadMisses
-			sum.WriteMisses += ps.WriteMisses
+			if s.IFetchMisses != c.IFetchMisses || s.ReadMisses != c.ReadMisses || s.WriteMisses != c.WriteMisses {
+				t.Errorf("%s: %s add up to %d/%d/%d misses, the cache counts %d/%d/%d", c.Name, what, s.IFetchMisses, s.ReadMisses, s.WriteMisses, c.IFetchMisses, c.ReadMisses, c.WriteMisses)
+			}
+			if c.Causes == nil || s.Causes != *c.Causes {
+				t.Errorf("%s: %s causes %+v, the cache's %+v", c.Name, what, s.Causes, c.Causes)
+			}
+			var ev uint64
+			for _, n := range s.EvictedBy {
+				ev += n
+			}
+			if ev != c.Evictions {
+				t.Errorf("%s: %s evicted-by tables add up to %d, evictions %d", c.Name, what, ev, c.Evictions)
+			}
 		}
-		if sum.IFetches != c.IFetches || sum.Reads != c.Reads || sum.Writes != c.Writes ||
-			sum.IFetchMisses != c.IFetchMisses || sum.ReadMisses != c.ReadMisses || sum.WriteMisses != c.WriteMisses {
-			t.Errorf("%s: pairs add up to %+v, the cache counts %+v", c.Name, sum, c)
-		}
-		if ca.Cold+ca.Replacement+ca.Invalidation != c.Misses {
-			t.Errorf("%s: causes %d+%d+%d, misses %d", c.Name, ca.Cold, ca.Replacement, ca.Invalidation, c.Misses)
-		}
-		var ev uint64
-		for _, e := range ca.Evictors {
-			ev += e.Evictions
-		}
-		if ev != c.Evictions {
-			t.Errorf("%s: evictors add up to %d, evictions %d", c.Name, ev, c.Evictions)
-		}
+		sum("pairs", len(p.Pairs), func(i int) *profile.Stats { return p.Pairs[i].Levels[c.Name] })
+		sum("objects", len(p.Objects), func(i int) *profile.Stats { return p.Objects[i].Levels[c.Name] })
+		sum("functions", len(p.Functions), func(i int) *profile.Stats { return p.Functions[i].Levels[c.Name] })
 	}
 }
 
@@ -445,11 +500,15 @@ func checkCase(t *testing.T, seed uint64) bool {
 	rng := rand.New(rand.NewPCG(seed, 0x6d656d737079))
 	ch := rngChooser{rng}
 	opt := sim.Options{Classify: pick(ch, 1, 2), CacheLab: pick(ch, 1, 5), Attribute: pick(ch, 1, 3)}
+	opt.MissOnly = opt.Attribute && pick(ch, 1, 2)
 	m := genMachine(ch, opt.Classify)
 	events := genTrace(ch, m, maxEvents)
 	batchSeed := rng.Uint64() | 1
 	d := diffCase(t, m, opt, events, batchSeed)
 	if d == "" {
+		if opt.Attribute && !checkMissOnly(t, seed, m, opt, events) {
+			return false
+		}
 		return checkRuns(t, seed, m, opt, events, batchSeed)
 	}
 	short := shrink(t, m, opt, events)

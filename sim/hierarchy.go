@@ -10,7 +10,6 @@ import (
 	"math/bits"
 	"slices"
 
-	"memspy/attrib"
 	"memspy/cache"
 	"memspy/machine"
 	"memspy/profile"
@@ -27,16 +26,23 @@ type Options struct {
 	// only the line holding its address, and instruction fetches are
 	// ignored.
 	CacheLab bool
-	// Attribute splits the counters by procedure (from the call and
-	// return events) and data bin (from allocations, frees, range markers
-	// and globals), with the causes of misses and the evictors (see
-	// profile.Attribution).
+	// Attribute splits the counters by access point (PC), procedure (from
+	// the call and return events) and data bin (from allocations, frees,
+	// range markers and globals), with the causes of misses, the evictors
+	// and the use of fetched bytes: the where and why of the profile
+	// (profile.Function, Object, Pair, Reference).
 	Attribute bool
-	// Globals, when attributing, returns the global variables of an object
-	// file when a trace.Map event says it was mapped (path, and the runtime
-	// address of its .text), at their runtime addresses: each becomes a
-	// data bin (small ones pooled per module). Nil: no globals.
-	Globals func(path string, textAddr uint64) []attrib.Var
+	// MissOnly, when attributing, counts misses only: no bookkeeping per
+	// hit (MemSpy's statistics on cache misses only). Misses, their causes
+	// and the evictors are as in the full mode.
+	MissOnly bool
+	// MinObjectSize, when attributing, is the size below which global
+	// variables share one bin per module (0: DefaultMinObjectSize).
+	MinObjectSize uint64
+	// Symbols, when attributing, names code and data and gives the global
+	// variables of each object file mapped (trace.Map events). Nil: names
+	// by address, no globals.
+	Symbols Symbolizer
 }
 
 // noMemo in level.memo arms no hit bypass: no line of 2 bytes or more
@@ -166,7 +172,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 			l.mruCache = c
 		}
 		if opt.Attribute {
-			l.attr = newLevelAttrib(spec.Sets * spec.Assoc)
+			l.attr = newLevelAttrib(spec.Sets*spec.Assoc, uint64(spec.Line))
 		}
 		switch {
 		case l.shift == 0:
@@ -232,7 +238,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		h.ifirst = nil // the cache lab ignores instruction fetches
 	}
 	if opt.Attribute {
-		h.attr = &attribution{code: attrib.NewCode(), data: attrib.NewData(), globals: opt.Globals}
+		h.attr = newAttribution(opt)
 	}
 	return h, nil
 }
@@ -361,8 +367,7 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	if k.IsExtended() {
 		if h.attr != nil {
 			h.attribEvent(k, a, b.Thread[i], b.ExtOf(i))
-			h.attr.tid = b.Thread[i]
-			h.attr.proc = h.attr.code.Current(h.attr.tid)
+			h.attr.setCurrent(b, i)
 		}
 		if k == trace.Marker {
 			h.mark(b.ExtOf(i))
@@ -370,8 +375,7 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 		return
 	}
 	if h.attr != nil {
-		h.attr.tid = b.Thread[i]
-		h.attr.proc = h.attr.code.Current(h.attr.tid)
+		h.attr.setCurrent(b, i)
 	}
 	if k == trace.IFetchRun {
 		// The first two fetches are simulated: after a hit every policy's
@@ -380,12 +384,16 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 		// change nothing.
 		h.kinds[trace.IFetch] += s
 		if h.attr != nil {
-			// Every fetch counts in its pair (IFetchRunBlock makes no
-			// runs then; this keeps the counts right if one comes).
-			for range s {
-				h.fetch(il, a, 1)
+			h.attr.fetched(s)
+			if !h.attr.missOnly {
+				// Every fetch counts at its access point (IFetchRunBlock
+				// makes no runs then; this keeps the counts right if one
+				// comes).
+				for range s {
+					h.fetch(il, a, 1)
+				}
+				return
 			}
-			return
 		}
 		for range min(s, 2) {
 			h.fetch(il, a, 1)
@@ -402,6 +410,9 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	h.kinds[k]++
 	switch k {
 	case trace.IFetch:
+		if h.attr != nil {
+			h.attr.fetched(1)
+		}
 		h.fetch(il, a, s)
 	case trace.Read:
 		h.dataRef(kRead, a, s)
@@ -437,10 +448,11 @@ func (h *Hierarchy) fetch(il *level, a, s uint64) {
 // first instruction cache sees only fetches (it holds no data and no
 // inclusive cache below can remove its lines on a data miss) and the
 // block lies in one of its lines. With no instruction cache any block
-// does: fetches are only counted. Attribution needs every fetch.
+// does: fetches are only counted. Attribution needs every fetch, unless it
+// counts misses only.
 func (h *Hierarchy) IFetchRunBlock() int {
-	if h.attr != nil {
-		return 0 // attribution counts every fetch in its pair
+	if h.attr != nil && !h.attr.missOnly {
+		return 0 // attribution counts every fetch at its access point
 	}
 	il := h.ifirst
 	if il == nil {
@@ -524,11 +536,11 @@ func (l *level) next(k int) *level {
 }
 
 // ref performs a reference of kind k to bytes [a, a+s) at l (nil: memory).
-// fromAbove is true when a cache above l makes the request. bin is the data
-// bin of the bytes when attributing and known, else -1 (looked up on a
-// miss). It returns whether the data came back dirty (a hit in an exclusive
+// fromAbove is true when a cache above l makes the request. ref is the
+// access point the request is for when attributing and known, else -1
+// (found on a miss: the data bin is looked up then). It returns whether the data came back dirty (a hit in an exclusive
 // cache hands its line, dirty or not, up to the requester).
-func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, bin int32) bool {
+func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, ref int32) bool {
 	if s == 0 {
 		s = 1
 	}
@@ -560,7 +572,7 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, bin int32)
 	for line := first; ; line++ {
 		pa := max(a, line<<l.shift)
 		pe := min(end, line<<l.shift|l.offMask)
-		if h.refLine(l, k, line, pa, pe-pa+1, fromAbove, bin) {
+		if h.refLine(l, k, line, pa, pe-pa+1, fromAbove, ref) {
 			dirty = true
 		}
 		if line == last {
@@ -572,7 +584,7 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, bin int32)
 
 // refLine performs the part [pa, pa+ps) of a reference that falls in one
 // line of l.
-func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool, bin int32) bool {
+func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool, ref int32) bool {
 	l.acc[k]++
 	slot := l.c.Lookup(line)
 	twinSettled := true
@@ -581,18 +593,20 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	}
 	if slot >= 0 {
 		if l.attr != nil {
-			if bin < 0 {
-				bin = l.attr.bin[slot]
+			if ref < 0 {
+				ref = h.attr.ref(l.attr.bin[slot])
 			}
-			h.countHit(l, k, slot)
+			if !h.attr.missOnly {
+				h.countHit(l, k, slot, ref, pa, ps)
+			}
 		}
 		if l.exclusive && fromAbove && k != kWrite {
 			// The line moves up to the requester.
 			d := l.c.Dirty(slot)
-			l.c.Remove(slot)
 			if l.attr != nil {
-				l.removed(line, replaced)
+				l.removed(slot, replaced)
 			}
+			l.c.Remove(slot)
 			l.memo = noMemo
 			return d
 		}
@@ -604,7 +618,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 				l.c.SetDirty(slot, true)
 			} else {
 				l.bytesToBelow += ps
-				h.ref(l.dataNext, kWrite, pa, ps, true, bin)
+				h.ref(l.dataNext, kWrite, pa, ps, true, ref)
 			}
 		}
 		return false
@@ -612,34 +626,34 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	l.miss[k]++
 	l.memo = noMemo
 	if l.attr != nil {
-		if bin < 0 {
-			bin = h.binOf(pa)
+		if ref < 0 {
+			ref = h.attr.ref(h.binOf(pa))
 		}
-		h.countMiss(l, k, line, bin)
+		h.countMiss(l, k, line, ref)
 	}
 	if k == kWrite && (!l.allocate || l.exclusive && fromAbove) {
 		l.bytesToBelow += ps
-		h.ref(l.dataNext, kWrite, pa, ps, true, bin)
+		h.ref(l.dataNext, kWrite, pa, ps, true, ref)
 		return false
 	}
 	if l.exclusive && fromAbove {
 		// Pass the fill through without keeping a copy.
 		l.bytesFromBelow += l.lineSize
-		return h.ref(l.next(k), k, line<<l.shift, l.lineSize, true, bin)
+		return h.ref(l.next(k), k, line<<l.shift, l.lineSize, true, ref)
 	}
 	slot = l.c.Victim(line)
 	if l.c.Valid(slot) {
-		h.evict(l, slot, bin)
+		h.evict(l, slot, ref)
 	}
 	fk := kRead
 	if k == kIFetch {
 		fk = kIFetch
 	}
 	l.bytesFromBelow += l.lineSize
-	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, bin)
+	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, ref)
 	l.c.Install(slot, line)
 	if l.attr != nil {
-		l.filled(slot, line, bin)
+		h.filled(l, slot, line, ref, true, pa, ps)
 	}
 	if k == kWrite && l.writeBack {
 		dirty = true
@@ -651,7 +665,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	l.setMemo(line, slot, twinSettled)
 	if k == kWrite && !l.writeBack {
 		l.bytesToBelow += ps
-		h.ref(l.dataNext, kWrite, pa, ps, true, bin)
+		h.ref(l.dataNext, kWrite, pa, ps, true, ref)
 	}
 	return false
 }
@@ -700,17 +714,21 @@ func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) (settled bo
 	return settled
 }
 
-// evict removes the valid line in slot of l to make room for a fill of
-// data bin by (when attributing).
+// evict removes the valid line in slot of l to make room for a fill for
+// access point by (when attributing).
 func (h *Hierarchy) evict(l *level, slot int, by int32) {
 	line := l.c.Line(slot)
 	dirty := l.c.Dirty(slot)
 	l.evictions++
-	victimBin := int32(-1)
+	victim := int32(-1)
 	if l.attr != nil {
-		victimBin = l.attr.bin[slot]
-		l.attr.evictors[uint64(uint32(victimBin))<<32|uint64(uint32(by))]++
-		l.removed(line, replaced)
+		victim = l.attr.fill[slot]
+		st := l.attr.stats(victim)
+		if st.evictedBy == nil {
+			st.evictedBy = map[int32]uint64{}
+		}
+		st.evictedBy[by]++
+		l.removed(slot, replaced)
 	}
 	if l.inclusive {
 		lo := line << l.shift
@@ -722,31 +740,31 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) {
 	}
 	l.c.Remove(slot)
 	l.memo = noMemo
-	h.sendVictim(l, line, dirty, victimBin)
+	h.sendVictim(l, line, dirty, victim)
 }
 
-// sendVictim passes a line of data bin bin leaving l down: into an
-// exclusive cache below whether clean or dirty, otherwise as a write-back
-// when dirty.
-func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool, bin int32) {
+// sendVictim passes a line filled for access point ref leaving l down:
+// into an exclusive cache below whether clean or dirty, otherwise as a
+// write-back when dirty.
+func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool, ref int32) {
 	below := l.victimNext
 	if dirty {
 		l.writebacks++
 	}
 	if below != nil && below.exclusive {
 		l.bytesToBelow += l.lineSize
-		h.insertVictim(below, line<<l.shift, dirty, bin)
+		h.insertVictim(below, line<<l.shift, dirty, ref)
 		return
 	}
 	if dirty {
 		l.bytesToBelow += l.lineSize
-		h.ref(below, kWrite, line<<l.shift, l.lineSize, true, bin)
+		h.ref(below, kWrite, line<<l.shift, l.lineSize, true, ref)
 	}
 }
 
-// insertVictim places a line of data bin bin evicted above into the
-// exclusive cache x.
-func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, bin int32) {
+// insertVictim places a line evicted above, filled for access point ref,
+// into the exclusive cache x.
+func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, ref int32) {
 	line := a >> x.shift
 	x.memo = noMemo
 	if slot := x.c.Lookup(line); slot >= 0 {
@@ -757,12 +775,12 @@ func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, bin int32) {
 	}
 	slot := x.c.Victim(line)
 	if x.c.Valid(slot) {
-		h.evict(x, slot, bin)
+		h.evict(x, slot, ref)
 	}
 	x.c.Install(slot, line)
 	x.c.SetDirty(slot, dirty)
 	if x.attr != nil {
-		x.filled(slot, line, bin)
+		h.filled(x, slot, line, ref, false, a, 0)
 	}
 }
 
@@ -773,10 +791,10 @@ func (h *Hierarchy) backInvalidate(u *level, lo, hi uint64) bool {
 	for line := lo >> u.shift; line <= hi>>u.shift; line++ {
 		if slot := u.c.Lookup(line); slot >= 0 {
 			dirty = dirty || u.c.Dirty(slot)
-			u.c.Remove(slot)
 			if u.attr != nil {
-				u.removed(line, invalidated)
+				u.removed(slot, invalidated)
 			}
+			u.c.Remove(slot)
 			u.backInval++
 			u.memo = noMemo
 		}
@@ -820,11 +838,11 @@ func (h *Hierarchy) copyBack(a, s uint64) {
 			l.c.SetDirty(slot, false)
 			l.writebacks++
 			l.bytesToBelow += l.lineSize
-			bin := int32(-1)
+			ref := int32(-1)
 			if l.attr != nil {
-				bin = l.attr.bin[slot]
+				ref = l.attr.fill[slot]
 			}
-			h.ref(l.victimNext, kWrite, l.c.Line(slot)<<l.shift, l.lineSize, true, bin)
+			h.ref(l.victimNext, kWrite, l.c.Line(slot)<<l.shift, l.lineSize, true, ref)
 		})
 	}
 }
@@ -836,7 +854,7 @@ func (h *Hierarchy) invalidate(a, s uint64) {
 		l.memo = noMemo
 		forLines(l, a, s, func(slot int) {
 			if l.attr != nil {
-				l.removed(l.c.Line(slot), invalidated)
+				l.removed(slot, invalidated)
 			}
 			l.c.Remove(slot)
 		})
@@ -897,7 +915,7 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	p.Dumps = slices.Clone(h.dumps)
 	p.Resets = h.resets
 	if h.attr != nil {
-		p.Attribution = h.attributionProfile()
+		h.whereProfile(p)
 	}
 	return p
 }

@@ -1,0 +1,429 @@
+package profile
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Stats are the where-and-why counters of one entry of the profile (a
+// function, an object, a pair or a reference) at one cache. Zero counters
+// beyond accesses, hits, misses and stall cycles are left out of the JSON. Accesses count
+// touched lines, as in CacheStats. A hit counts in the object of the line
+// (the object of the reference that filled it), a miss in the object of the
+// missing reference's address.
+type Stats struct {
+	Accesses     uint64 `json:"accesses"`
+	Hits         uint64 `json:"hits"`
+	Misses       uint64 `json:"misses"`
+	IFetches     uint64 `json:"ifetches,omitempty"`
+	Reads        uint64 `json:"reads,omitempty"`
+	Writes       uint64 `json:"writes,omitempty"`
+	IFetchMisses uint64 `json:"ifetch_misses,omitempty"`
+	ReadMisses   uint64 `json:"read_misses,omitempty"`
+	WriteMisses  uint64 `json:"write_misses,omitempty"`
+	// StallCycles are the cycles the entry's misses at this cache waited
+	// for the level below: misses × the latency of the next cache, or of
+	// memory for the last one. At the top of an entry it is the entry's
+	// total over every cache (MemSpy's memory stall time: hits in the
+	// first cache cost nothing beyond the pipeline).
+	StallCycles uint64 `json:"stall_cycles"`
+	Causes      Causes `json:"causes"`
+	// TemporalHits are hits on bytes the line's residency had touched
+	// before; SpatialHits hits on a resident line whose referenced bytes
+	// were not all touched before (METRIC).
+	TemporalHits uint64 `json:"temporal_hits,omitempty"`
+	SpatialHits  uint64 `json:"spatial_hits,omitempty"`
+	// EvictedBy counts the entry's lines that fills of each object evicted
+	// (the key equal to the entry's own object: self interference).
+	EvictedBy map[string]uint64 `json:"evicted_by,omitempty"`
+	// UsedBytes and FetchedBytes: of the lines the entry's misses filled
+	// that have left the cache (or stayed until the end), the bytes the
+	// program touched while they were resident, and their size.
+	UsedBytes    uint64 `json:"used_bytes,omitempty"`
+	FetchedBytes uint64 `json:"fetched_bytes,omitempty"`
+	// SpatialUse is UsedBytes / FetchedBytes (0 when nothing was fetched).
+	SpatialUse float64 `json:"spatial_use"`
+	// Evictors, for references only: which references' fills evicted the
+	// lines this reference filled, most first.
+	Evictors []RefEvictor `json:"evictors,omitempty"`
+}
+
+// Causes split misses by what removed the line since it was last there
+// (MemSpy: the first event that removed it).
+type Causes struct {
+	Cold         uint64 `json:"cold"`         // never there before
+	Replacement  uint64 `json:"replacement"`  // evicted to make room for a fill
+	Invalidation uint64 `json:"invalidation"` // invalidated, or back-invalidated by an inclusive cache below
+}
+
+// RefEvictor counts the lines of a reference that the fills of another
+// reference evicted.
+type RefEvictor struct {
+	// Reference is the evicting reference's PC, "0x…", or OtherEvictors.
+	Reference string `json:"reference"`
+	Object    string `json:"object"` // the object its fill was for
+	Count     uint64 `json:"count"`
+}
+
+// Function is a code bin: a procedure, from the call stack the tracer
+// reports (or from the PC when the trace has no calls).
+type Function struct {
+	Name   string `json:"name"` // unique in the profile
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Module string `json:"module,omitempty"`
+	Entry  uint64 `json:"entry"` // 0 for <unknown>: code outside every traced call
+	// Instructions counts the instructions fetched while the function was
+	// running (0 when no cache held instructions); ComputeCycles charges
+	// one cycle to each.
+	Instructions  uint64 `json:"instructions"`
+	ComputeCycles uint64 `json:"compute_cycles"`
+	Stats
+	Levels map[string]*Stats `json:"levels"`
+}
+
+// Object is a data bin: a data structure of the program.
+type Object struct {
+	Name     string `json:"name"`      // short, unique in the profile
+	FullName string `json:"full_name"` // with the allocation call path, unique
+	// Kind is heap, global, stack, manual, freed or other.
+	Kind string `json:"kind"`
+	// AllocSite is a heap object's allocation site, "file:line".
+	AllocSite string `json:"alloc_site,omitempty"`
+	// CallPath is a heap object's allocation call path, innermost first,
+	// each frame "function file:line" (or its PC when unknown).
+	CallPath []string `json:"call_path,omitempty"`
+	// Size is the bytes of a global or manual object, or the bytes
+	// allocated into a heap object over the run; Blocks counts those
+	// allocations.
+	Size   uint64 `json:"size"`
+	Blocks uint64 `json:"blocks,omitempty"`
+	Stats
+	Levels map[string]*Stats `json:"levels"`
+}
+
+// Pair is one function × object pair.
+type Pair struct {
+	Function string `json:"function"`
+	Object   string `json:"object"`
+	Stats
+	Levels map[string]*Stats `json:"levels"`
+}
+
+// Reference is one access point (METRIC): the references of one
+// instruction, running in one function, to one object.
+type Reference struct {
+	PC       uint64 `json:"pc"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Function string `json:"function"`
+	Object   string `json:"object"`
+	Kind     string `json:"kind"` // read, write, modify or ifetch
+	Stats
+	Levels map[string]*Stats `json:"levels"`
+}
+
+// entry is what the four kinds of entries share.
+type entry interface {
+	key() string
+	parts() (*Stats, map[string]*Stats)
+}
+
+func (f *Function) key() string                        { return f.Name }
+func (f *Function) parts() (*Stats, map[string]*Stats) { return &f.Stats, f.Levels }
+func (o *Object) key() string                          { return o.FullName }
+func (o *Object) parts() (*Stats, map[string]*Stats)   { return &o.Stats, o.Levels }
+func (p *Pair) key() string                            { return p.Function + "\x00" + p.Object }
+func (p *Pair) parts() (*Stats, map[string]*Stats)     { return &p.Stats, p.Levels }
+func (r *Reference) key() string {
+	return fmt.Sprintf("%x\x00%s\x00%s", r.PC, r.Function, r.Object)
+}
+func (r *Reference) parts() (*Stats, map[string]*Stats) { return &r.Stats, r.Levels }
+
+// Add adds b's counters to s (maps and evictor lists by key) and updates
+// SpatialUse.
+func (s *Stats) Add(b *Stats) {
+	s.Accesses += b.Accesses
+	s.Hits += b.Hits
+	s.Misses += b.Misses
+	s.IFetches += b.IFetches
+	s.Reads += b.Reads
+	s.Writes += b.Writes
+	s.IFetchMisses += b.IFetchMisses
+	s.ReadMisses += b.ReadMisses
+	s.WriteMisses += b.WriteMisses
+	s.StallCycles += b.StallCycles
+	s.Causes.Cold += b.Causes.Cold
+	s.Causes.Replacement += b.Causes.Replacement
+	s.Causes.Invalidation += b.Causes.Invalidation
+	s.TemporalHits += b.TemporalHits
+	s.SpatialHits += b.SpatialHits
+	for k, v := range b.EvictedBy {
+		if s.EvictedBy == nil {
+			s.EvictedBy = map[string]uint64{}
+		}
+		s.EvictedBy[k] += v
+	}
+	s.UsedBytes += b.UsedBytes
+	s.FetchedBytes += b.FetchedBytes
+	s.SpatialUse = ratio(s.UsedBytes, s.FetchedBytes)
+	if len(b.Evictors) > 0 {
+		at := map[[2]string]int{}
+		for i, e := range s.Evictors {
+			at[[2]string{e.Reference, e.Object}] = i
+		}
+		for _, e := range b.Evictors {
+			if i, ok := at[[2]string{e.Reference, e.Object}]; ok {
+				s.Evictors[i].Count += e.Count
+			} else {
+				s.Evictors = append(s.Evictors, e)
+			}
+		}
+		SortEvictors(s.Evictors)
+	}
+}
+
+// OtherEvictors stands for the evicting references beyond the most
+// frequent ones, added up (their Object is empty).
+const OtherEvictors = "other"
+
+// SortEvictors sorts evictors most first, then by reference and object.
+func SortEvictors(es []RefEvictor) {
+	slices.SortFunc(es, func(a, b RefEvictor) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reference, b.Reference), cmp.Compare(a.Object, b.Object))
+	})
+}
+
+// SetFocus makes cache the focus level: every entry's top-level counters
+// become a copy of its counters at that cache, except StallCycles, which
+// is the entry's total over every cache. An empty name picks the first
+// cache holding data.
+func (p *Profile) SetFocus(cache string) error {
+	if cache == "" {
+		cache = p.defaultFocus()
+	}
+	if _, ok := p.Cache(cache); !ok {
+		names := make([]string, len(p.Caches))
+		for i, c := range p.Caches {
+			names[i] = c.Name
+		}
+		return fmt.Errorf("no cache %q to focus on (caches: %v)", cache, names)
+	}
+	p.Focus = cache
+	p.forEntries(func(e entry) {
+		top, levels := e.parts()
+		var stall uint64
+		for _, s := range levels {
+			stall += s.StallCycles
+		}
+		if s, ok := levels[cache]; ok {
+			*top = *s
+			top.EvictedBy = s.EvictedBy
+			top.Evictors = s.Evictors
+		} else {
+			*top = Stats{}
+		}
+		top.StallCycles = stall
+	})
+	return nil
+}
+
+// defaultFocus returns the first cache holding data, else the first cache.
+func (p *Profile) defaultFocus() string {
+	if p.Machine != nil {
+		for _, c := range p.Machine.Caches {
+			if c.HoldsData() {
+				return c.Name
+			}
+		}
+	}
+	if len(p.Caches) > 0 {
+		return p.Caches[0].Name
+	}
+	return ""
+}
+
+// forEntries calls f on every function, object, pair and reference.
+func (p *Profile) forEntries(f func(entry)) {
+	for i := range p.Functions {
+		f(&p.Functions[i])
+	}
+	for i := range p.Objects {
+		f(&p.Objects[i])
+	}
+	for i := range p.Pairs {
+		f(&p.Pairs[i])
+	}
+	for i := range p.References {
+		f(&p.References[i])
+	}
+}
+
+// mergeWhere adds the where-and-why entries of q to p's, entry by entry
+// (by name; objects by full name, references by PC, function and object).
+func (p *Profile) mergeWhere(q *Profile) {
+	p.Functions = mergeEntries(p.Functions, q.Functions, func(a, b *Function) {
+		a.Instructions += b.Instructions
+		a.ComputeCycles += b.ComputeCycles
+	})
+	p.Objects = mergeEntries(p.Objects, q.Objects, func(a, b *Object) {
+		if a.Kind == "heap" {
+			a.Size += b.Size
+			a.Blocks += b.Blocks
+		}
+	})
+	p.Pairs = mergeEntries(p.Pairs, q.Pairs, nil)
+	p.References = mergeEntries(p.References, q.References, nil)
+	for _, m := range q.Modules {
+		if !slices.Contains(p.Modules, m) {
+			p.Modules = append(p.Modules, m)
+		}
+	}
+}
+
+// mergeEntries adds the entries of b to those of a with the same key
+// (calling more for their own fields) and appends the others.
+func mergeEntries[T any, PT interface {
+	*T
+	entry
+}](a, b []T, more func(x, y PT)) []T {
+	at := map[string]int{}
+	for i := range a {
+		at[PT(&a[i]).key()] = i
+	}
+	for i := range b {
+		y := PT(&b[i])
+		j, ok := at[y.key()]
+		if !ok {
+			a = append(a, cloneEntry(b[i]))
+			at[y.key()] = len(a) - 1
+			continue
+		}
+		x := PT(&a[j])
+		_, xl := x.parts()
+		_, yl := y.parts()
+		for name, s := range yl {
+			if xl[name] == nil {
+				xl[name] = &Stats{}
+			}
+			xl[name].Add(s)
+		}
+		if more != nil {
+			more(x, y)
+		}
+	}
+	return a
+}
+
+// cloneEntry copies an entry with its own level counters.
+func cloneEntry[T any](e T) T {
+	var x any = &e
+	_, levels := x.(entry).parts()
+	fresh := map[string]*Stats{}
+	for name, s := range levels {
+		c := &Stats{}
+		c.Add(s)
+		fresh[name] = c
+	}
+	switch v := x.(type) {
+	case *Function:
+		v.Levels = fresh
+	case *Object:
+		v.Levels = fresh
+	case *Pair:
+		v.Levels = fresh
+	case *Reference:
+		v.Levels = fresh
+	}
+	return e
+}
+
+// Module is an object file mapped into the traced process.
+type Module struct {
+	Path     string `json:"path"`
+	TextAddr uint64 `json:"text_addr"` // run-time address of its .text
+	TextSize uint64 `json:"text_size"`
+}
+
+// Rename renames objects and functions, old name → new name, everywhere
+// the profile names them (pairs, references, evicted-by tables, evictor
+// lists). An old name that names nothing, or a new name already taken, is
+// an error.
+func (p *Profile) Rename(names map[string]string) error {
+	objs, funcs := map[string]string{}, map[string]string{}
+	taken := map[string]bool{}
+	for _, o := range p.Objects {
+		taken["o"+o.Name] = true
+	}
+	for _, f := range p.Functions {
+		taken["f"+f.Name] = true
+	}
+	for old, new := range names {
+		switch {
+		case taken["o"+old]:
+			objs[old] = new
+			if taken["o"+new] {
+				return fmt.Errorf("--rename %s=%s: there is already an object %q", old, new, new)
+			}
+		case taken["f"+old]:
+			funcs[old] = new
+			if taken["f"+new] {
+				return fmt.Errorf("--rename %s=%s: there is already a function %q", old, new, new)
+			}
+		default:
+			return fmt.Errorf("--rename %s=%s: no object or function is called %q", old, new, old)
+		}
+	}
+	obj := func(s *string) {
+		if n, ok := objs[*s]; ok {
+			*s = n
+		}
+	}
+	fn := func(s *string) {
+		if n, ok := funcs[*s]; ok {
+			*s = n
+		}
+	}
+	stats := func(s *Stats) {
+		for old, n := range s.EvictedBy {
+			if new, ok := objs[old]; ok {
+				delete(s.EvictedBy, old)
+				s.EvictedBy[new] += n
+			}
+		}
+		for i := range s.Evictors {
+			obj(&s.Evictors[i].Object)
+		}
+	}
+	for i := range p.Functions {
+		fn(&p.Functions[i].Name)
+	}
+	for i := range p.Objects {
+		o := &p.Objects[i]
+		if n, ok := objs[o.Name]; ok {
+			if o.FullName == o.Name {
+				o.FullName = n
+			}
+			o.Name = n
+		}
+	}
+	for i := range p.Pairs {
+		fn(&p.Pairs[i].Function)
+		obj(&p.Pairs[i].Object)
+	}
+	for i := range p.References {
+		fn(&p.References[i].Function)
+		obj(&p.References[i].Object)
+	}
+	p.forEntries(func(e entry) {
+		top, levels := e.parts()
+		stats(top)
+		for _, s := range levels {
+			if s != top {
+				stats(s)
+			}
+		}
+	})
+	return nil
+}

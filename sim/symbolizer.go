@@ -1,0 +1,32 @@
+package sim
+
+import "memspy/attrib"
+
+// Symbolizer names the code and data that attribution finds. It learns the
+// object files the traced program maps and answers in run-time addresses.
+type Symbolizer interface {
+	// Map tells that the object file at path was mapped with its .text
+	// section at run-time address textAddr (textAddr 0: at its link-time
+	// addresses) and returns its global and static variables, at run-time
+	// addresses.
+	Map(path string, textAddr uint64) []attrib.Var
+	// Code describes the instruction at run-time address pc.
+	Code(pc uint64) Source
+	// HeapName names the heap blocks allocated through a call path of
+	// return addresses, innermost first (the allocation routine's own
+	// frames removed): name is short (the variable that receives the
+	// pointer, e.g. "Y", else "type@file:line"), full prefixes it with the
+	// call path ("main.42.AllocMatrix.17.Y"). ok is false when nothing is
+	// known about the path.
+	HeapName(site []uint64) (name, full string, ok bool)
+}
+
+// Source is what a Symbolizer knows about a code address. Empty fields
+// are unknown.
+type Source struct {
+	Func   string // the function containing it (the outermost, if inlined)
+	Entry  uint64 // that function's entry
+	File   string
+	Line   int
+	Module string // the object file's path
+}

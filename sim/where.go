@@ -1,0 +1,336 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"memspy/attrib"
+	"memspy/profile"
+)
+
+// whereProfile fills the where-and-why part of p from the counters kept
+// per access point: references, then pairs, objects and functions adding
+// them up, named through the Symbolizer (or by address without one).
+func (h *Hierarchy) whereProfile(p *profile.Profile) {
+	at := h.attr
+	p.Options.Where = true
+	p.Options.MissOnly = at.missOnly
+	for _, m := range at.modules {
+		p.Modules = append(p.Modules, profile.Module{Path: m.path, TextAddr: m.textAddr, TextSize: m.size})
+	}
+	nm := h.newNamer()
+	levels := h.levelStats(nm)
+	for i := range h.levels {
+		var c profile.Causes
+		for _, st := range levels[i] {
+			c.Cold += st.Causes.Cold
+			c.Replacement += st.Causes.Replacement
+			c.Invalidation += st.Causes.Invalidation
+		}
+		p.Caches[i].Causes = &c
+	}
+	funcs := map[string]*profile.Function{}
+	objs := map[string]*profile.Object{}
+	pairs := map[[2]string]*profile.Pair{}
+	for id, key := range at.refs {
+		var per map[string]*profile.Stats
+		for i, l := range h.levels {
+			st, ok := levels[i][int32(id)]
+			if !ok {
+				continue
+			}
+			if per == nil {
+				per = map[string]*profile.Stats{}
+			}
+			per[l.spec.Name] = st
+		}
+		if per == nil {
+			continue
+		}
+		fn := nm.function(key)
+		obj := nm.object(key.bin)
+		if key.pc != 0 {
+			src := nm.code(key.pc)
+			p.References = append(p.References, profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
+				Function: fn.Name, Object: obj.Name, Kind: refKind(per, h.levels), Levels: per})
+		}
+		f := funcs[fn.Name]
+		if f == nil {
+			f = fn
+			f.Levels = map[string]*profile.Stats{}
+			funcs[fn.Name] = f
+		}
+		o := objs[obj.Name]
+		if o == nil {
+			o = obj
+			o.Levels = map[string]*profile.Stats{}
+			objs[obj.Name] = o
+		}
+		pk := [2]string{fn.Name, obj.Name}
+		pr := pairs[pk]
+		if pr == nil {
+			pr = &profile.Pair{Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}}
+			pairs[pk] = pr
+		}
+		for name, st := range per {
+			sum := *st
+			sum.Evictors = nil // references only
+			for _, into := range []map[string]*profile.Stats{f.Levels, o.Levels, pr.Levels} {
+				if into[name] == nil {
+					into[name] = &profile.Stats{}
+				}
+				into[name].Add(&sum)
+			}
+		}
+	}
+	for proc, n := range at.instr {
+		if n == 0 {
+			continue
+		}
+		fn := nm.function(refKey{proc: int32(proc)})
+		f := funcs[fn.Name]
+		if f == nil {
+			f = fn
+			f.Levels = map[string]*profile.Stats{}
+			funcs[fn.Name] = f
+		}
+		f.Instructions += n
+		f.ComputeCycles += n
+	}
+	for _, f := range funcs {
+		p.Functions = append(p.Functions, *f)
+	}
+	for _, o := range objs {
+		p.Objects = append(p.Objects, *o)
+	}
+	for _, pr := range pairs {
+		p.Pairs = append(p.Pairs, *pr)
+	}
+	if err := p.SetFocus(""); err != nil {
+		panic(err) // the profile's own caches
+	}
+	byStall := func(a, b *profile.Stats) int {
+		return cmp.Or(cmp.Compare(b.StallCycles, a.StallCycles), cmp.Compare(b.Misses, a.Misses), cmp.Compare(b.Accesses, a.Accesses))
+	}
+	slices.SortFunc(p.Functions, func(a, b profile.Function) int {
+		return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles, a.StallCycles+a.ComputeCycles), byStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
+	})
+	slices.SortFunc(p.Objects, func(a, b profile.Object) int { return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(p.Pairs, func(a, b profile.Pair) int {
+		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+	})
+	slices.SortFunc(p.References, func(a, b profile.Reference) int {
+		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Object, b.Object))
+	})
+}
+
+// maxRefEvictors bounds the evictor references listed per reference and
+// level; the rest are added up in one entry.
+const maxRefEvictors = 8
+
+// levelStats returns, for every level, the profile counters of each access
+// point with any, counting the byte use of the lines still resident as if
+// they left now.
+func (h *Hierarchy) levelStats(nm *namer) []map[int32]*profile.Stats {
+	at := h.attr
+	out := make([]map[int32]*profile.Stats, len(h.levels))
+	for i, l := range h.levels {
+		la := l.attr
+		resident := map[int32][2]uint64{}
+		l.c.ForEachValid(func(slot int) {
+			if la.demand[slot] {
+				u := resident[la.fill[slot]]
+				resident[la.fill[slot]] = [2]uint64{u[0] + la.used(slot), u[1] + l.lineSize}
+			}
+		})
+		out[i] = map[int32]*profile.Stats{}
+		for id := range la.refs {
+			r := &la.refs[id]
+			u := resident[int32(id)]
+			acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
+			miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
+			if acc == 0 && miss == 0 && r.fetched == 0 && u[1] == 0 && len(r.evictedBy) == 0 {
+				continue
+			}
+			st := &profile.Stats{
+				Accesses: acc, Misses: miss,
+				IFetches: r.acc[kIFetch], Reads: r.acc[kRead], Writes: r.acc[kWrite],
+				IFetchMisses: r.miss[kIFetch], ReadMisses: r.miss[kRead], WriteMisses: r.miss[kWrite],
+				Causes:       profile.Causes{Cold: r.cold, Replacement: r.replacement, Invalidation: r.invalidation},
+				TemporalHits: r.temporal, SpatialHits: r.spatial,
+				UsedBytes: r.used + u[0], FetchedBytes: r.fetched + u[1],
+			}
+			if !at.missOnly {
+				st.Hits = acc - miss
+			}
+			if st.FetchedBytes > 0 {
+				st.SpatialUse = float64(st.UsedBytes) / float64(st.FetchedBytes)
+			}
+			for k := range numAccessKinds {
+				st.StallCycles += r.miss[k] * h.penalty(l, k)
+			}
+			for by, n := range r.evictedBy {
+				obj := nm.object(at.refs[by].bin).Name
+				if st.EvictedBy == nil {
+					st.EvictedBy = map[string]uint64{}
+				}
+				st.EvictedBy[obj] += n
+				st.Evictors = append(st.Evictors, profile.RefEvictor{Reference: fmt.Sprintf("%#x", at.refs[by].pc), Object: obj, Count: n})
+			}
+			profile.SortEvictors(st.Evictors)
+			if len(st.Evictors) > maxRefEvictors {
+				rest := profile.RefEvictor{Reference: profile.OtherEvictors}
+				for _, e := range st.Evictors[maxRefEvictors:] {
+					rest.Count += e.Count
+				}
+				st.Evictors = append(st.Evictors[:maxRefEvictors], rest)
+			}
+			out[i][int32(id)] = st
+		}
+	}
+	return out
+}
+
+// penalty returns the cycles a miss of kind k at l waits for the level
+// below: its latency, or memory's.
+func (h *Hierarchy) penalty(l *level, k int) uint64 {
+	if n := l.next(k); n != nil {
+		return uint64(n.spec.Latency)
+	}
+	return uint64(h.m.MemoryLatency)
+}
+
+// refKind says what an access point does, from its counters at the first
+// level that has any: read, write, modify (both) or ifetch.
+func refKind(per map[string]*profile.Stats, levels []*level) string {
+	for _, l := range levels {
+		st, ok := per[l.spec.Name]
+		if !ok {
+			continue
+		}
+		r, w := st.Reads+st.ReadMisses, st.Writes+st.WriteMisses
+		switch {
+		case st.IFetches+st.IFetchMisses > 0:
+			return "ifetch"
+		case r > 0 && w > 0:
+			return "modify"
+		case w > 0:
+			return "write"
+		}
+		return "read"
+	}
+	return "read"
+}
+
+// namer names procedures and data bins for the profile, with unique
+// names, through the Symbolizer when there is one.
+type namer struct {
+	h     *Hierarchy
+	procs map[int32]*profile.Function
+	bins  map[int32]*profile.Object
+	src   map[uint64]Source
+	heap  []string // hex names of heap bins (attrib.HeapNames)
+	taken map[string]bool
+}
+
+func (h *Hierarchy) newNamer() *namer {
+	return &namer{h: h, procs: map[int32]*profile.Function{}, bins: map[int32]*profile.Object{}, src: map[uint64]Source{},
+		heap: attrib.HeapNames(h.attr.data.Bins()), taken: map[string]bool{}}
+}
+
+// code returns what the Symbolizer knows of pc.
+func (n *namer) code(pc uint64) Source {
+	sym := n.h.attr.sym
+	if sym == nil {
+		return Source{}
+	}
+	s, ok := n.src[pc]
+	if !ok {
+		s = sym.Code(pc)
+		n.src[pc] = s
+	}
+	return s
+}
+
+// function returns a fresh copy of the function entry of access point k:
+// its procedure, or for code outside every traced call the function
+// holding its PC when known.
+func (n *namer) function(k refKey) *profile.Function {
+	if k.proc == attrib.UnknownProc && k.pc != 0 {
+		if s := n.code(k.pc); s.Func != "" {
+			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry}
+		}
+	}
+	f, ok := n.procs[k.proc]
+	if !ok {
+		p := n.h.attr.code.Proc(k.proc)
+		f = &profile.Function{Name: p.Name, Entry: p.Entry}
+		if p.Entry != 0 {
+			if s := n.code(p.Entry); s.Func != "" {
+				f.Name, f.File, f.Line, f.Module = s.Func, s.File, s.Line, s.Module
+			}
+		}
+		if n.taken["f"+f.Name] {
+			f.Name = fmt.Sprintf("%s@%#x", f.Name, p.Entry)
+		}
+		n.taken["f"+f.Name] = true
+		n.procs[k.proc] = f
+	}
+	c := *f
+	return &c
+}
+
+// object returns a fresh copy of the object entry of data bin id.
+func (n *namer) object(id int32) *profile.Object {
+	o, ok := n.bins[id]
+	if !ok {
+		o = n.newObject(id)
+		if n.taken["o"+o.Name] {
+			o.Name = o.FullName
+		}
+		for n.taken["o"+o.Name] {
+			o.Name = fmt.Sprintf("%s#%d", o.Name, id)
+		}
+		n.taken["o"+o.Name] = true
+		n.bins[id] = o
+	}
+	c := *o
+	return &c
+}
+
+func (n *namer) newObject(id int32) *profile.Object {
+	b := n.h.attr.data.Bin(id)
+	o := &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes}
+	switch b.Kind {
+	case attrib.Stack:
+		o.Name = "locals@" + n.function(refKey{proc: b.Proc}).Name
+	case attrib.Heap:
+		o.Name, o.FullName = n.heap[id], n.heap[id]
+		o.Blocks = b.Blocks
+		if sym := n.h.attr.sym; sym != nil {
+			if name, full, ok := sym.HeapName(b.Site); ok {
+				o.Name, o.FullName = name, full
+			}
+		}
+		for i, pc := range b.Site {
+			s := n.code(pc - 1) // a return address: the call is just before it
+			frame := fmt.Sprintf("%#x", pc)
+			if s.Func != "" {
+				frame = s.Func
+			}
+			if s.File != "" {
+				frame += fmt.Sprintf(" %s:%d", filepath.Base(s.File), s.Line)
+				if i == 0 {
+					o.AllocSite = fmt.Sprintf("%s:%d", filepath.Base(s.File), s.Line)
+				}
+			}
+			o.CallPath = append(o.CallPath, frame)
+		}
+	}
+	if o.FullName == "" {
+		o.FullName = o.Name
+	}
+	return o
+}

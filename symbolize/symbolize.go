@@ -1,0 +1,221 @@
+// Package symbolize names the code and data of a traced program for
+// memspy's attribution. It learns the object files the program maps (the
+// executable, ld.so, libc, Valgrind's preload objects, dlopen'ed modules),
+// reads their ELF symbol tables and DWARF through package memspy/symbols,
+// and answers in run-time addresses: which function, file and line an
+// instruction belongs to ([Symbolizer.Code]), which global and static
+// variables a module brings ([Symbolizer.Map]), and what to call the heap
+// blocks allocated through a call path ([Symbolizer.HeapName]).
+//
+// A [Symbolizer] satisfies the sim.Symbolizer interface.
+package symbolize
+
+import (
+	"debug/elf"
+	"fmt"
+
+	"memspy/attrib"
+	"memspy/sim"
+	"memspy/symbols"
+)
+
+// Symbolizer names code and data in the address space of one traced
+// process. The zero value is not ready; use [New]. A Symbolizer is not safe
+// for concurrent use: the simulator calls it from one goroutine.
+type Symbolizer struct {
+	modules map[string]*module // every path asked for, opened or not
+	errs    []error            // open failures, one per path
+	live    []mapping          // current mappings, oldest first; no two overlap
+	space   symbols.Space      // the live mappings
+
+	lines   map[fileLine]lineInfo // what a source line does with an allocation
+	sources map[string][]string   // source files read (nil: unreadable)
+}
+
+// module is one object file, opened once.
+type module struct {
+	b    *symbols.Binary // nil when the file could not be opened
+	err  error           // why it could not be opened
+	segs []span          // link-time ranges that Space.Add maps (PT_LOAD segments)
+}
+
+// mapping is a module loaded at a bias (run-time minus link-time address).
+type mapping struct {
+	m    *module
+	bias uint64
+}
+
+type span struct{ lo, hi uint64 }
+
+// New returns a Symbolizer with nothing mapped.
+func New() *Symbolizer {
+	return &Symbolizer{
+		modules: map[string]*module{},
+		lines:   map[fileLine]lineInfo{},
+		sources: map[string][]string{},
+	}
+}
+
+// Load maps the object file at path at its link-time addresses (bias 0),
+// for traces that carry no map events. It is Map(path, 0), but returns the
+// error that opening the file gave (also reported by [Symbolizer.Errors]);
+// call Map(path, 0) afterwards for its variables, which is cheap.
+func (s *Symbolizer) Load(path string) error {
+	m, err := s.open(path)
+	if err != nil {
+		return err
+	}
+	s.add(m, 0)
+	return nil
+}
+
+// Map tells that the object file at path was mapped with its .text section
+// at run-time address textAddr (0: at its link-time addresses) and returns
+// its global and static variables of non-zero size, at run-time addresses.
+//
+// Each path is opened once; a file that cannot be opened (missing,
+// deleted, not ELF) gives nil here and one error from [Symbolizer.Errors].
+// A mapping that overlaps earlier ones replaces them: a module whose range
+// another one now occupies has been unmapped (dlclose then dlopen), so it
+// is forgotten whole. Mapping a module again where it already is changes
+// nothing.
+func (s *Symbolizer) Map(path string, textAddr uint64) []attrib.Var {
+	m, err := s.open(path)
+	if err != nil {
+		return nil
+	}
+	var bias uint64
+	if textAddr != 0 {
+		bias = textAddr - m.b.TextAddr()
+	}
+	s.add(m, bias)
+	var vars []attrib.Var
+	for _, g := range m.b.Globals() {
+		if g.Size == 0 {
+			continue
+		}
+		vars = append(vars, attrib.Var{Name: g.Name, Addr: g.Addr + bias, Size: g.Size})
+	}
+	return vars
+}
+
+// Errors returns one error for each object file that could not be opened,
+// saying which file and why, in the order they were first mapped.
+func (s *Symbolizer) Errors() []error {
+	return append([]error(nil), s.errs...)
+}
+
+// Code describes the instruction at run-time address pc: the function
+// containing it (the outermost one when inlined) and its run-time entry,
+// the file and line, and the object file. Fields stay empty when unknown;
+// an address in no mapped module gives the zero Source.
+func (s *Symbolizer) Code(pc uint64) sim.Source {
+	b, _, ok := s.space.Binary(pc)
+	if !ok {
+		return sim.Source{}
+	}
+	src := sim.Source{Module: b.Path()}
+	if name, entry, _, ok := s.space.Func(pc); ok {
+		src.Func, src.Entry = name, entry
+	}
+	if file, line, ok := s.space.Line(pc); ok {
+		src.File, src.Line = file, line
+	}
+	return src
+}
+
+// open returns the module of path, opening it on first use. A failure is
+// recorded once and returned again on every call.
+func (s *Symbolizer) open(path string) (*module, error) {
+	if m, ok := s.modules[path]; ok {
+		return m, m.err
+	}
+	m := &module{}
+	s.modules[path] = m
+	b, err := symbols.Open(path)
+	if err == nil {
+		m.segs, err = segments(path)
+		if err != nil {
+			err = fmt.Errorf("symbolize: %s: %w", path, err)
+		}
+	}
+	if err != nil {
+		m.err = err
+		s.errs = append(s.errs, err)
+		return m, err
+	}
+	m.b = b
+	return m, nil
+}
+
+// add maps m at bias, dropping the mappings it overlaps. symbols.Space has
+// no way to remove a mapping, and where two overlap it answers from the
+// one with the greater start, not the newer; so after an overlap the Space
+// is rebuilt from the mappings that remain.
+func (s *Symbolizer) add(m *module, bias uint64) {
+	nm := mapping{m, bias}
+	for _, l := range s.live {
+		if l == nm {
+			return
+		}
+	}
+	kept := make([]mapping, 0, len(s.live)+1)
+	for _, l := range s.live {
+		if !overlap(l, nm) {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) == len(s.live) {
+		s.live = append(kept, nm)
+		s.space.Add(m.b, bias)
+		return
+	}
+	s.live = append(kept, nm)
+	s.space = symbols.Space{}
+	for _, l := range s.live {
+		s.space.Add(l.m.b, l.bias)
+	}
+}
+
+// overlap reports whether two mappings share an address.
+func overlap(a, b mapping) bool {
+	for _, x := range a.m.segs {
+		xlo, xhi := x.lo+a.bias, x.hi+a.bias
+		if xhi <= xlo {
+			continue // wrapped around: Space.Add skips it too
+		}
+		for _, y := range b.m.segs {
+			ylo, yhi := y.lo+b.bias, y.hi+b.bias
+			if yhi > ylo && xlo < yhi && ylo < xhi {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// segments returns the link-time ranges of the file at path the way
+// symbols.Space.Add maps them: its PT_LOAD segments or, when it has none,
+// its allocated sections. (symbols.Binary does not export them.)
+func segments(path string) ([]span, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var segs []span
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Memsz > 0 && p.Vaddr+p.Memsz > p.Vaddr {
+			segs = append(segs, span{p.Vaddr, p.Vaddr + p.Memsz})
+		}
+	}
+	if len(segs) > 0 {
+		return segs, nil
+	}
+	for _, sec := range f.Sections {
+		if sec.Flags&elf.SHF_ALLOC != 0 && sec.Flags&elf.SHF_TLS == 0 && sec.Size > 0 && sec.Addr+sec.Size > sec.Addr {
+			segs = append(segs, span{sec.Addr, sec.Addr + sec.Size})
+		}
+	}
+	return segs, nil
+}
