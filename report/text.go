@@ -1,5 +1,8 @@
-// Package report renders Profiles as text for people. It reads only the
-// Profile, never engine internals.
+// Package report renders Profiles for people and scripts: the summary of
+// a run (Text, with its where-and-why summary), and the views of the
+// where and why (View: overview, stalls, data, detail, evictors, refs,
+// advice) as aligned text, CSV or JSON. It reads only the Profile, never
+// engine internals.
 package report
 
 import (
@@ -14,8 +17,9 @@ import (
 )
 
 // Text writes the summary of p: the input, then one table per cache (with
-// its where and why when the run attributed its counters) and the memory
-// traffic, then a line per dump if the program asked for any.
+// the causes of its misses when the run attributed its counters) and the
+// memory traffic, then a line per dump if the program asked for any, then
+// the where-and-why summary (WhereSummary) when the profile has it.
 func Text(w io.Writer, p *profile.Profile) error {
 	var b strings.Builder
 	name := "(unnamed)"
@@ -72,7 +76,9 @@ func Text(w io.Writer, p *profile.Profile) error {
 		if instructions > 0 {
 			fmt.Fprintf(&b, "  misses per 1000 instructions: %.3f\n", float64(c.Misses)*1000/float64(instructions))
 		}
-		where(&b, p.Attribution, i)
+		if c.Causes != nil {
+			b.WriteString("  " + causesLine(c) + "\n")
+		}
 	}
 	fmt.Fprintf(&b, "\nmemory: %s reads (%s), %s writes (%s)\n", Count(p.Memory.Reads), Bytes(p.Memory.BytesRead),
 		Count(p.Memory.Writes), Bytes(p.Memory.BytesWritten))
@@ -81,6 +87,10 @@ func Text(w io.Writer, p *profile.Profile) error {
 		for i := range p.Dumps {
 			b.WriteString(dumpLine(&p.Dumps[i]))
 		}
+	}
+	if HasWhere(p) {
+		b.WriteString("\n")
+		whereSummary(&b, p, false)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -2,14 +2,19 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"memspy/machine"
+	"memspy/profile"
 	"memspy/sim"
+	"memspy/symbolize"
 )
 
 func newMachinesCmd() *cobra.Command {
@@ -78,9 +83,14 @@ func (f *machineFlags) build() (*machine.Machine, error) {
 // simulationFlags are the flags of every command that simulates: the
 // machine, miss classification, outputs and the window of references.
 type simulationFlags struct {
-	machine  machineFlags
-	classify string
-	where    bool
+	machine   machineFlags
+	classify  string
+	where     bool
+	missOnly  bool
+	focus     string
+	minObject uint64
+	renames   []string
+	profOut   string
 	jsonOut  string
 	stats    bool
 	skipRefs uint64
@@ -92,8 +102,13 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	f.machine.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.classify, "classify", "", "miss classification: `3c` (compulsory/capacity/conflict) or none")
-	fl.BoolVar(&f.where, "where", false, "split the counters by procedure × data structure (heap allocation path, global, stack frame, named range), with the causes of misses and who evicted whom")
+	fl.BoolVar(&f.where, "where", false, "split the counters by procedure × data structure (heap allocation path, global, stack frame, named range) and by access point, with the causes of misses, who evicted whom and how much of each fetched line was used")
+	fl.BoolVar(&f.missOnly, "miss-only", false, "with --where: count misses only, no bookkeeping per hit (faster; hits, temporal/spatial hits and spatial use are then unknown)")
+	fl.StringVar(&f.focus, "focus", "", "with --where: the cache whose counters the summary and the profile entries show (default: the first cache holding data)")
+	fl.Uint64Var(&f.minObject, "min-object-size", sim.DefaultMinObjectSize, "with --where: global variables smaller than `BYTES` share one bin per module")
+	fl.StringArrayVar(&f.renames, "rename", nil, "with --where: rename an object or function in the results, `OLD=NEW` (repeatable)")
 	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
+	fl.StringVar(&f.profOut, "profile", "", "write the profile to `FILE` for `memspy report` (gzip-compressed JSON when FILE ends in .memspy or .gz)")
 	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
 	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
 	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references (memspy run: the program then runs on untraced)")
@@ -121,21 +136,121 @@ func (f *simulationFlags) startProfile() (stop func(), err error) {
 	}, nil
 }
 
-// hierarchy builds the selected machine and its simulator with the given
-// --classify value, cache lab conventions and attribution (--where).
-func (f *machineFlags) hierarchy(classify string, cachelab, where bool) (*machine.Machine, *sim.Hierarchy, error) {
-	m, err := f.build()
+// hierarchy builds the selected machine and its simulator with the
+// selected --classify value and attribution, and the given cache lab
+// conventions; sym (nil: none) names code and data when attributing.
+func (f *simulationFlags) hierarchy(cachelab bool, sym *symbolize.Symbolizer) (*machine.Machine, *sim.Hierarchy, error) {
+	m, err := f.machine.build()
 	if err != nil {
 		return nil, nil, err
 	}
-	opt := sim.Options{CacheLab: cachelab, Attribute: where}
-	switch classify {
+	if _, err := f.renameMap(); err != nil {
+		return nil, nil, err
+	}
+	opt := sim.Options{CacheLab: cachelab, Attribute: f.attributing(), MissOnly: f.missOnly, MinObjectSize: f.minObject}
+	if sym != nil {
+		opt.Symbols = sym
+	}
+	if f.minObject == 0 {
+		return nil, nil, fmt.Errorf("--min-object-size 0: give at least 1 byte")
+	}
+	if f.focus != "" && !slices.ContainsFunc(m.Caches, func(c machine.Cache) bool { return c.Name == f.focus }) {
+		return nil, nil, fmt.Errorf("--focus %s: the machine has no such cache (%s)", f.focus, cacheNames(m))
+	}
+	switch f.classify {
 	case "", "none":
 	case "3c":
 		opt.Classify = true
 	default:
-		return nil, nil, fmt.Errorf("--classify %q: want 3c or none", classify)
+		return nil, nil, fmt.Errorf("--classify %q: want 3c or none", f.classify)
 	}
 	h, err := sim.New(m, opt)
 	return m, h, err
+}
+
+// attributing reports whether the run attributes its counters: --where,
+// or an option that only means something with it.
+func (f *simulationFlags) attributing() bool {
+	return f.where || f.missOnly || len(f.renames) > 0
+}
+
+// renameMap returns the --rename pairs.
+func (f *simulationFlags) renameMap() (map[string]string, error) {
+	m := map[string]string{}
+	for _, r := range f.renames {
+		old, new, ok := strings.Cut(r, "=")
+		if !ok || old == "" || new == "" {
+			return nil, fmt.Errorf("--rename %q: want OLD=NEW", r)
+		}
+		m[old] = new
+	}
+	return m, nil
+}
+
+// finishProfile applies the where-and-why options to the profile of a run:
+// the focus cache and the renames.
+func (f *simulationFlags) finishProfile(p *profile.Profile) error {
+	if !p.Options.Where {
+		return nil
+	}
+	if err := p.SetFocus(f.focus); err != nil {
+		return err
+	}
+	names, err := f.renameMap()
+	if err != nil {
+		return err
+	}
+	return p.Rename(names)
+}
+
+// cacheNames lists the caches of m.
+func cacheNames(m *machine.Machine) string {
+	names := make([]string, len(m.Caches))
+	for i, c := range m.Caches {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// symbolizer returns the Symbolizer of a run that attributes (nil
+// otherwise), with the binaries given mapped at their link-time addresses.
+func (f *simulationFlags) symbolizer(binaries []string) (*symbolize.Symbolizer, error) {
+	if !f.attributing() {
+		if len(binaries) > 0 {
+			return nil, fmt.Errorf("--binary names code and data for --where: give --where too")
+		}
+		return nil, nil
+	}
+	sym := symbolize.New()
+	for _, b := range binaries {
+		if err := sym.Load(b); err != nil {
+			return nil, fmt.Errorf("--binary %s: %w", b, err)
+		}
+	}
+	return sym, nil
+}
+
+// warnSymbols prints, once each, the object files whose symbols could not
+// be read.
+func warnSymbols(w io.Writer, sym *symbolize.Symbolizer) {
+	if sym == nil {
+		return
+	}
+	for _, err := range sym.Errors() {
+		fmt.Fprintf(w, "memspy: warning: no names from %v\n", err)
+	}
+}
+
+// writeFiles writes the profile to the --json and --profile files (not
+// to standard output).
+func (f *simulationFlags) writeFiles(p *profile.Profile) error {
+	for _, path := range []string{f.jsonOut, f.profOut} {
+		if path == "" || path == "-" {
+			continue
+		}
+		if err := p.WriteFile(path); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return nil
 }

@@ -82,14 +82,15 @@ func TestScripts(t *testing.T) {
 				ts.Check(os.Truncate(ts.MkAbs(args[0]), n))
 			},
 			// samestats A B: the profiles A and B have the same cache and
-			// memory counters and attribution (event counts may differ:
+			// memory counters and where-and-why entries (event counts may differ:
 			// xdin writes a modify as a read and a write).
 			"samestats": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
 					ts.Fatalf("usage: samestats A B")
 				}
 				a, b := readProfile(ts, args[0]), readProfile(ts, args[1])
-				same := reflect.DeepEqual(a.Caches, b.Caches) && a.Memory == b.Memory && reflect.DeepEqual(a.Attribution, b.Attribution)
+				same := reflect.DeepEqual(a.Caches, b.Caches) && a.Memory == b.Memory && reflect.DeepEqual(a.Functions, b.Functions) && reflect.DeepEqual(a.Objects, b.Objects) &&
+					reflect.DeepEqual(a.Pairs, b.Pairs) && reflect.DeepEqual(a.References, b.References)
 				if same == neg {
 					ts.Fatalf("%s and %s: same counters = %v\n%+v\n%+v", args[0], args[1], same, a.Caches, b.Caches)
 				}

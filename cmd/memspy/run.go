@@ -92,7 +92,11 @@ $MEMSPY_VALGRIND names another valgrind.`,
 }
 
 func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
-	m, h, err := f.machine.hierarchy(f.classify, false, f.where)
+	sym, err := f.symbolizer(nil)
+	if err != nil {
+		return err
+	}
+	m, h, err := f.hierarchy(false, sym)
 	if err != nil {
 		return err
 	}
@@ -215,19 +219,20 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		fail = append(fail, waitErr)
 	}
 	stderr := cmd.ErrOrStderr()
+	if err := f.finishProfile(p); err != nil {
+		fail = append(fail, err)
+	}
+	warnSymbols(stderr, sym)
 	if err := report.Text(stderr, p); err != nil {
 		fail = append(fail, err)
 	}
-	switch f.jsonOut {
-	case "":
-	case "-":
+	if f.jsonOut == "-" {
 		if err := p.Write(cmd.OutOrStdout()); err != nil {
 			fail = append(fail, err)
 		}
-	default:
-		if err := p.WriteFile(f.jsonOut); err != nil {
-			fail = append(fail, fmt.Errorf("writing %s: %w", f.jsonOut, err))
-		}
+	}
+	if err := f.writeFiles(p); err != nil {
+		fail = append(fail, err)
 	}
 	if rec != nil {
 		if err := rec.finish(); err != nil {

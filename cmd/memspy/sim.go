@@ -21,6 +21,7 @@ type simFlags struct {
 	format   string
 	cachelab bool
 	skipBad  bool
+	binaries []string
 }
 
 func newSimCmd() *cobra.Command {
@@ -46,11 +47,16 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 	fl.StringVar(&f.format, "format", "", "trace `FORMAT` (default: detect); see `memspy sim --help`")
 	fl.BoolVar(&f.cachelab, "cachelab", false, "CS:APP cache lab conventions: one line per access, ignore I, print hits/misses/evictions")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "count and skip malformed lines instead of stopping")
+	fl.StringArrayVar(&f.binaries, "binary", nil, "with --where: name code and data from the ELF/DWARF of the traced program `FILE`, at its link-time addresses (repeatable)")
 	return cmd
 }
 
 func runSim(cmd *cobra.Command, path string, f *simFlags) error {
-	_, h, err := f.machine.hierarchy(f.classify, f.cachelab, f.where)
+	sym, err := f.symbolizer(f.binaries)
+	if err != nil {
+		return err
+	}
+	_, h, err := f.hierarchy(f.cachelab, sym)
 	if err != nil {
 		return err
 	}
@@ -88,6 +94,10 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 		p.Complete = false
 		p.Error = runErr.Error()
 	}
+	if err := f.finishProfile(p); err != nil {
+		return err
+	}
+	warnSymbols(cmd.ErrOrStderr(), sym)
 	if err := writeResults(cmd, p, f); err != nil {
 		return err
 	}
@@ -107,7 +117,10 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 func writeResults(cmd *cobra.Command, p *profile.Profile, f *simFlags) error {
 	out := cmd.OutOrStdout()
 	if f.jsonOut == "-" {
-		return p.Write(out)
+		if err := p.Write(out); err != nil {
+			return err
+		}
+		return f.writeFiles(p)
 	}
 	var err error
 	if f.cachelab {
@@ -118,12 +131,7 @@ func writeResults(cmd *cobra.Command, p *profile.Profile, f *simFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.jsonOut != "" {
-		if err := p.WriteFile(f.jsonOut); err != nil {
-			return fmt.Errorf("writing %s: %w", f.jsonOut, err)
-		}
-	}
-	return nil
+	return f.writeFiles(p)
 }
 
 // printStats reports the speed of a run and the process's peak resident

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"memspy/profile"
+	"memspy/report"
+)
+
+type reportFlags struct {
+	opt   report.ViewOptions
+	focus string
+}
+
+func newReportCmd() *cobra.Command {
+	var f reportFlags
+	var help strings.Builder
+	for _, v := range report.Views() {
+		fmt.Fprintf(&help, "  %-9s %s\n", v, report.ViewHelp(v))
+	}
+	cmd := &cobra.Command{
+		Use:   "report PROFILE [VIEW]",
+		Short: "Render a view of a saved profile (--profile or --json of run/sim) without running again",
+		Long: `Render one view of the where and why of a saved profile (run or sim with
+--where and --profile FILE or --json FILE). Without VIEW, the summary that
+run and sim print.
+
+Views, from the broad to the detailed (MemSpy's hierarchy of detail):
+` + help.String(),
+		Example: `  memspy run --where --profile mm.memspy -- ./matmul 256
+  memspy report mm.memspy overview
+  memspy report mm.memspy stalls --top 10
+  memspy report mm.memspy data --function mult
+  memspy report mm.memspy detail --object B
+  memspy report mm.memspy evictors --object B --focus L2
+  memspy report mm.memspy refs --evictors --format csv`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := profile.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			if p.Options.Where {
+				if err := p.SetFocus(f.focus); err != nil {
+					return err
+				}
+			} else if f.focus != "" {
+				return fmt.Errorf("--focus: %s has no where-and-why data (run with --where)", args[0])
+			}
+			if len(args) == 1 {
+				if f.opt.Format != "" && f.opt.Format != "text" {
+					return fmt.Errorf("--format %s: give a view (%s)", f.opt.Format, strings.Join(report.Views(), ", "))
+				}
+				return report.Text(cmd.OutOrStdout(), p)
+			}
+			return report.View(cmd.OutOrStdout(), p, args[1], f.opt)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.opt.Function, "function", "", "the function to break down (data), or to restrict to (detail, evictors, refs)")
+	fl.StringVar(&f.opt.Object, "object", "", "the object to show (detail, evictors), or to restrict to (refs)")
+	fl.BoolVar(&f.opt.Evictors, "evictors", false, "refs: list each reference's evictor references")
+	fl.IntVar(&f.opt.Top, "top", 0, "rows per table (0: the view's default)")
+	fl.StringVar(&f.opt.Format, "format", "", "output format: text (default), csv or json")
+	fl.StringVar(&f.focus, "focus", "", "the cache to show (default: the profile's focus)")
+	return cmd
+}

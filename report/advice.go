@@ -1,0 +1,364 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"memspy/machine"
+	"memspy/profile"
+)
+
+// Advice is a finding of the rules of Advise on one bottleneck.
+type Advice struct {
+	Kind     string `json:"kind"` // one of the Advice… kinds
+	Object   string `json:"object"`
+	Function string `json:"function,omitempty"` // the function with the most of the object's stall cycles
+	Message  string `json:"message"`
+	// Evidence are the numbers that triggered the rule, one sentence each.
+	Evidence    []string `json:"evidence"`
+	StallCycles uint64   `json:"stall_cycles"` // the object's, over every cache
+}
+
+// The kinds of advice.
+const (
+	AdviceSelfInterference  = "self-interference"
+	AdviceCrossInterference = "cross-interference"
+	AdviceSpatialLocality   = "spatial-locality"
+	AdviceCapacity          = "capacity"
+	AdviceUseAfterFree      = "use-after-free"
+)
+
+// The thresholds of the rules. Shares are of the object's counters at the
+// focus cache unless said otherwise.
+const (
+	// adviceTop objects with the most stall cycles are examined, those
+	// with at least adviceMinStall of the run's stall cycles.
+	adviceTop      = 5
+	adviceMinStall = 0.02
+	// An object interferes with itself (or with another object X) when
+	// its own fills (X's) evicted at least interferenceShare of its
+	// evicted lines and at least interferenceMinReplacement of its misses
+	// are replacement misses.
+	interferenceShare          = 0.5
+	interferenceMinReplacement = 0.25
+	// The working set exceeds the cache (capacity) when at least
+	// capacityMinReplacement of the object's misses are replacement misses
+	// and no single object evicted interferenceShare of its lines.
+	capacityMinReplacement = 0.5
+	// Spatial locality is poor when less than poorSpatialUse of the bytes
+	// of the lines the object's misses fetched were used, or when its cold
+	// misses fetched at least refetchFactor times its size.
+	poorSpatialUse = 0.5
+	refetchFactor  = 2
+	// useAfterFreePlaces places of a use after free are listed.
+	useAfterFreePlaces = 5
+)
+
+// Advise applies rules to the bottlenecks of p, the objects with the most
+// stall cycles (the top adviceTop with at least adviceMinStall of all):
+//
+//   - self-interference: the object's own fills evicted most of its lines
+//     (≥ interferenceShare) and replacements are many of its misses
+//     (≥ interferenceMinReplacement);
+//   - cross-interference: one other object's fills evicted most of its
+//     lines, with as many replacements (one advice per pair of objects);
+//   - capacity: replacements are most of its misses
+//     (≥ capacityMinReplacement) and no single object evicted most of its
+//     lines;
+//   - spatial-locality: less than poorSpatialUse of the bytes its misses
+//     fetched were used, or its cold misses fetched at least refetchFactor
+//     times its size;
+//   - use-after-free: any object of kind freed that was accessed, whatever
+//     its stall cycles (listed first).
+//
+// Each Advice carries the numbers that triggered it. The others follow in
+// the order of the objects' stall cycles.
+func Advise(p *profile.Profile) []Advice {
+	if !HasWhere(p) {
+		return nil
+	}
+	a := &adviser{p: p, stall: totalStall(p), cache: focusCache(p), focus: p.Focus}
+	if a.focus == "" {
+		a.focus = "the focus cache"
+	}
+	objects := rankObjects(p)
+	var out []Advice
+	for _, o := range objects {
+		if o.Kind == "freed" && touched(o) {
+			out = append(out, a.useAfterFree(o))
+		}
+	}
+	cross := map[[2]string]int{} // {victim, evictor} → index in out
+	for i, o := range objects {
+		if i == adviceTop || a.stall == 0 || float64(o.StallCycles) < adviceMinStall*float64(a.stall) {
+			break
+		}
+		if o.Kind == "freed" || o.Kind == "other" {
+			continue // <other> is memory of no known data structure: nothing to act on
+		}
+		ev, self, top := evictions(o)
+		repl := frac(o.Causes.Replacement, o.Misses)
+		interference := repl >= interferenceMinReplacement && ev > 0
+		switch {
+		case interference && frac(self, ev) >= interferenceShare:
+			out = append(out, a.selfInterference(o, ev, self))
+		case interference && top.name != "" && frac(top.n, ev) >= interferenceShare:
+			if j, ok := cross[[2]string{top.name, o.Name}]; ok {
+				// The other side of a pair already advised on.
+				out[j].Evidence = append(out[j].Evidence, evictedEvidence(top.n, ev, o.Name, top.name))
+				out[j].Message = crossMessage(top.name, o.Name, a.focus, true)
+				break
+			}
+			cross[[2]string{o.Name, top.name}] = len(out)
+			out = append(out, a.crossInterference(o, ev, top))
+		case repl >= capacityMinReplacement:
+			out = append(out, a.capacity(o, ev, self, top))
+		}
+		if adv, ok := a.spatial(o); ok {
+			out = append(out, adv)
+		}
+		// True and false sharing (coherence misses by processor) come
+		// with the coherence data: their rules go here.
+	}
+	return out
+}
+
+type adviser struct {
+	p     *profile.Profile
+	stall uint64
+	cache *machine.Cache // the focus cache, nil when unknown
+	focus string
+}
+
+// focusCache returns the description of p's focus cache, or nil.
+func focusCache(p *profile.Profile) *machine.Cache {
+	if p.Machine == nil {
+		return nil
+	}
+	for i := range p.Machine.Caches {
+		if p.Machine.Caches[i].Name == p.Focus {
+			return &p.Machine.Caches[i]
+		}
+	}
+	return nil
+}
+
+// advice starts the advice of kind on o: its stall cycles and function.
+func (a *adviser) advice(kind string, o *profile.Object) Advice {
+	adv := Advice{Kind: kind, Object: o.Name, StallCycles: o.StallCycles}
+	adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s has %s stall cycles, %s of the run's", o.Name, Count(o.StallCycles),
+		share(o.StallCycles, a.stall)))
+	fn, n := topFunction(a.p, o.Name)
+	if fn != "" {
+		adv.Function = fn
+		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s makes %s of them", fn, share(n, o.StallCycles)))
+	}
+	return adv
+}
+
+// topFunction returns the function whose pair with object has the most
+// stall cycles, and those cycles.
+func topFunction(p *profile.Profile, object string) (string, uint64) {
+	var fn string
+	var n uint64
+	for i := range p.Pairs {
+		pr := &p.Pairs[i]
+		if pr.Object == object && (pr.StallCycles > n || fn == "" || pr.StallCycles == n && pr.Function < fn) {
+			fn, n = pr.Function, pr.StallCycles
+		}
+	}
+	return fn, n
+}
+
+// evictions returns the lines of o evicted at the focus cache, those its
+// own fills evicted and the other object that evicted the most.
+func evictions(o *profile.Object) (all, self uint64, top evictedBy) {
+	for _, e := range rankEvictedBy(o.EvictedBy) {
+		all += e.n
+		if e.name == o.Name {
+			self = e.n
+		} else if top.name == "" {
+			top = e
+		}
+	}
+	return all, self, top
+}
+
+func evictedEvidence(n, all uint64, victim, by string) string {
+	return fmt.Sprintf("%s of the %s evicted lines of %s were evicted by fills of %s (%s)", Count(n), Count(all), victim, by,
+		share(n, all))
+}
+
+func replacementEvidence(o *profile.Object) string {
+	return fmt.Sprintf("%s of its %s misses are replacements (%s)", Count(o.Causes.Replacement), Count(o.Misses),
+		share(o.Causes.Replacement, o.Misses))
+}
+
+// sizeEvidence compares o's size with the focus cache's.
+func (a *adviser) sizeEvidence(o *profile.Object) (string, bool) {
+	if a.cache == nil || o.Size == 0 || a.cache.Size <= 0 {
+		return "", false
+	}
+	c := uint64(a.cache.Size)
+	if o.Size > c {
+		return fmt.Sprintf("%s is %s, %.1f× %s (%s)", o.Name, Bytes(o.Size), float64(o.Size)/float64(c), a.focus, Bytes(c)), true
+	}
+	return fmt.Sprintf("%s is %s, %s (%s) holds it", o.Name, Bytes(o.Size), a.focus, Bytes(c)), false
+}
+
+func (a *adviser) selfInterference(o *profile.Object, ev, self uint64) Advice {
+	adv := a.advice(AdviceSelfInterference, o)
+	adv.Message = fmt.Sprintf("%s interferes with itself in %s: its own fills evict its lines before they are reused; "+
+		"consider blocking the loops, padding the leading dimension or changing the stride", o.Name, a.focus)
+	adv.Evidence = append(adv.Evidence, evictedEvidence(self, ev, o.Name, o.Name), replacementEvidence(o))
+	if s, _ := a.sizeEvidence(o); s != "" {
+		adv.Evidence = append(adv.Evidence, s)
+	}
+	return adv
+}
+
+func (a *adviser) crossInterference(o *profile.Object, ev uint64, top evictedBy) Advice {
+	adv := a.advice(AdviceCrossInterference, o)
+	adv.Message = crossMessage(o.Name, top.name, a.focus, false)
+	adv.Evidence = append(adv.Evidence, evictedEvidence(top.n, ev, o.Name, top.name), replacementEvidence(o))
+	return adv
+}
+
+// crossMessage is the advice on victim's lines evicted by fills of by
+// (and the other way round, when mutual).
+func crossMessage(victim, by, focus string, mutual bool) string {
+	what := fmt.Sprintf("%s's fills evict %s's lines", by, victim)
+	if mutual {
+		what = "they evict each other's lines"
+	}
+	return fmt.Sprintf("%s and %s map to the same sets of %s and %s: pad or realign one of them", victim, by, focus, what)
+}
+
+func (a *adviser) capacity(o *profile.Object, ev, self uint64, top evictedBy) Advice {
+	adv := a.advice(AdviceCapacity, o)
+	adv.Message = fmt.Sprintf("the working set exceeds %s: %s's lines are replaced before they are reused; "+
+		"block the loops so that the data reused fits, or make it smaller", a.focus, o.Name)
+	adv.Evidence = append(adv.Evidence, replacementEvidence(o))
+	if ev > 0 {
+		most, by := top.n, top.name
+		if self > most {
+			most, by = self, o.Name
+		}
+		adv.Evidence = append(adv.Evidence, fmt.Sprintf("no single object evicted most of its %s evicted lines (at most %s, %s)",
+			Count(ev), by, share(most, ev)))
+	}
+	if s, _ := a.sizeEvidence(o); s != "" {
+		adv.Evidence = append(adv.Evidence, s)
+	}
+	return adv
+}
+
+func (a *adviser) spatial(o *profile.Object) (Advice, bool) {
+	poor := !a.p.Options.MissOnly && o.FetchedBytes > 0 && o.SpatialUse < poorSpatialUse
+	var line uint64
+	if a.cache != nil && a.cache.Line > 0 {
+		line = uint64(a.cache.Line)
+	}
+	refetch := line > 0 && o.Size > 0 && o.Causes.Cold*line >= refetchFactor*o.Size
+	if !poor && !refetch {
+		return Advice{}, false
+	}
+	adv := a.advice(AdviceSpatialLocality, o)
+	var parts []string
+	if poor {
+		parts = append(parts, fmt.Sprintf("only %.0f%% of each line of %s fetched into %s is used: reorganize it "+
+			"(struct of arrays, hot/cold split) or change the access order", 100*o.SpatialUse, o.Name, a.focus))
+		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s of the %s bytes its misses fetched were used (%s)", Count(o.UsedBytes),
+			Count(o.FetchedBytes), share(o.UsedBytes, o.FetchedBytes)))
+	}
+	if refetch {
+		parts = append(parts, fmt.Sprintf("%s's lines are fetched anew rather than reused (%.1f× its size came in cold): "+
+			"reuse its memory instead of allocating fresh blocks, or make it smaller", o.Name, float64(o.Causes.Cold*line)/float64(o.Size)))
+		blocks := ""
+		if o.Blocks > 1 {
+			blocks = fmt.Sprintf(" in %s blocks", Count(o.Blocks))
+		}
+		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s cold misses × %d B lines = %s, for %s of %s%s", Count(o.Causes.Cold),
+			line, Bytes(o.Causes.Cold*line), o.Name, Bytes(o.Size), blocks))
+	}
+	adv.Message = strings.Join(parts, "; ")
+	return adv, true
+}
+
+// touched reports whether o was accessed (or missed, under --miss-only)
+// at some cache.
+func touched(o *profile.Object) bool {
+	if o.Accesses > 0 || o.Misses > 0 {
+		return true
+	}
+	for _, s := range o.Levels {
+		if s != nil && (s.Accesses > 0 || s.Misses > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *adviser) useAfterFree(o *profile.Object) Advice {
+	adv := Advice{Kind: AdviceUseAfterFree, Object: o.Name, StallCycles: o.StallCycles}
+	count := func(s *profile.Stats) uint64 {
+		if a.p.Options.MissOnly {
+			return s.Misses
+		}
+		return s.Accesses
+	}
+	what := "accesses"
+	if a.p.Options.MissOnly {
+		what = "misses"
+	}
+	var refs []*profile.Reference
+	for i := range a.p.References {
+		if r := &a.p.References[i]; r.Object == o.Name {
+			refs = append(refs, r)
+		}
+	}
+	slices.SortStableFunc(refs, func(x, y *profile.Reference) int {
+		return cmp.Or(cmp.Compare(count(&y.Stats), count(&x.Stats)), cmp.Compare(x.PC, y.PC))
+	})
+	n := count(&o.Stats)
+	if n == 0 {
+		for _, s := range o.Levels {
+			if s != nil {
+				n = max(n, count(s))
+			}
+		}
+	}
+	var places []string
+	for i, r := range refs {
+		at := location(r.File, r.Line)
+		if at == "" {
+			at = fmt.Sprintf("%#x", r.PC)
+		}
+		if i < useAfterFreePlaces {
+			places = append(places, at)
+			adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s (%#x in %s, %s): %s %s", at, r.PC, r.Function, r.Kind,
+				Count(count(&r.Stats)), what))
+		}
+	}
+	if len(refs) > useAfterFreePlaces {
+		places = append(places, fmt.Sprintf("and %d more", len(refs)-useAfterFreePlaces))
+	}
+	if len(refs) > 0 {
+		adv.Function = refs[0].Function
+	}
+	adv.Message = fmt.Sprintf("use after free: %s %s to freed memory (%s)", Count(n), what, o.Name)
+	if len(places) > 0 {
+		adv.Message += fmt.Sprintf(" from %d references, at %s", len(refs), strings.Join(places, ", "))
+	}
+	return adv
+}
+
+// frac is a/b, 0 when b is 0.
+func frac(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"memspy/profile"
+)
+
+// The bounds of the where-and-why summary; the views show more.
+const (
+	summaryPairs    = 8 // function × object pairs
+	summaryEvictors = 5 // objects whose evictors are shown
+	summaryEvictBy  = 3 // evictors shown per object
+)
+
+// WhereSummary writes the short where-and-why summary of p: the causes of
+// the misses at the focus cache, the function × object pairs with the most
+// stall cycles, who evicted the lines of the objects with the most stall
+// cycles, and the advice, one line each. Text already ends with it (after
+// the cache tables); it writes nothing for a profile without where data.
+func WhereSummary(w io.Writer, p *profile.Profile) error {
+	if !HasWhere(p) {
+		return nil
+	}
+	var b strings.Builder
+	whereSummary(&b, p, true)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// causesLine is "misses by cause: cold N (s), replacement …".
+func causesLine(c *profile.CacheStats) string {
+	k := c.Causes
+	all := k.Cold + k.Replacement + k.Invalidation
+	return fmt.Sprintf("misses by cause: cold %s (%s), replacement %s (%s), invalidation %s (%s)", Count(k.Cold), share(k.Cold, all),
+		Count(k.Replacement), share(k.Replacement, all), Count(k.Invalidation), share(k.Invalidation, all))
+}
+
+// whereSummary writes the summary to b, with the causes line of the focus
+// cache when withCauses is true (Text has it in the cache's table).
+func whereSummary(b *strings.Builder, p *profile.Profile, withCauses bool) {
+	v := newViewer(p, ViewOptions{Top: summaryPairs})
+	v.more = "memspy report PROFILE stalls: all"
+	fmt.Fprintf(b, "where and why (misses at %s, stall cycles over every cache: %s):\n", v.focus, Count(v.stall))
+	if c, ok := p.Cache(p.Focus); ok && withCauses && c.Causes != nil {
+		b.WriteString("  " + causesLine(c) + "\n")
+	}
+	// The tables' rows go under their titles, indented by writeText.
+	var pairs []item
+	for i := range p.Pairs {
+		pr := &p.Pairs[i]
+		pairs = append(pairs, item{[]Cell{textCell(pr.Function), textCell(pr.Object)}, &pr.Stats, pr.Function + "\x00" + pr.Object})
+	}
+	stats := append([]stat{statStall, shareOf("share", v.stall), statMisses}, causes...)
+	writeText(b, v.statTable("function × object, most stall cycles first:", []string{"function", "object"}, stats, rank(pairs)), "  ")
+
+	t := &Table{
+		Title:   fmt.Sprintf("evictions at %s (lines of ← evicted by fills of):", v.focus),
+		Columns: []Column{{Name: "object"}, {Name: "lines"}, {Name: "evicted by"}},
+	}
+	for _, o := range rankObjects(p)[:min(summaryEvictors, len(p.Objects))] {
+		es := rankEvictedBy(o.EvictedBy)
+		if len(es) == 0 {
+			continue
+		}
+		var all uint64
+		for _, e := range es {
+			all += e.n
+		}
+		var by []string
+		for _, e := range es[:min(summaryEvictBy, len(es))] {
+			s := e.name + " " + share(e.n, all)
+			if e.name == o.Name {
+				s += " (self)"
+			}
+			by = append(by, s)
+		}
+		t.Rows = append(t.Rows, Row{Cells: []Cell{textCell(o.Name), countCell(all), textCell("← " + strings.Join(by, ", "))}})
+	}
+	if len(t.Rows) > 0 {
+		writeText(b, t, "  ")
+	}
+	if as := Advise(p); len(as) > 0 {
+		b.WriteString("  advice (memspy report PROFILE advice: the evidence):\n")
+		for _, a := range as {
+			b.WriteString("    - " + a.Message + "\n")
+		}
+	}
+}

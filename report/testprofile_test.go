@@ -1,0 +1,175 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+
+	"memspy/machine"
+	"memspy/profile"
+)
+
+// Latencies of the test machine: a miss in L1D waits for L2, a miss in L2
+// for memory.
+const (
+	testL2Latency  = 12
+	testMemLatency = 200
+)
+
+// lvl describes a reference's counters at one cache.
+type lvl struct {
+	acc, miss, cold, repl uint64
+	evictedBy             map[string]uint64
+	use                   float64 // spatial use; 0 means 1
+}
+
+// stats makes the Stats of l, a miss waiting lat cycles: 3/4 of the
+// accesses and misses are reads, 3/4 of the hits temporal, and the lines
+// fetched 64 bytes each.
+func (l lvl) stats(lat uint64) *profile.Stats {
+	hits := l.acc - l.miss
+	use := l.use
+	if use == 0 {
+		use = 1
+	}
+	fetched := l.miss * 64
+	s := &profile.Stats{
+		Accesses: l.acc, Hits: hits, Misses: l.miss,
+		Reads: l.acc * 3 / 4, Writes: l.acc - l.acc*3/4, ReadMisses: l.miss * 3 / 4, WriteMisses: l.miss - l.miss*3/4,
+		StallCycles:  l.miss * lat,
+		Causes:       profile.Causes{Cold: l.cold, Replacement: l.repl, Invalidation: l.miss - l.cold - l.repl},
+		TemporalHits: hits * 3 / 4, SpatialHits: hits - hits*3/4,
+		FetchedBytes: fetched, UsedBytes: uint64(float64(fetched) * use),
+	}
+	s.SpatialUse = float64(s.UsedBytes) / max(1, float64(s.FetchedBytes))
+	for k, v := range l.evictedBy {
+		if s.EvictedBy == nil {
+			s.EvictedBy = map[string]uint64{}
+		}
+		s.EvictedBy[k] = v
+	}
+	return s
+}
+
+type refSpec struct {
+	pc       uint64
+	file     string
+	line     int
+	fn, obj  string
+	kind     string
+	l1, l2   lvl
+	evictors []profile.RefEvictor
+}
+
+// testProfile builds a where-and-why profile from references; pairs,
+// objects, functions and the cache totals are their sums, and the focus
+// is L1D. It resembles:
+//   - a blocked matmul whose B interferes with itself (A: capacity; C: small);
+//   - saxpy's x and y, two 8 KiB arrays that map to the same sets;
+//   - update's particles, an array of structs with spatial use 0.25;
+//   - main's use of buf, a freed block.
+func testProfile() *profile.Profile {
+	refs := []refSpec{
+		{0x401100, "mm.c", 12, "matmul", "B", "read",
+			lvl{100000, 20000, 2000, 18000, map[string]uint64{"B": 15000, "A": 2000, "C": 1000}, 0},
+			lvl{20000, 4000, 2000, 2000, nil, 0},
+			[]profile.RefEvictor{{Reference: "0x401100", Object: "B", Count: 15000}, {Reference: "0x401080", Object: "A", Count: 2000},
+				{Reference: "0x4010c0", Object: "C", Count: 1000}}},
+		{0x401080, "mm.c", 11, "matmul", "A", "read",
+			lvl{100000, 5000, 2000, 3000, map[string]uint64{"A": 1000, "B": 1000, "C": 1000}, 0},
+			lvl{5000, 2000, 2000, 0, nil, 0}, nil},
+		{0x4010c0, "mm.c", 13, "matmul", "C", "modify",
+			lvl{50000, 1000, 1000, 0, nil, 0}, lvl{1000, 100, 100, 0, nil, 0}, nil},
+		{0x401200, "saxpy.c", 5, "saxpy", "x", "read",
+			lvl{20000, 8000, 128, 7872, map[string]uint64{"y": 7000, "x": 500}, 0}, lvl{8000, 128, 128, 0, nil, 0},
+			[]profile.RefEvictor{{Reference: "0x401210", Object: "y", Count: 7000}, {Reference: "0x401200", Object: "x", Count: 500}}},
+		{0x401210, "saxpy.c", 5, "saxpy", "y", "modify",
+			lvl{20000, 7000, 128, 6872, map[string]uint64{"x": 6500, "y": 300}, 0}, lvl{7000, 128, 128, 0, nil, 0}, nil},
+		{0x401300, "part.c", 20, "update", "particles", "read",
+			lvl{10000, 4000, 3600, 400, map[string]uint64{"B": 400}, 0.25}, lvl{4000, 3600, 3600, 0, nil, 0}, nil},
+		{0x401400, "main.c", 40, "main", "buf", "read", lvl{5, 1, 1, 0, nil, 0}, lvl{1, 1, 1, 0, nil, 0}, nil},
+		{0x401420, "main.c", 52, "main", "buf", "write", lvl{7, 2, 2, 0, nil, 0}, lvl{2, 2, 2, 0, nil, 0}, nil},
+	}
+	m := &machine.Machine{
+		Name: "test",
+		Caches: []machine.Cache{
+			{Name: "L1I", Replacement: machine.LRU, WriteBack: true, WriteAllocate: true, Level: 1, Size: 32 << 10, Sets: 64, Assoc: 8, Line: 64, Holds: machine.Instructions, Latency: 4},
+			{Name: "L1D", Replacement: machine.LRU, WriteBack: true, WriteAllocate: true, Level: 1, Size: 32 << 10, Sets: 64, Assoc: 8, Line: 64, Holds: machine.Data, Latency: 4},
+			{Name: "L2", Replacement: machine.LRU, WriteBack: true, WriteAllocate: true, Level: 2, Size: 256 << 10, Sets: 512, Assoc: 8, Line: 64, Holds: machine.Unified, Latency: testL2Latency},
+		},
+		MemoryLatency: testMemLatency,
+	}
+	p := &profile.Profile{
+		Version: profile.Version, Tool: "memspy", Source: profile.Source{Name: "test.mst", Format: "mst"}, Machine: m,
+		Options: profile.Options{Where: true}, Complete: true, EventsByKind: map[string]uint64{"ifetch": 850000},
+		Caches: []profile.CacheStats{{Name: "L1I", Level: 1, Accesses: 850000, IFetches: 850000, Misses: 100, IFetchMisses: 100},
+			{Name: "L1D", Level: 1, Causes: &profile.Causes{}}, {Name: "L2", Level: 2, Causes: &profile.Causes{}}},
+	}
+	pairAt, objAt, fnAt := map[string]int{}, map[string]int{}, map[string]int{}
+	add := func(levels map[string]*profile.Stats, r *profile.Reference) {
+		for name, s := range r.Levels {
+			if levels[name] == nil {
+				levels[name] = &profile.Stats{}
+			}
+			levels[name].Add(s)
+			levels[name].Evictors = nil
+		}
+	}
+	for _, spec := range refs {
+		r := profile.Reference{PC: spec.pc, File: spec.file, Line: spec.line, Function: spec.fn, Object: spec.obj, Kind: spec.kind,
+			Levels: map[string]*profile.Stats{"L1D": spec.l1.stats(testL2Latency), "L2": spec.l2.stats(testMemLatency)}}
+		r.Levels["L1D"].Evictors = spec.evictors
+		p.References = append(p.References, r)
+		for i, l := range []lvl{spec.l1, spec.l2} {
+			c := &p.Caches[i+1]
+			c.Accesses += l.acc
+			c.Misses += l.miss
+			c.Causes.Cold += l.cold
+			c.Causes.Replacement += l.repl
+		}
+		key := spec.fn + "\x00" + spec.obj
+		if _, ok := pairAt[key]; !ok {
+			pairAt[key] = len(p.Pairs)
+			p.Pairs = append(p.Pairs, profile.Pair{Function: spec.fn, Object: spec.obj, Levels: map[string]*profile.Stats{}})
+		}
+		add(p.Pairs[pairAt[key]].Levels, &r)
+		if _, ok := objAt[spec.obj]; !ok {
+			objAt[spec.obj] = len(p.Objects)
+			p.Objects = append(p.Objects, profile.Object{Name: spec.obj, FullName: spec.obj, Levels: map[string]*profile.Stats{}})
+		}
+		add(p.Objects[objAt[spec.obj]].Levels, &r)
+		if _, ok := fnAt[spec.fn]; !ok {
+			fnAt[spec.fn] = len(p.Functions)
+			p.Functions = append(p.Functions, profile.Function{Name: spec.fn, Levels: map[string]*profile.Stats{}})
+		}
+		add(p.Functions[fnAt[spec.fn]].Levels, &r)
+	}
+	for i := range p.Objects {
+		o := &p.Objects[i]
+		switch o.Name {
+		case "A", "B", "C":
+			o.Kind, o.Size, o.Blocks = "heap", 2<<20, 1
+			o.FullName = o.Name + " (mm.c:30 ← main)"
+			o.AllocSite = "mm.c:30"
+			o.CallPath = []string{"alloc mm.c:30", "main mm.c:44"}
+		case "x", "y":
+			o.Kind, o.Size = "global", 8<<10
+		case "particles":
+			o.Kind, o.Size, o.Blocks = "heap", 256<<10, 1
+		case "buf":
+			o.Kind, o.Size = "freed", 4096
+		}
+	}
+	for i := range p.Functions {
+		f := &p.Functions[i]
+		f.Instructions = map[string]uint64{"matmul": 500000, "update": 200000, "saxpy": 100000, "main": 50000}[f.Name]
+		f.ComputeCycles = f.Instructions
+	}
+	// Fewest misses first, so that the views must rank them.
+	slices.SortFunc(p.References, func(a, b profile.Reference) int {
+		return cmp.Compare(a.Levels["L1D"].Misses, b.Levels["L1D"].Misses)
+	})
+	if err := p.SetFocus("L1D"); err != nil {
+		panic(err)
+	}
+	return p
+}

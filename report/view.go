@@ -1,0 +1,770 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"memspy/machine"
+	"memspy/profile"
+)
+
+// ViewOptions select and shape a view.
+type ViewOptions struct {
+	Function string // data: the function to break down; detail, evictors, refs: restrict to this function ("" all)
+	Object   string // detail, evictors: the object (matched against Name or FullName); refs: restrict to it
+	Evictors bool   // refs: show each reference's evictor references
+	Top      int    // rows per table, and evictors per reference (0: DefaultTop; negative: all)
+	Format   string // "text" (default), "csv", "json"
+}
+
+// DefaultTop is the number of rows per table when ViewOptions.Top is 0.
+const DefaultTop = 20
+
+// barWidth is the width of the overview's bars, in columns.
+const barWidth = 40
+
+// ErrNoWhere is the error of every view on a profile without where-and-why
+// data.
+var ErrNoWhere = errors.New("the profile has no where-and-why data: run with --where")
+
+type view struct {
+	name, help string
+	build      func(*viewer) ([]*Table, error)
+}
+
+// views, in the order of the help text (MemSpy's hierarchy of detail:
+// the whole program, then where, then one function or object, then why).
+var views = []view{
+	{"overview", "compute and memory stall cycles by function, with bars", (*viewer).overview},
+	{"stalls", "stall cycles by function × object, by object and by function, with the causes of misses", (*viewer).stalls},
+	{"data", "one function (--function) broken down by object", (*viewer).data},
+	{"detail", "one object (--object, optionally with --function) by cache level: reads and writes, causes, locality", (*viewer).detail},
+	{"evictors", "whose fills evicted an object's lines (--object), self or cross interference", (*viewer).evictors},
+	{"refs", "per reference (METRIC): misses, temporal and spatial hits, spatial use; --evictors adds who evicted them", (*viewer).refs},
+	{"advice", "rules on the top bottlenecks, with their evidence", (*viewer).advice},
+}
+
+// Views lists the view names, in the order of the help text.
+func Views() []string {
+	names := make([]string, len(views))
+	for i, v := range views {
+		names[i] = v.name
+	}
+	return names
+}
+
+// ViewHelp returns a one-line description of view name ("" if there is
+// no such view).
+func ViewHelp(name string) string {
+	for _, v := range views {
+		if v.name == name {
+			return v.help
+		}
+	}
+	return ""
+}
+
+// View writes view name of p to w.
+func View(w io.Writer, p *profile.Profile, name string, opt ViewOptions) error {
+	i := slices.IndexFunc(views, func(v view) bool { return v.name == name })
+	if i < 0 {
+		return fmt.Errorf("unknown view %q (views: %s)", name, strings.Join(Views(), ", "))
+	}
+	if opt.Format != "" && !slices.Contains(Formats(), opt.Format) {
+		return fmt.Errorf("unknown format %q (formats: %s)", opt.Format, strings.Join(Formats(), ", "))
+	}
+	if !HasWhere(p) {
+		return ErrNoWhere
+	}
+	tables, err := views[i].build(newViewer(p, opt))
+	if err != nil {
+		return err
+	}
+	return render(w, tables, opt.Format)
+}
+
+// HasWhere reports whether p carries where-and-why data.
+func HasWhere(p *profile.Profile) bool { return len(p.Functions) > 0 || len(p.Objects) > 0 }
+
+// viewer holds what every view needs.
+type viewer struct {
+	p     *profile.Profile
+	opt   ViewOptions
+	top   int    // rows per table; < 0: all
+	focus string // focus cache name, for titles
+	// stall is the total stall cycles of the run: the denominator of the
+	// shares.
+	stall uint64
+	known bool   // accesses, hits and locality were counted (not --miss-only)
+	more  string // how to see the rows cut by top
+}
+
+func newViewer(p *profile.Profile, opt ViewOptions) *viewer {
+	v := &viewer{p: p, opt: opt, top: opt.Top, focus: p.Focus, known: !p.Options.MissOnly, more: "--top to see more"}
+	if v.top == 0 {
+		v.top = DefaultTop
+	}
+	if v.focus == "" {
+		v.focus = "the focus cache"
+	}
+	v.stall = totalStall(p)
+	return v
+}
+
+// totalStall is the stall cycles of the run: those of every function (each
+// reference is made by one), else of every object.
+func totalStall(p *profile.Profile) uint64 {
+	var n uint64
+	for i := range p.Functions {
+		n += p.Functions[i].StallCycles
+	}
+	if n == 0 {
+		for i := range p.Objects {
+			n += p.Objects[i].StallCycles
+		}
+	}
+	return n
+}
+
+// limit cuts rows to the viewer's top and says so in a note of t.
+func (v *viewer) limit(t *Table, rows []Row) {
+	if v.top >= 0 && len(rows) > v.top {
+		t.Notes = append(t.Notes, fmt.Sprintf("top %d of %d (%s)", v.top, len(rows), v.more))
+		rows = rows[:v.top]
+	}
+	t.Rows = rows
+}
+
+// missOnlyNote is the note of tables with columns a --miss-only run
+// cannot know.
+const missOnlyNote = "misses only (--miss-only): accesses, hits and locality are not known (-)"
+
+// A stat is a column computed from an entry's Stats.
+type stat struct {
+	name string
+	all  bool // known only when the run counted every access (not --miss-only)
+	cell func(s *profile.Stats) Cell
+}
+
+// at is the stat of s in v: unknown when v's run cannot know it.
+func (st stat) at(v *viewer, s *profile.Stats) Cell {
+	if st.all && !v.known {
+		return unknownCell()
+	}
+	return st.cell(s)
+}
+
+// counter is a stat that is a count.
+func counter(name string, all bool, n func(s *profile.Stats) uint64) stat {
+	return stat{name, all, func(s *profile.Stats) Cell { return countCell(n(s)) }}
+}
+
+// shareOf is a stat: the share of the stall cycles in total.
+func shareOf(name string, total uint64) stat {
+	return stat{name, false, func(s *profile.Stats) Cell { return shareCell(s.StallCycles, total) }}
+}
+
+var (
+	statStall    = counter("stall cycles", false, func(s *profile.Stats) uint64 { return s.StallCycles })
+	statAccesses = counter("accesses", true, func(s *profile.Stats) uint64 { return s.Accesses })
+	statHits     = counter("hits", true, func(s *profile.Stats) uint64 { return s.Hits })
+	statMisses   = counter("misses", false, func(s *profile.Stats) uint64 { return s.Misses })
+	statReads    = counter("reads", true, func(s *profile.Stats) uint64 { return s.Reads })
+	statWrites   = counter("writes", true, func(s *profile.Stats) uint64 { return s.Writes })
+	statRMisses  = counter("read misses", false, func(s *profile.Stats) uint64 { return s.ReadMisses })
+	statWMisses  = counter("write misses", false, func(s *profile.Stats) uint64 { return s.WriteMisses })
+	statCold     = counter("cold", false, func(s *profile.Stats) uint64 { return s.Causes.Cold })
+	statRepl     = counter("replacement", false, func(s *profile.Stats) uint64 { return s.Causes.Replacement })
+	statInval    = counter("invalidation", false, func(s *profile.Stats) uint64 { return s.Causes.Invalidation })
+	statTemporal = counter("temporal hits", true, func(s *profile.Stats) uint64 { return s.TemporalHits })
+	statSpatial  = counter("spatial hits", true, func(s *profile.Stats) uint64 { return s.SpatialHits })
+	statUsed     = counter("used bytes", true, func(s *profile.Stats) uint64 { return s.UsedBytes })
+	statFetched  = counter("fetched bytes", true, func(s *profile.Stats) uint64 { return s.FetchedBytes })
+	statMissRate = stat{"miss rate", true, func(s *profile.Stats) Cell { return rateCell(s.Misses, s.Accesses) }}
+	statUse      = stat{"spatial use", true, func(s *profile.Stats) Cell {
+		return cond(s.FetchedBytes > 0, fracCell(s.SpatialUse))
+	}}
+	// causes are the columns of the causes of misses.
+	causes = []stat{statCold, statRepl, statInval}
+)
+
+// An item is a row in the making: its leading cells and its stats.
+type item struct {
+	keys  []Cell
+	stats *profile.Stats
+	name  string // tie-break
+}
+
+// rank sorts items by stall cycles, then misses, then name.
+func rank(items []item) []item {
+	slices.SortStableFunc(items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(b.stats.StallCycles, a.stats.StallCycles), cmp.Compare(b.stats.Misses, a.stats.Misses),
+			cmp.Compare(a.name, b.name))
+	})
+	return items
+}
+
+// statTable builds a table of items, in their order: the key columns,
+// then the stats.
+func (v *viewer) statTable(title string, keys []string, stats []stat, items []item) *Table {
+	t := &Table{Title: title}
+	for _, k := range keys {
+		t.Columns = append(t.Columns, Column{Name: k})
+	}
+	for _, s := range stats {
+		t.Columns = append(t.Columns, Column{Name: s.name})
+	}
+	rows := make([]Row, len(items))
+	for i, it := range items {
+		cells := append([]Cell{}, it.keys...)
+		for _, s := range stats {
+			cells = append(cells, s.at(v, it.stats))
+		}
+		rows[i] = Row{Cells: cells}
+	}
+	v.limit(t, rows)
+	v.noteMissOnly(t, stats)
+	return t
+}
+
+// noteMissOnly notes in t that the run counted misses only, when one of
+// its stats cannot be known then.
+func (v *viewer) noteMissOnly(t *Table, stats []stat) {
+	if !v.known && slices.ContainsFunc(stats, func(s stat) bool { return s.all }) {
+		t.Notes = append(t.Notes, missOnlyNote)
+	}
+}
+
+func concat(parts ...[]stat) []stat { return slices.Concat(parts...) }
+
+// overview: compute vs memory stall cycles by function.
+func (v *viewer) overview() ([]*Table, error) {
+	fs := pointers(v.p.Functions)
+	total := func(f *profile.Function) uint64 { return f.ComputeCycles + f.StallCycles }
+	slices.SortStableFunc(fs, func(a, b *profile.Function) int {
+		return cmp.Or(cmp.Compare(total(b), total(a)), cmp.Compare(a.Name, b.Name))
+	})
+	var compute, stall, biggest uint64
+	for _, f := range fs {
+		compute += f.ComputeCycles
+		stall += f.StallCycles
+		biggest = max(biggest, total(f))
+	}
+	all := compute + stall
+	known := computeKnown(v.p)
+	t := &Table{
+		Title: "cycles by function: compute (#) and memory stall (=)",
+		Columns: []Column{{Name: "function"}, {Name: "compute cycles"}, {Name: "compute share"}, {Name: "stall cycles"},
+			{Name: "stall share"}, {Name: "total cycles"}, {Name: "share"}, {Name: "", TextOnly: true}},
+	}
+	t.Notes = append(t.Notes, "compute: one cycle per instruction; stall: "+latencies(v.p.Machine))
+	if !known {
+		t.Notes = append(t.Notes, "no cache holds instructions: compute cycles are not known (-)")
+	}
+	rows := make([]Row, len(fs))
+	for i, f := range fs {
+		rows[i] = Row{Cells: []Cell{textCell(f.Name), cond(known, countCell(f.ComputeCycles)), cond(known, shareCell(f.ComputeCycles, all)),
+			countCell(f.StallCycles), shareCell(f.StallCycles, all), countCell(total(f)), shareCell(total(f), all),
+			textCell(bar(f.ComputeCycles, f.StallCycles, biggest))}}
+	}
+	v.limit(t, rows)
+	t.Total = []Cell{textCell("total"), cond(known, countCell(compute)), cond(known, shareCell(compute, all)), countCell(stall),
+		shareCell(stall, all), countCell(all), shareCell(all, all), textCell("")}
+	return []*Table{t}, nil
+}
+
+// computeKnown reports whether the run counted instructions: some cache
+// holds them (without a machine, assume so).
+func computeKnown(p *profile.Profile) bool {
+	if p.Machine == nil {
+		return true
+	}
+	return slices.ContainsFunc(p.Machine.Caches, func(c machine.Cache) bool { return c.HoldsInstructions() })
+}
+
+// latencies describes what a miss at each cache waits for: the next
+// level's latency, or memory's after the last level.
+func latencies(m *machine.Machine) string {
+	if m == nil || len(m.Caches) == 0 {
+		return "each miss waits for the level below"
+	}
+	var parts []string
+	for i, c := range m.Caches {
+		lat := m.MemoryLatency
+		for _, d := range m.Caches[i+1:] {
+			if d.Level > c.Level {
+				lat = d.Latency
+				break
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s miss %d", c.Name, lat))
+	}
+	return "each miss waits for the level below (" + strings.Join(parts, ", ") + " cycles)"
+}
+
+// bar draws compute ('#') and stall ('=') cycles scaled so that biggest
+// fills barWidth columns.
+func bar(compute, stall, biggest uint64) string {
+	if biggest == 0 {
+		return ""
+	}
+	scale := func(n uint64) int { return int((n*barWidth + biggest/2) / biggest) }
+	all := scale(compute + stall)
+	c := min(scale(compute), all)
+	return strings.Repeat("#", c) + strings.Repeat("=", all-c)
+}
+
+// stalls: stall cycles by pair, object and function.
+func (v *viewer) stalls() ([]*Table, error) {
+	stats := concat([]stat{statStall, shareOf("share", v.stall), statAccesses, statMisses, statMissRate}, causes)
+	var pairs, objects, functions []item
+	for i := range v.p.Pairs {
+		pr := &v.p.Pairs[i]
+		pairs = append(pairs, item{[]Cell{textCell(pr.Function), textCell(pr.Object)}, &pr.Stats, pr.Function + "\x00" + pr.Object})
+	}
+	for i := range v.p.Objects {
+		o := &v.p.Objects[i]
+		objects = append(objects, item{[]Cell{textCell(o.Name), textCell(o.Kind), sizeCell(o)}, &o.Stats, o.Name})
+	}
+	for i := range v.p.Functions {
+		f := &v.p.Functions[i]
+		functions = append(functions, item{[]Cell{textCell(f.Name)}, &f.Stats, f.Name})
+	}
+	note := fmt.Sprintf("misses and causes at %s; stall cycles over every cache (share: of the run's %s)", v.focus, Count(v.stall))
+	ts := []*Table{
+		v.statTable("stall cycles by function × object", []string{"function", "object"}, stats, rank(pairs)),
+		v.statTable("stall cycles by object", []string{"object", "kind", "size"}, stats, rank(objects)),
+		v.statTable("stall cycles by function", []string{"function"}, stats, rank(functions)),
+	}
+	for _, t := range ts {
+		t.Notes = append([]string{note}, t.Notes...)
+	}
+	return ts, nil
+}
+
+// sizeCell is an object's size, unknown when 0.
+func sizeCell(o *profile.Object) Cell { return cond(o.Size > 0, bytesCell(o.Size)) }
+
+// data: one function by object.
+func (v *viewer) data() ([]*Table, error) {
+	if v.opt.Function == "" {
+		return nil, fmt.Errorf("view data needs a function (--function NAME); functions with the most stall cycles: %s",
+			strings.Join(topNames(v.p), ", "))
+	}
+	f, err := v.function(v.opt.Function)
+	if err != nil {
+		return nil, err
+	}
+	stats := concat([]stat{statStall, shareOf("share", f.StallCycles), statAccesses, statMisses, statMissRate}, causes,
+		[]stat{statUse})
+	var items []item
+	for i := range v.p.Pairs {
+		pr := &v.p.Pairs[i]
+		if pr.Function != f.Name {
+			continue
+		}
+		kind, size := "", unknownCell()
+		if o := v.objectByName(pr.Object); o != nil {
+			kind, size = o.Kind, sizeCell(o)
+		}
+		items = append(items, item{[]Cell{textCell(pr.Object), textCell(kind), size}, &pr.Stats, pr.Object})
+	}
+	t := v.statTable(fmt.Sprintf("%s by object", f.Name), []string{"object", "kind", "size"}, stats, rank(items))
+	t.Notes = append([]string{
+		fmt.Sprintf("%s: %s stall cycles (%s of the run), %s misses at %s; share: of %s's stall cycles", f.Name,
+			Count(f.StallCycles), share(f.StallCycles, v.stall), Count(f.Misses), v.focus, f.Name),
+	}, t.Notes...)
+	return []*Table{t}, nil
+}
+
+// subject is the entry a detail or evictors view is about.
+type subject struct {
+	label  string
+	stats  *profile.Stats
+	levels map[string]*profile.Stats
+	object *profile.Object // nil for a function
+	notes  []string
+}
+
+// subject finds the object (or pair, or function) the options name.
+func (v *viewer) subject(viewName string, needObject bool) (*subject, error) {
+	o, f := v.opt.Object, v.opt.Function
+	if o == "" && (needObject || f == "") {
+		return nil, fmt.Errorf("view %s needs an object (--object NAME); objects with the most stall cycles: %s", viewName,
+			strings.Join(topObjectNames(v.p), ", "))
+	}
+	var fn *profile.Function
+	if f != "" {
+		var err error
+		if fn, err = v.function(f); err != nil {
+			return nil, err
+		}
+	}
+	if o == "" {
+		return &subject{label: fn.Name, stats: &fn.Stats, levels: fn.Levels}, nil
+	}
+	obj, err := v.object(o)
+	if err != nil {
+		return nil, err
+	}
+	s := &subject{label: obj.Name, stats: &obj.Stats, levels: obj.Levels, object: obj}
+	s.notes = append(s.notes, objectNotes(obj)...)
+	if fn == nil {
+		return s, nil
+	}
+	for i := range v.p.Pairs {
+		if pr := &v.p.Pairs[i]; pr.Function == fn.Name && pr.Object == obj.Name {
+			s.label, s.stats, s.levels = fn.Name+" × "+obj.Name, &pr.Stats, pr.Levels
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("function %q never referenced object %q", fn.Name, obj.Name)
+}
+
+// objectNotes describe an object: kind, size, full name, allocation.
+func objectNotes(o *profile.Object) []string {
+	s := o.Kind + " object"
+	if o.Size > 0 {
+		s += ", " + Bytes(o.Size)
+	}
+	if o.Blocks > 0 {
+		s += fmt.Sprintf(" in %s blocks", Count(o.Blocks))
+	}
+	notes := []string{s}
+	if o.FullName != "" && o.FullName != o.Name {
+		notes = append(notes, "full name: "+o.FullName)
+	}
+	if o.AllocSite != "" {
+		notes = append(notes, "allocated at "+o.AllocSite)
+	}
+	if len(o.CallPath) > 0 {
+		notes = append(notes, "allocation call path: "+strings.Join(o.CallPath, " ← "))
+	}
+	return notes
+}
+
+// detail: one object (or pair, or function) by cache level.
+func (v *viewer) detail() ([]*Table, error) {
+	s, err := v.subject("detail", false)
+	if err != nil {
+		return nil, err
+	}
+	var items []item // in machine order
+	for _, name := range v.levelNames(s.levels) {
+		items = append(items, item{[]Cell{textCell(name)}, s.levels[name], name})
+	}
+	access := v.statTable(s.label+": accesses by cache", []string{"cache"}, []stat{statAccesses, statHits, statMisses,
+		statMissRate, statReads, statWrites, statRMisses, statWMisses, statStall}, items)
+	access.Notes = append(append(s.notes, fmt.Sprintf("%s stall cycles in all (%s of the run)", Count(s.stats.StallCycles),
+		share(s.stats.StallCycles, v.stall))), access.Notes...)
+	why := v.statTable(s.label+": causes of misses and locality by cache", []string{"cache"}, concat([]stat{statMisses}, causes,
+		[]stat{statTemporal, statSpatial, statUsed, statFetched, statUse}), items)
+	return []*Table{access, why}, nil
+}
+
+// levelNames lists the caches of levels in machine order, then any other.
+func (v *viewer) levelNames(levels map[string]*profile.Stats) []string {
+	var names []string
+	for _, c := range v.p.Caches {
+		if levels[c.Name] != nil {
+			names = append(names, c.Name)
+		}
+	}
+	var rest []string
+	for name, s := range levels {
+		if s != nil && !slices.Contains(names, name) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	return append(names, rest...)
+}
+
+// evictors: whose fills evicted an object's lines at the focus cache.
+func (v *viewer) evictors() ([]*Table, error) {
+	s, err := v.subject("evictors", true)
+	if err != nil {
+		return nil, err
+	}
+	var evictions uint64
+	for _, n := range s.stats.EvictedBy {
+		evictions += n
+	}
+	t := &Table{
+		Title:   fmt.Sprintf("lines of %s evicted at %s, by the object whose fill evicted them", s.label, v.focus),
+		Columns: []Column{{Name: "evicted by"}, {Name: "kind"}, {Name: "lines"}, {Name: "share"}, {Name: "interference"}},
+	}
+	t.Notes = append(s.notes, fmt.Sprintf("%s lines evicted; %s misses, %s of them replacements", Count(evictions),
+		Count(s.stats.Misses), Count(s.stats.Causes.Replacement)))
+	var rows []Row
+	for _, e := range rankEvictedBy(s.stats.EvictedBy) {
+		kind, interference := "", "cross"
+		if o := v.objectByName(e.name); o != nil {
+			kind = o.Kind
+		}
+		if e.name == s.object.Name {
+			interference = "self"
+		}
+		rows = append(rows, Row{Cells: []Cell{textCell(e.name), orUnknown(kind), countCell(e.n), shareCell(e.n, evictions),
+			textCell(interference)}})
+	}
+	v.limit(t, rows)
+	if len(rows) > 0 {
+		t.Total = []Cell{textCell("total"), textCell(""), countCell(evictions), shareCell(evictions, evictions), textCell("")}
+	}
+	return []*Table{t}, nil
+}
+
+type evictedBy struct {
+	name string
+	n    uint64
+}
+
+// rankEvictedBy sorts an EvictedBy map most first, then by name.
+func rankEvictedBy(m map[string]uint64) []evictedBy {
+	var es []evictedBy
+	for name, n := range m {
+		if n > 0 {
+			es = append(es, evictedBy{name, n})
+		}
+	}
+	slices.SortFunc(es, func(a, b evictedBy) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.name, b.name)) })
+	return es
+}
+
+// refs: the METRIC per-reference table, most misses first.
+func (v *viewer) refs() ([]*Table, error) {
+	var fn, obj string
+	if v.opt.Function != "" {
+		f, err := v.function(v.opt.Function)
+		if err != nil {
+			return nil, err
+		}
+		fn = f.Name
+	}
+	if v.opt.Object != "" {
+		o, err := v.object(v.opt.Object)
+		if err != nil {
+			return nil, err
+		}
+		obj = o.Name
+	}
+	rs := pointers(v.p.References)
+	rs = slices.DeleteFunc(rs, func(r *profile.Reference) bool {
+		return fn != "" && r.Function != fn || obj != "" && r.Object != obj
+	})
+	slices.SortStableFunc(rs, func(a, b *profile.Reference) int {
+		return cmp.Or(cmp.Compare(b.Misses, a.Misses), cmp.Compare(b.StallCycles, a.StallCycles), cmp.Compare(a.PC, b.PC),
+			cmp.Compare(a.Object, b.Object))
+	})
+	title := "references (" + v.focus + ")"
+	if fn != "" || obj != "" {
+		title = "references of " + strings.Trim(fn+" × "+obj, " ×") + " (" + v.focus + ")"
+	}
+	stats := []stat{statAccesses, statHits, statMisses, statMissRate, statTemporal, statSpatial, statUse}
+	t := &Table{Title: title, Columns: []Column{{Name: "pc"}, {Name: "file:line"}, {Name: "function"}, {Name: "object"}, {Name: "kind"}}}
+	for _, s := range stats {
+		t.Columns = append(t.Columns, Column{Name: s.name})
+	}
+	if v.opt.Evictors {
+		t.SubTitle = "evictor references (" + v.focus + ")"
+		t.SubColumns = []Column{{Name: "evictor pc"}, {Name: "evictor file:line"}, {Name: "evictor object"}, {Name: "lines"}, {Name: "share"}}
+		t.SubKey = []int{0, 3}
+		t.Notes = append(t.Notes, "← the references whose fills evicted the lines of the reference above: pc, file:line, object, lines, share of its evicted lines")
+	}
+	at := map[string]string{} // "0x…" → file:line
+	for _, r := range v.p.References {
+		if r.File != "" {
+			at[fmt.Sprintf("%#x", r.PC)] = location(r.File, r.Line)
+		}
+	}
+	var rows []Row
+	for _, r := range rs {
+		cells := []Cell{hexCell(r.PC), orUnknown(location(r.File, r.Line)), textCell(r.Function), textCell(r.Object), textCell(r.Kind)}
+		for _, s := range stats {
+			cells = append(cells, s.at(v, &r.Stats))
+		}
+		row := Row{Cells: cells}
+		if v.opt.Evictors {
+			var n uint64
+			for _, e := range r.Evictors {
+				n += e.Count
+			}
+			for j, e := range r.Evictors {
+				if v.top >= 0 && j == v.top {
+					break
+				}
+				row.Sub = append(row.Sub, []Cell{textCell(e.Reference), orUnknown(at[e.Reference]), textCell(e.Object),
+					countCell(e.Count), shareCell(e.Count, n)})
+			}
+		}
+		rows = append(rows, row)
+	}
+	v.limit(t, rows)
+	v.noteMissOnly(t, stats)
+	return []*Table{t}, nil
+}
+
+// location is "file:line", "file" or "".
+func location(file string, line int) string {
+	if file == "" || line == 0 {
+		return file
+	}
+	return fmt.Sprintf("%s:%d", file, line)
+}
+
+// advice: the rules' findings.
+func (v *viewer) advice() ([]*Table, error) {
+	return []*Table{v.adviceTable(Advise(v.p))}, nil
+}
+
+func (v *viewer) adviceTable(as []Advice) *Table {
+	t := &Table{
+		Title: "advice on the top bottlenecks (" + v.focus + ")",
+		Columns: []Column{{Name: "kind"}, {Name: "object"}, {Name: "function"}, {Name: "stall cycles"}, {Name: "share"},
+			{Name: "advice", Below: true}, {Name: "evidence", Below: true}},
+	}
+	rows := make([]Row, len(as))
+	for i, a := range as {
+		rows[i] = Row{Cells: []Cell{textCell(a.Kind), textCell(a.Object), orUnknown(a.Function), countCell(a.StallCycles),
+			shareCell(a.StallCycles, v.stall), textCell(a.Message), textCell(strings.Join(a.Evidence, "; "))}}
+	}
+	t.Rows = rows
+	return t
+}
+
+// function finds a function by name.
+func (v *viewer) function(name string) (*profile.Function, error) {
+	for i := range v.p.Functions {
+		if v.p.Functions[i].Name == name {
+			return &v.p.Functions[i], nil
+		}
+	}
+	names := make([]string, len(v.p.Functions))
+	for i, f := range v.p.Functions {
+		names[i] = f.Name
+	}
+	return nil, fmt.Errorf("no function %q in the profile%s", name, suggest(name, names))
+}
+
+// object finds an object by name, else by full name.
+func (v *viewer) object(name string) (*profile.Object, error) {
+	if o := v.objectByName(name); o != nil {
+		return o, nil
+	}
+	var names []string
+	for i := range v.p.Objects {
+		o := &v.p.Objects[i]
+		if o.FullName == name {
+			return o, nil
+		}
+		names = append(names, o.Name)
+	}
+	return nil, fmt.Errorf("no object %q in the profile%s", name, suggest(name, names))
+}
+
+func (v *viewer) objectByName(name string) *profile.Object {
+	for i := range v.p.Objects {
+		if v.p.Objects[i].Name == name {
+			return &v.p.Objects[i]
+		}
+	}
+	return nil
+}
+
+// topNames lists the functions with the most stall cycles (5).
+func topNames(p *profile.Profile) []string {
+	fs := pointers(p.Functions)
+	slices.SortStableFunc(fs, func(a, b *profile.Function) int { return cmp.Compare(b.StallCycles, a.StallCycles) })
+	var names []string
+	for _, f := range fs[:min(5, len(fs))] {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// topObjectNames lists the objects with the most stall cycles (5).
+func topObjectNames(p *profile.Profile) []string {
+	os := rankObjects(p)
+	var names []string
+	for _, o := range os[:min(5, len(os))] {
+		names = append(names, o.Name)
+	}
+	return names
+}
+
+// rankObjects returns the objects, most stall cycles first.
+func rankObjects(p *profile.Profile) []*profile.Object {
+	os := pointers(p.Objects)
+	slices.SortStableFunc(os, func(a, b *profile.Object) int {
+		return cmp.Or(cmp.Compare(b.StallCycles, a.StallCycles), cmp.Compare(b.Misses, a.Misses), cmp.Compare(a.Name, b.Name))
+	})
+	return os
+}
+
+// suggest returns ` (did you mean "a", "b"?)` with the names closest to
+// name: those containing it (ignoring case), then those at an edit
+// distance of at most a third of its length (at least 1), at most 3.
+func suggest(name string, names []string) string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	lower := strings.ToLower(name)
+	limit := max(1, len([]rune(name))/3)
+	for _, n := range names {
+		l := strings.ToLower(n)
+		d := editDistance(lower, l)
+		if lower != "" && strings.Contains(l, lower) {
+			d = 0
+		}
+		if d <= limit {
+			cs = append(cs, cand{n, d})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.name, b.name)) })
+	if len(cs) == 0 {
+		return ""
+	}
+	var q []string
+	for _, c := range cs[:min(3, len(cs))] {
+		q = append(q, fmt.Sprintf("%q", c.name))
+	}
+	return " (did you mean " + strings.Join(q, ", ") + "?)"
+}
+
+// editDistance is the Levenshtein distance of a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// pointers returns pointers to the elements of xs.
+func pointers[T any](xs []T) []*T {
+	ps := make([]*T, len(xs))
+	for i := range xs {
+		ps[i] = &xs[i]
+	}
+	return ps
+}
