@@ -119,7 +119,7 @@ type attribution struct {
 	data     *attrib.Data
 	sym      Symbolizer // nil: names by address
 	missOnly bool
-	minSize  uint64 // globals below it are pooled per module
+	minSize  uint64      // globals below it are pooled per module
 	modules  []moduleMap // object files mapped, in order
 	tid      uint32      // thread of the current reference
 	proc     int32       // procedure of the current reference

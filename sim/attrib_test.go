@@ -88,10 +88,10 @@ func TestAttributionWorked(t *testing.T) {
 	}
 	const a, b = "heap@0xa00", "heap@0xb00"
 	type row struct {
-		Name                                     string
-		Acc, Hits, Misses, Cold, Repl, Inval     uint64
+		Name                                    string
+		Acc, Hits, Misses, Cold, Repl, Inval    uint64
 		Temporal, Spatial, Used, Fetched, Stall uint64
-		EvictedBy                                map[string]uint64
+		EvictedBy                               map[string]uint64
 	}
 	mk := func(name string, s *profile.Stats) row {
 		return row{name, s.Accesses, s.Hits, s.Misses, s.Causes.Cold, s.Causes.Replacement, s.Causes.Invalidation,

@@ -91,11 +91,11 @@ type simulationFlags struct {
 	minObject uint64
 	renames   []string
 	profOut   string
-	jsonOut  string
-	stats    bool
-	skipRefs uint64
-	maxRefs  uint64
-	cpuprof  string
+	jsonOut   string
+	stats     bool
+	skipRefs  uint64
+	maxRefs   uint64
+	cpuprof   string
 }
 
 func (f *simulationFlags) register(cmd *cobra.Command) {
