@@ -15,10 +15,12 @@ type Symbolizer interface {
 	// HeapName names the heap blocks allocated through a call path of
 	// return addresses, innermost first (the allocation routine's own
 	// frames removed): name is short (the variable that receives the
-	// pointer, e.g. "Y", else "type@file:line"), full prefixes it with the
-	// call path ("main.42.AllocMatrix.17.Y"). ok is false when nothing is
-	// known about the path.
-	HeapName(site []uint64) (name, full string, ok bool)
+	// pointer, e.g. "Y", else "heap@file:line"); path is the call path,
+	// outermost first, one "func.line" per source frame, so that path and
+	// name joined with dots make a unique full name
+	// ("main.42.AllocMatrix.17.Y"). ok is false when nothing is known
+	// about the call path.
+	HeapName(site []uint64) (name string, path []string, ok bool)
 }
 
 // Source is what a Symbolizer knows about a code address. Empty fields

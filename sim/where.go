@@ -3,8 +3,10 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"memspy/attrib"
 	"memspy/profile"
@@ -228,16 +230,64 @@ func refKind(per map[string]*profile.Stats, levels []*level) string {
 // names, through the Symbolizer when there is one.
 type namer struct {
 	h     *Hierarchy
-	procs map[int32]*profile.Function
-	bins  map[int32]*profile.Object
+	procs map[int32]*profile.Function // every procedure
+	bins  map[int32]*profile.Object   // every bin an access point touches
 	src   map[uint64]Source
 	heap  []string // hex names of heap bins (attrib.HeapNames)
 	taken map[string]bool
 }
 
+// newNamer names every bin that an access point touches. Objects whose
+// short names collide get the shortest end of their allocation call path
+// that tells them apart ("main.86.alloc_matrix.31.m"), else their bin
+// number ("info#12").
 func (h *Hierarchy) newNamer() *namer {
-	return &namer{h: h, procs: map[int32]*profile.Function{}, bins: map[int32]*profile.Object{}, src: map[uint64]Source{},
+	n := &namer{h: h, procs: map[int32]*profile.Function{}, bins: map[int32]*profile.Object{}, src: map[uint64]Source{},
 		heap: attrib.HeapNames(h.attr.data.Bins()), taken: map[string]bool{}}
+	n.nameProcs()
+	paths := map[int32][]string{}
+	groups := map[string][]int32{}
+	for _, r := range h.attr.refs {
+		if _, ok := n.bins[r.bin]; ok {
+			continue
+		}
+		o, path := n.newObject(r.bin)
+		n.bins[r.bin], paths[r.bin] = o, path
+		groups[o.Name] = append(groups[o.Name], r.bin)
+	}
+	suffix := func(id int32, k int) string {
+		p := paths[id]
+		return strings.Join(append(slices.Clone(p[len(p)-k:]), n.bins[id].Name), ".")
+	}
+	renamed := map[int32]string{}
+	for _, ids := range groups {
+		if len(ids) == 1 {
+			continue
+		}
+	member:
+		for _, id := range ids {
+			for k := 1; k <= len(paths[id]); k++ {
+				cand := suffix(id, k)
+				if !slices.ContainsFunc(ids, func(j int32) bool { return j != id && k <= len(paths[j]) && suffix(j, k) == cand }) {
+					renamed[id] = cand
+					continue member
+				}
+			}
+			renamed[id] = fmt.Sprintf("%s#%d", n.bins[id].Name, id)
+		}
+	}
+	ids := slices.Sorted(maps.Keys(n.bins))
+	for _, id := range ids {
+		o := n.bins[id]
+		if name, ok := renamed[id]; ok {
+			o.Name = name
+		}
+		if n.taken["o"+o.Name] { // a path-named object meets another's name
+			o.Name = fmt.Sprintf("%s#%d", o.Name, id)
+		}
+		n.taken["o"+o.Name] = true
+	}
+	return n
 }
 
 // code returns what the Symbolizer knows of pc.
@@ -263,46 +313,56 @@ func (n *namer) function(k refKey) *profile.Function {
 			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry}
 		}
 	}
-	f, ok := n.procs[k.proc]
-	if !ok {
-		p := n.h.attr.code.Proc(k.proc)
-		f = &profile.Function{Name: p.Name, Entry: p.Entry}
+	c := *n.procs[k.proc]
+	return &c
+}
+
+// nameProcs names every procedure. Procedures whose names collide (static
+// functions of different modules or files) get their module's name
+// ("init@libc.so.6"), else their entry ("init@0x1091e5").
+func (n *namer) nameProcs() {
+	groups := map[string][]int32{}
+	for id, p := range n.h.attr.code.Procs() {
+		f := &profile.Function{Name: p.Name, Entry: p.Entry}
 		if p.Entry != 0 {
 			if s := n.code(p.Entry); s.Func != "" {
 				f.Name, f.File, f.Line, f.Module = s.Func, s.File, s.Line, s.Module
 			}
 		}
-		if n.taken["f"+f.Name] {
-			f.Name = fmt.Sprintf("%s@%#x", f.Name, p.Entry)
-		}
-		n.taken["f"+f.Name] = true
-		n.procs[k.proc] = f
+		n.procs[int32(id)] = f
+		groups[f.Name] = append(groups[f.Name], int32(id))
 	}
-	c := *f
-	return &c
+	for _, ids := range groups {
+		if len(ids) == 1 {
+			continue
+		}
+		mods := map[string]int{}
+		for _, id := range ids {
+			mods[n.procs[id].Module]++
+		}
+		for _, id := range ids {
+			f := n.procs[id]
+			if m := f.Module; m != "" && mods[m] == 1 {
+				f.Name += "@" + filepath.Base(m)
+			} else {
+				f.Name = fmt.Sprintf("%s@%#x", f.Name, f.Entry)
+			}
+		}
+	}
 }
 
-// object returns a fresh copy of the object entry of data bin id.
+// object returns a fresh copy of the object entry of data bin id, which an
+// access point touches.
 func (n *namer) object(id int32) *profile.Object {
-	o, ok := n.bins[id]
-	if !ok {
-		o = n.newObject(id)
-		if n.taken["o"+o.Name] {
-			o.Name = o.FullName
-		}
-		for n.taken["o"+o.Name] {
-			o.Name = fmt.Sprintf("%s#%d", o.Name, id)
-		}
-		n.taken["o"+o.Name] = true
-		n.bins[id] = o
-	}
-	c := *o
+	c := *n.bins[id]
 	return &c
 }
 
-func (n *namer) newObject(id int32) *profile.Object {
+// newObject makes the object entry of data bin id, with its allocation
+// call path as "func.line" elements for a heap bin the Symbolizer knows.
+func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 	b := n.h.attr.data.Bin(id)
-	o := &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes}
+	o = &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes}
 	switch b.Kind {
 	case attrib.Stack:
 		o.Name = "locals@" + n.function(refKey{proc: b.Proc}).Name
@@ -310,8 +370,8 @@ func (n *namer) newObject(id int32) *profile.Object {
 		o.Name, o.FullName = n.heap[id], n.heap[id]
 		o.Blocks = b.Blocks
 		if sym := n.h.attr.sym; sym != nil {
-			if name, full, ok := sym.HeapName(b.Site); ok {
-				o.Name, o.FullName = name, full
+			if name, p, ok := sym.HeapName(b.Site); ok {
+				o.Name, o.FullName, path = name, strings.Join(append(slices.Clone(p), name), "."), p
 			}
 		}
 		for i, pc := range b.Site {
@@ -332,5 +392,5 @@ func (n *namer) newObject(id int32) *profile.Object {
 	if o.FullName == "" {
 		o.FullName = o.Name
 	}
-	return o
+	return o, path
 }

@@ -27,13 +27,16 @@ import (
 // variable is found, the name is "heap@file:line" of the innermost frame
 // with a line (file as a base name), else "heap@func".
 //
-// The full name prefixes the short one with the whole call path, outermost
-// first, one "func.line" per source frame ("main.42.AllocMatrix.17.Y":
-// main's line 42 called AllocMatrix, whose line 17 called the allocator).
-// A frame without a line is just "func"; one in no known function is the
-// return address in hex ("0x4011a3"). ok is false when no frame of site
-// is known at all.
-func (s *Symbolizer) HeapName(site []uint64) (name, full string, ok bool) {
+// A variable assigned the pointer and then returned by its function (the
+// wrapper `m = malloc(n); if (!m) abort(); return m;`) counts as a return:
+// the name is looked for in the caller.
+//
+// path is the whole call path, outermost first, one "func.line" per source
+// frame (joined with the name: "main.42.AllocMatrix.17.Y", main's line 42
+// called AllocMatrix, whose line 17 called the allocator). A frame without
+// a line is just "func"; one in no known function is the return address in
+// hex ("0x4011a3"). ok is false when no frame of site is known at all.
+func (s *Symbolizer) HeapName(site []uint64) (name string, path []string, ok bool) {
 	var frames []siteFrame // innermost first
 	for _, ra := range site {
 		fs := s.space.Frames(ra - 1)
@@ -47,25 +50,21 @@ func (s *Symbolizer) HeapName(site []uint64) (name, full string, ok bool) {
 		}
 	}
 	if !ok {
-		return "", "", false
+		return "", nil, false
 	}
 	name = s.shortName(frames)
-	var b strings.Builder
 	for i := len(frames) - 1; i >= 0; i-- {
 		f := &frames[i]
+		elem := hex(f.ra)
 		if f.Func != "" {
-			b.WriteString(f.Func)
-		} else {
-			b.WriteString(hex(f.ra))
+			elem = f.Func
 		}
 		if f.Line > 0 {
-			b.WriteByte('.')
-			b.WriteString(strconv.Itoa(f.Line))
+			elem += "." + strconv.Itoa(f.Line)
 		}
-		b.WriteByte('.')
+		path = append(path, elem)
 	}
-	b.WriteString(name)
-	return name, b.String(), true
+	return name, path, true
 }
 
 // siteFrame is one source frame of an allocation site.
@@ -79,18 +78,28 @@ func hex(a uint64) string { return fmt.Sprintf("%#x", a) }
 // shortName finds the variable receiving the pointer, walking outwards
 // while lines return it (or tell nothing), else makes "heap@file:line".
 func (s *Symbolizer) shortName(frames []siteFrame) string {
+	local := "" // a variable the function returns, if no caller names it
 	for _, f := range frames {
 		if f.File == "" || f.Line <= 0 {
 			continue
 		}
 		li := s.lineInfo(f.File, f.Line)
 		if li.name != "" {
-			return li.name
+			if !s.returnsVar(f.File, f.Line, li.name) {
+				return li.name
+			}
+			if local == "" {
+				local = li.name
+			}
+			continue
 		}
 		if !li.readable || li.returns {
 			continue
 		}
 		break
+	}
+	if local != "" {
+		return local
 	}
 	for _, f := range frames {
 		if f.File != "" && f.Line > 0 {
@@ -145,6 +154,30 @@ func (s *Symbolizer) source(file string) []string {
 	}
 	s.sources[file] = src
 	return src
+}
+
+// maxFuncLines bounds how far returnsVar looks for the end of a function.
+const maxFuncLines = 200
+
+// returnsVar reports whether the function holding line of file returns
+// variable v: a later line, before the function's closing brace (a line
+// starting with "}"), is `return v;` (or `return v` in Go).
+func (s *Symbolizer) returnsVar(file string, line int, v string) bool {
+	src := s.source(file)
+	goSrc := strings.HasSuffix(file, ".go")
+	for i := line; i < len(src) && i < line+maxFuncLines; i++ {
+		if strings.HasPrefix(src[i], "}") {
+			return false
+		}
+		code := strings.TrimSpace(stripLiterals(src[i], goSrc))
+		if rest, ok := strings.CutPrefix(code, "return"); ok {
+			rest = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), ";"))
+			if rest == v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // returns reports whether the statement holding line (1-based) of src is a

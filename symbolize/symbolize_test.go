@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
 	printf("A %p %p\n", ra0, ra1);
 	double *B = alloc_matrix(n); /* CALLB */
 	printf("B %p %p\n", ra0, ra1);
-	double *x = make(n); /* CALLMAKE */
+	double *y = make(n); /* CALLMAKE */
 	printf("make %p %p\n", ra0, ra1);
 	double *C = alloc_inl(n); /* CALLC */
 	printf("C %p\n", ra0);
@@ -99,7 +100,7 @@ int main(int argc, char **argv)
 	char *copy = dup_str(argv[0]); /* CALLDUP */
 	printf("dup %p %p\n", ra0, ra_dup);
 	sink += copy[0];
-	big[n] = A[0] + B[0] + C[0] + x[0] + head.next->v;
+	big[n] = A[0] + B[0] + C[0] + y[0] + head.next->v;
 	return 0;
 }
 `
@@ -299,8 +300,8 @@ func TestHeapName(t *testing.T) {
 		{"A unknown outer frame", append(append([]uint64{}, siteA...), 0x7000), "A", fmt.Sprintf("0x7000.main.%d.alloc_matrix.%d.A", callA, wrap)},
 		// An inlined wrapper.
 		{"C", p.addrs(t, "C", 1), "C", fmt.Sprintf("main.%d.alloc_inl.%d.C", line(t, "CALLC"), line(t, "INL"))},
-		// A direct assignment.
-		{"make", siteMake, "x", fmt.Sprintf("main.%d.make.%d.x", callMake, makeL)},
+		// A local variable assigned and returned: the caller's variable.
+		{"make", siteMake, "y", fmt.Sprintf("main.%d.make.%d.y", callMake, makeL)},
 		{"make innermost only", siteMake[:1], "x", fmt.Sprintf("make.%d.x", makeL)},
 		// A list node in a loop.
 		{"loop 0", loop[:1], loopName, fmt.Sprintf("main.%d.%s", line(t, "LOOP"), loopName)},
@@ -313,7 +314,8 @@ func TestHeapName(t *testing.T) {
 		{"use under unknown caller", []uint64{use, 0x20}, fmt.Sprintf("heap@prog.c:%d", useL), fmt.Sprintf("0x20.main.%d.heap@prog.c:%d", useL, useL)},
 	}
 	for _, tc := range tests {
-		name, full, ok := s.HeapName(tc.site)
+		name, path, ok := s.HeapName(tc.site)
+		full := strings.Join(append(path, name), ".")
 		if !ok || name != tc.short || full != tc.full {
 			t.Errorf("%s: HeapName(%#x) = %q, %q, %v; want %q, %q, true", tc.name, tc.site, name, full, ok, tc.short, tc.full)
 		}
@@ -322,8 +324,8 @@ func TestHeapName(t *testing.T) {
 		t.Errorf("loop sites differ: %#x", loop)
 	}
 	for _, site := range [][]uint64{nil, {0x10}, {0x10, 0x20}} {
-		if name, full, ok := s.HeapName(site); ok || name != "" || full != "" {
-			t.Errorf("HeapName(%#x) = %q, %q, %v; want nothing", site, name, full, ok)
+		if name, path, ok := s.HeapName(site); ok || name != "" || path != nil {
+			t.Errorf("HeapName(%#x) = %q, %q, %v; want nothing", site, name, path, ok)
 		}
 	}
 }
@@ -452,7 +454,7 @@ func TestRemap(t *testing.T) {
 			for _, site := range [][]uint64{siteA, moved} {
 				n1, f1, ok1 := s.HeapName(site)
 				n2, f2, ok2 := fresh.HeapName(site)
-				if n1 != n2 || f1 != f2 || ok1 != ok2 {
+				if n1 != n2 || !slices.Equal(f1, f2) || ok1 != ok2 {
 					t.Errorf("HeapName(%#x) after remap = %q, %q, %v; want the new mapping's %q, %q, %v", site, n1, f1, ok1, n2, f2, ok2)
 				}
 			}
