@@ -57,6 +57,12 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("MEMSPY_INCLUDE", include)
+			// The example programs (examples/where).
+			examples, err := filepath.Abs(filepath.Join("..", "..", "examples"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLES", examples)
 			return os.Symlink(shared, filepath.Join(env.WorkDir, "traces"))
 		},
 		Condition: func(cond string) (bool, error) {
