@@ -333,3 +333,13 @@ func (h *Hierarchy) filled(l *level, slot int, line uint64, ref int32, demand bo
 		at.touch(slot, a&l.offMask, min(s, l.lineSize-a&l.offMask))
 	}
 }
+
+// Map tells the attribution that the object file at path is mapped with
+// its .text section at textAddr (0: at its link-time addresses), as a
+// trace.Map event does: for the binaries of a trace that has no map
+// events. It does nothing unless attributing.
+func (h *Hierarchy) Map(path string, textAddr uint64) {
+	if h.attr != nil {
+		h.attribEvent(trace.Map, textAddr, 0, &trace.Ext{Name: path})
+	}
+}

@@ -60,6 +60,9 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 	if err != nil {
 		return err
 	}
+	for _, b := range f.binaries {
+		h.Map(b, 0)
+	}
 	in, err := openInput(path)
 	if err != nil {
 		return err
