@@ -7,7 +7,7 @@ BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 PREFIX  ?= /usr/local
 
-.PHONY: all build tool demo test vet fuzz bench bench-run install clean check-go check-valgrind
+.PHONY: all build tool demo test vet fuzz bench bench-run bench-where install clean check-go check-valgrind
 
 all: build
 
@@ -99,6 +99,10 @@ bench: build
 # memspy run against cachegrind, the tracer against --tool=none (issue 3).
 bench-run: build
 	BIN=$(BIN) TOOLDIR=$(TOOLDIR) ./scripts/bench-run.sh
+
+# The cost of --where and of --where --miss-only on memspy run.
+bench-where: build
+	BIN=$(BIN) ./scripts/bench-where.sh
 
 # memspy, its Valgrind tool (found from the binary as ../libexec/memspy/valgrind)
 # and memspy.h for programs that mark themselves.

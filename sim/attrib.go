@@ -278,9 +278,22 @@ func (h *Hierarchy) binOf(a uint64) int32 {
 
 // countHit counts a hit of access point ref on bytes [a, a+s) of slot of l.
 func (h *Hierarchy) countHit(l *level, k int, slot int, ref int32, a, s uint64) {
-	st := l.attr.stats(ref)
+	at := l.attr
+	st := at.stats(ref)
 	st.acc[k]++
-	if l.attr.touch(slot, a&l.offMask, min(s, l.lineSize-a&l.offMask)) {
+	off := a & l.offMask
+	n := min(s, l.lineSize-off)
+	var old bool
+	if at.words == 1 && n < 64 {
+		// One mask word: touch without the loop.
+		bits := (uint64(1)<<n - 1) << off
+		m := &at.mask[slot]
+		old = *m&bits == bits
+		*m |= bits
+	} else {
+		old = at.touch(slot, off, n)
+	}
+	if old {
 		st.temporal++
 	} else {
 		st.spatial++
