@@ -73,6 +73,12 @@ demo: build
 	@echo "== memspy run, a partial trace: only while kernel() runs, in a program that marks itself with memspy.h =="
 	gcc -O1 -g -Itracer/valgrind/tool -o bin/markers examples/c/markers.c
 	$(BIN) run --cache 'L1D:size=4k,assoc=2,line=64,holds=data' --trace-fn kernel -- bin/markers 3
+	@echo
+	@echo "== where and why: a blocked matrix multiply whose matrix B interferes with itself (examples/where/selfint.c) =="
+	gcc -O1 -g -o bin/selfint examples/where/selfint.c
+	$(BIN) run --where --profile bin/selfint.memspy --cache 'L1D:size=8K,assoc=1,line=32,holds=d' -- bin/selfint
+	@echo "== the saved profile, one view: the references with the most misses and whose fills evicted their lines =="
+	$(BIN) report bin/selfint.memspy refs --top 3 --evictors
 
 vet: check-go
 	$(GO) vet ./...
