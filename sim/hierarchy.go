@@ -486,6 +486,9 @@ func (h *Hierarchy) mark(e *trace.Ext) {
 func (h *Hierarchy) resetStats() {
 	h.kinds = [256]uint64{}
 	h.notSimulated = 0
+	if h.attr != nil {
+		clear(h.attr.instr)
+	}
 	h.mem = profile.MemoryStats{}
 	for _, l := range h.levels {
 		l.acc, l.miss = [numAccessKinds]uint64{}, [numAccessKinds]uint64{}
