@@ -541,8 +541,9 @@ func (l *level) next(k int) *level {
 // ref performs a reference of kind k to bytes [a, a+s) at l (nil: memory).
 // fromAbove is true when a cache above l makes the request. ref is the
 // access point the request is for when attributing and known, else -1
-// (found on a miss: the data bin is looked up then). It returns whether the data came back dirty (a hit in an exclusive
-// cache hands its line, dirty or not, up to the requester).
+// (found on a miss: the data bin is looked up then). It returns whether
+// the data came back dirty (a hit in an exclusive cache hands its line,
+// dirty or not, up to the requester).
 func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, ref int32) bool {
 	if s == 0 {
 		s = 1
