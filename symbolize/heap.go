@@ -2,10 +2,8 @@ package symbolize
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"memspy/symbols"
 )
@@ -85,7 +83,7 @@ func (s *Symbolizer) shortName(frames []siteFrame) string {
 		}
 		li := s.lineInfo(f.File, f.Line)
 		if li.name != "" {
-			if !s.returnsVar(f.File, f.Line, li.name) {
+			if !symbols.ReturnsVariable(f.File, f.Line, li.name) {
 				return li.name
 			}
 			if local == "" {
@@ -132,134 +130,10 @@ func (s *Symbolizer) lineInfo(file string, line int) lineInfo {
 	if li, ok := s.lines[k]; ok {
 		return li
 	}
-	src := s.source(file)
-	li := lineInfo{readable: line >= 1 && line <= len(src)}
-	if li.readable {
+	var li lineInfo
+	if li.returns, li.readable = symbols.ReturnsValue(file, line); li.readable {
 		li.name, _ = symbols.AssignedVariable(file, line)
-		li.returns = returns(src, line, strings.HasSuffix(file, ".go"))
 	}
 	s.lines[k] = li
 	return li
-}
-
-// source returns the lines of a source file, reading it once (nil when
-// it cannot be read).
-func (s *Symbolizer) source(file string) []string {
-	if src, ok := s.sources[file]; ok {
-		return src
-	}
-	var src []string
-	if data, err := os.ReadFile(file); err == nil {
-		src = strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	}
-	s.sources[file] = src
-	return src
-}
-
-// maxFuncLines bounds how far returnsVar looks for the end of a function.
-const maxFuncLines = 200
-
-// returnsVar reports whether the function holding line of file returns
-// variable v: a later line, before the function's closing brace (a line
-// starting with "}"), is `return v;` (or `return v` in Go).
-func (s *Symbolizer) returnsVar(file string, line int, v string) bool {
-	src := s.source(file)
-	goSrc := strings.HasSuffix(file, ".go")
-	for i := line; i < len(src) && i < line+maxFuncLines; i++ {
-		if strings.HasPrefix(src[i], "}") {
-			return false
-		}
-		code := strings.TrimSpace(stripLiterals(src[i], goSrc))
-		if rest, ok := strings.CutPrefix(code, "return"); ok {
-			rest = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), ";"))
-			if rest == v {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// returns reports whether the statement holding line (1-based) of src is a
-// return: the line holds the keyword "return", or continues (over at most
-// three lines) a statement begun on a line that does, as in
-// `return (double *)` / `malloc(n);`.
-func returns(src []string, line int, goSrc bool) bool {
-	for i := line - 1; i >= 0 && i >= line-4; i-- {
-		code := stripLiterals(src[i], goSrc)
-		if hasWord(code, "return") {
-			return true
-		}
-		// Does line i continue a statement begun on an earlier line?
-		j := i - 1
-		for j >= 0 && strings.TrimSpace(stripLiterals(src[j], goSrc)) == "" {
-			j--
-		}
-		if j < 0 {
-			return false
-		}
-		prev := strings.TrimSpace(stripLiterals(src[j], goSrc))
-		if strings.HasPrefix(prev, "#") || strings.HasSuffix(prev, ";") ||
-			strings.HasSuffix(prev, "{") || strings.HasSuffix(prev, "}") || strings.HasSuffix(prev, ":") {
-			return false
-		}
-		if goSrc && !strings.HasSuffix(prev, "(") && !strings.HasSuffix(prev, ",") && !strings.HasSuffix(prev, "=") {
-			return false // Go ends statements at line ends
-		}
-		i = j + 1
-	}
-	return false
-}
-
-// stripLiterals blanks out string and character literals and removes
-// comments within one line.
-func stripLiterals(s string, goSrc bool) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\'' || c == '`' && goSrc:
-			j := i + 1
-			for j < len(s) && s[j] != c {
-				if s[j] == '\\' && c != '`' {
-					j++
-				}
-				j++
-			}
-			b.WriteByte(' ')
-			i = j
-		case c == '/' && i+1 < len(s) && s[i+1] == '/':
-			return b.String()
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			end := strings.Index(s[i+2:], "*/")
-			if end < 0 {
-				return b.String()
-			}
-			b.WriteByte(' ')
-			i += 2 + end + 1
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// hasWord reports whether s contains w as a whole identifier.
-func hasWord(s, w string) bool {
-	for off := 0; ; {
-		i := strings.Index(s[off:], w)
-		if i < 0 {
-			return false
-		}
-		i += off
-		end := i + len(w)
-		if (i == 0 || !isIdent(s[i-1])) && (end == len(s) || !isIdent(s[end])) {
-			return true
-		}
-		off = i + 1
-	}
-}
-
-func isIdent(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }

@@ -11,9 +11,6 @@
 package symbolize
 
 import (
-	"debug/elf"
-	"fmt"
-
 	"memspy/attrib"
 	"memspy/sim"
 	"memspy/symbols"
@@ -28,15 +25,14 @@ type Symbolizer struct {
 	live    []mapping          // current mappings, oldest first; no two overlap
 	space   symbols.Space      // the live mappings
 
-	lines   map[fileLine]lineInfo // what a source line does with an allocation
-	sources map[string][]string   // source files read (nil: unreadable)
+	lines map[fileLine]lineInfo // what a source line does with an allocation
 }
 
 // module is one object file, opened once.
 type module struct {
 	b    *symbols.Binary // nil when the file could not be opened
 	err  error           // why it could not be opened
-	segs []span          // link-time ranges that Space.Add maps (PT_LOAD segments)
+	segs [][2]uint64     // link-time ranges that Space.Add maps (Binary.Segments)
 }
 
 // mapping is a module loaded at a bias (run-time minus link-time address).
@@ -45,14 +41,11 @@ type mapping struct {
 	bias uint64
 }
 
-type span struct{ lo, hi uint64 }
-
 // New returns a Symbolizer with nothing mapped.
 func New() *Symbolizer {
 	return &Symbolizer{
 		modules: map[string]*module{},
 		lines:   map[fileLine]lineInfo{},
-		sources: map[string][]string{},
 	}
 }
 
@@ -133,18 +126,12 @@ func (s *Symbolizer) open(path string) (*module, error) {
 	m := &module{}
 	s.modules[path] = m
 	b, err := symbols.Open(path)
-	if err == nil {
-		m.segs, err = segments(path)
-		if err != nil {
-			err = fmt.Errorf("symbolize: %s: %w", path, err)
-		}
-	}
 	if err != nil {
 		m.err = err
 		s.errs = append(s.errs, err)
 		return m, err
 	}
-	m.b = b
+	m.b, m.segs = b, b.Segments()
 	return m, nil
 }
 
@@ -180,42 +167,16 @@ func (s *Symbolizer) add(m *module, bias uint64) {
 // overlap reports whether two mappings share an address.
 func overlap(a, b mapping) bool {
 	for _, x := range a.m.segs {
-		xlo, xhi := x.lo+a.bias, x.hi+a.bias
+		xlo, xhi := x[0]+a.bias, x[1]+a.bias
 		if xhi <= xlo {
 			continue // wrapped around: Space.Add skips it too
 		}
 		for _, y := range b.m.segs {
-			ylo, yhi := y.lo+b.bias, y.hi+b.bias
+			ylo, yhi := y[0]+b.bias, y[1]+b.bias
 			if yhi > ylo && xlo < yhi && ylo < xhi {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// segments returns the link-time ranges of the file at path the way
-// symbols.Space.Add maps them: its PT_LOAD segments or, when it has none,
-// its allocated sections. (symbols.Binary does not export them.)
-func segments(path string) ([]span, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var segs []span
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD && p.Memsz > 0 && p.Vaddr+p.Memsz > p.Vaddr {
-			segs = append(segs, span{p.Vaddr, p.Vaddr + p.Memsz})
-		}
-	}
-	if len(segs) > 0 {
-		return segs, nil
-	}
-	for _, sec := range f.Sections {
-		if sec.Flags&elf.SHF_ALLOC != 0 && sec.Flags&elf.SHF_TLS == 0 && sec.Size > 0 && sec.Addr+sec.Size > sec.Addr {
-			segs = append(segs, span{sec.Addr, sec.Addr + sec.Size})
-		}
-	}
-	return segs, nil
 }

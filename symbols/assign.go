@@ -51,12 +51,12 @@ func AssignedVariable(file string, line int) (name string, ok bool) {
 		return "", false
 	}
 	goSrc := strings.HasSuffix(file, ".go")
-	if name, ok := assigned(stripComments(lines[line-1], goSrc), goSrc); ok {
+	if name, ok := assigned(stripComments(lines[line-1], goSrc, false), goSrc); ok {
 		return name, true
 	}
 	// The line may continue an assignment begun on an earlier line.
 	for i := line - 2; i >= 0 && i >= line-4; i-- {
-		prev := strings.TrimSpace(stripComments(lines[i], goSrc))
+		prev := strings.TrimSpace(stripComments(lines[i], goSrc, false))
 		if prev == "" {
 			continue
 		}
@@ -69,15 +69,19 @@ func AssignedVariable(file string, line int) (name string, ok bool) {
 }
 
 // stripComments removes // and /* */ comments (within the line) outside
-// string and character literals.
-func stripComments(s string, goSrc bool) string {
+// string and character literals; blank replaces each literal by one space.
+func stripComments(s string, goSrc, blank bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '"' || c == '\'' || (c == '`' && goSrc):
 			j := skipLiteral(s, i)
-			b.WriteString(s[i:j])
+			if blank {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString(s[i:j])
+			}
 			i = j - 1
 		case c == '/' && i+1 < len(s) && s[i+1] == '/':
 			return b.String()

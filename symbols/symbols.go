@@ -158,6 +158,16 @@ func (b *Binary) Path() string { return b.path }
 // TextAddr.
 func (b *Binary) TextAddr() uint64 { return b.textAddr }
 
+// Segments returns the link-time ranges [lo, hi) that Space.Add maps: the
+// PT_LOAD segments, or the allocated sections of a file without any.
+func (b *Binary) Segments() [][2]uint64 {
+	out := make([][2]uint64, len(b.segs))
+	for i, r := range b.segs {
+		out[i] = [2]uint64{r.lo, r.hi}
+	}
+	return out
+}
+
 // Func returns the function containing link-time address pc: its name, entry
 // and end (exclusive) — the outermost, non-inlined function. For a function
 // split into several address ranges (such as a hot part and a ".cold" part),

@@ -1,4 +1,4 @@
-package symbolize
+package symbols
 
 import (
 	"strings"
@@ -43,8 +43,8 @@ func TestReturns(t *testing.T) {
 				lines[i] = l[1:]
 			}
 		}
-		if got := returns(lines, line, tc.goSrc); got != tc.want {
-			t.Errorf("returns(%q, line %d) = %v, want %v", tc.src, line, got, tc.want)
+		if got := returnsAt(lines, line, tc.goSrc); got != tc.want {
+			t.Errorf("returnsAt(%q, line %d) = %v, want %v", tc.src, line, got, tc.want)
 		}
 	}
 }
