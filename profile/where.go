@@ -128,7 +128,13 @@ type Reference struct {
 type entry interface {
 	key() string
 	parts() (*Stats, map[string]*Stats)
+	setLevels(map[string]*Stats)
 }
+
+func (f *Function) setLevels(l map[string]*Stats)  { f.Levels = l }
+func (o *Object) setLevels(l map[string]*Stats)    { o.Levels = l }
+func (p *Pair) setLevels(l map[string]*Stats)      { p.Levels = l }
+func (r *Reference) setLevels(l map[string]*Stats) { r.Levels = l }
 
 func (f *Function) key() string                        { return f.Name }
 func (f *Function) parts() (*Stats, map[string]*Stats) { return &f.Stats, f.Levels }
@@ -318,24 +324,15 @@ func mergeEntries[T any, PT interface {
 
 // cloneEntry copies an entry with its own level counters.
 func cloneEntry[T any](e T) T {
-	var x any = &e
-	_, levels := x.(entry).parts()
+	x := any(&e).(entry)
+	_, levels := x.parts()
 	fresh := map[string]*Stats{}
 	for name, s := range levels {
 		c := &Stats{}
 		c.Add(s)
 		fresh[name] = c
 	}
-	switch v := x.(type) {
-	case *Function:
-		v.Levels = fresh
-	case *Object:
-		v.Levels = fresh
-	case *Pair:
-		v.Levels = fresh
-	case *Reference:
-		v.Levels = fresh
-	}
+	x.setLevels(fresh)
 	return e
 }
 

@@ -13,13 +13,7 @@ gcc -O2 -g -o "$work/listwalk" examples/c/listwalk.c
 printf '#include <stdio.h>\nint main(void){volatile double s=0;for(long i=0;i<300000000;i++)s+=i*0.5;printf("%%g\\n",s);return 0;}\n' > "$work/spin.c"
 gcc -O1 -o "$work/spin" "$work/spin.c"
 
-secs() { # command...: wall seconds
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >/dev/null 2>&1 || true
-  t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'
-}
+. "$(dirname "$0")/timing.sh"
 # The hierarchy cachegrind simulates: split L1s and a unified LL.
 machine=(--cache 'L1I:size=32k,assoc=8,line=64,holds=instructions' --cache 'L1D:size=32k,assoc=8,line=64,holds=data'
   --cache 'LL:size=8m,assoc=16,line=64')

@@ -11,13 +11,7 @@ trap 'rm -rf "$work"' EXIT
 gcc -O2 -g -o "$work/matmul" examples/c/matmul.c
 gcc -O1 -g -o "$work/selfint" examples/where/selfint.c
 
-secs() { # command...: wall seconds
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >/dev/null 2>&1 || true
-  t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'
-}
+. "$(dirname "$0")/timing.sh"
 machine=(--cache 'L1I:size=32k,assoc=8,line=64,holds=instructions' --cache 'L1D:size=32k,assoc=8,line=64,holds=data'
   --cache 'LL:size=8m,assoc=16,line=64')
 printf '%-14s %9s %9s %12s %14s %16s\n' program plain where where-misses where/plain where/miss-only

@@ -58,24 +58,10 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 			p.References = append(p.References, profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
 				Function: fn.Name, Object: obj.Name, Kind: refKind(per, h.levels), Levels: per})
 		}
-		f := funcs[fn.Name]
-		if f == nil {
-			f = fn
-			f.Levels = map[string]*profile.Stats{}
-			funcs[fn.Name] = f
-		}
-		o := objs[obj.Name]
-		if o == nil {
-			o = obj
-			o.Levels = map[string]*profile.Stats{}
-			objs[obj.Name] = o
-		}
-		pk := [2]string{fn.Name, obj.Name}
-		pr := pairs[pk]
-		if pr == nil {
-			pr = &profile.Pair{Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}}
-			pairs[pk] = pr
-		}
+		f := entry(funcs, fn.Name, fn)
+		o := entry(objs, obj.Name, obj)
+		pr := entry(pairs, [2]string{fn.Name, obj.Name},
+			&profile.Pair{Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}})
 		for name, st := range per {
 			sum := *st
 			sum.Evictors = nil // references only
@@ -92,12 +78,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 			continue
 		}
 		fn := nm.function(refKey{proc: int32(proc)})
-		f := funcs[fn.Name]
-		if f == nil {
-			f = fn
-			f.Levels = map[string]*profile.Stats{}
-			funcs[fn.Name] = f
-		}
+		f := entry(funcs, fn.Name, fn)
 		f.Instructions += n
 		f.ComputeCycles += n
 	}
@@ -131,6 +112,15 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 // maxRefEvictors bounds the evictor references listed per reference and
 // level; the rest are added up in one entry.
 const maxRefEvictors = 8
+
+// entry returns m[k], made fresh on first use.
+func entry[K comparable, T any](m map[K]*T, k K, fresh *T) *T {
+	if e, ok := m[k]; ok {
+		return e
+	}
+	m[k] = fresh
+	return fresh
+}
 
 // levelStats returns, for every level, the profile counters of each access
 // point with any, counting the byte use of the lines still resident as if
@@ -304,16 +294,17 @@ func (n *namer) code(pc uint64) Source {
 	return s
 }
 
-// function returns a fresh copy of the function entry of access point k:
-// its procedure, or for code outside every traced call the function
-// holding its PC when known.
+// function returns a fresh copy of the function entry of access point k,
+// with no counters: its procedure, or for code outside every traced call
+// the function holding its PC when known.
 func (n *namer) function(k refKey) *profile.Function {
 	if k.proc == attrib.UnknownProc && k.pc != 0 {
 		if s := n.code(k.pc); s.Func != "" {
-			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry}
+			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry, Levels: map[string]*profile.Stats{}}
 		}
 	}
 	c := *n.procs[k.proc]
+	c.Levels = map[string]*profile.Stats{}
 	return &c
 }
 
@@ -352,9 +343,10 @@ func (n *namer) nameProcs() {
 }
 
 // object returns a fresh copy of the object entry of data bin id, which an
-// access point touches.
+// access point touches, with no counters.
 func (n *namer) object(id int32) *profile.Object {
 	c := *n.bins[id]
+	c.Levels = map[string]*profile.Stats{}
 	return &c
 }
 
