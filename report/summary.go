@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"memspy/profile"
@@ -15,21 +14,6 @@ const (
 	summaryEvictBy  = 3 // evictors shown per object
 )
 
-// WhereSummary writes the short where-and-why summary of p: the causes of
-// the misses at the focus cache, the function × object pairs with the most
-// stall cycles, who evicted the lines of the objects with the most stall
-// cycles, and the advice, one line each. Text already ends with it (after
-// the cache tables); it writes nothing for a profile without where data.
-func WhereSummary(w io.Writer, p *profile.Profile) error {
-	if !HasWhere(p) {
-		return nil
-	}
-	var b strings.Builder
-	whereSummary(&b, p, true)
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
 // causesLine is "misses by cause: cold N (s), replacement …".
 func causesLine(c *profile.CacheStats) string {
 	k := c.Causes
@@ -38,15 +22,14 @@ func causesLine(c *profile.CacheStats) string {
 		Count(k.Replacement), share(k.Replacement, all), Count(k.Invalidation), share(k.Invalidation, all))
 }
 
-// whereSummary writes the summary to b, with the causes line of the focus
-// cache when withCauses is true (Text has it in the cache's table).
-func whereSummary(b *strings.Builder, p *profile.Profile, withCauses bool) {
+// whereSummary writes the short where-and-why summary of p to b (Text ends
+// with it): the function × object pairs with the most stall cycles, who
+// evicted the lines of the objects with the most stall cycles, and the
+// advice, one line each. The causes of misses are in the caches' tables.
+func whereSummary(b *strings.Builder, p *profile.Profile) {
 	v := newViewer(p, ViewOptions{Top: summaryPairs})
 	v.more = "memspy report PROFILE stalls: all"
 	fmt.Fprintf(b, "where and why (misses at %s, stall cycles over every cache: %s):\n", v.focus, Count(v.stall))
-	if c, ok := p.Cache(p.Focus); ok && withCauses && c.Causes != nil {
-		b.WriteString("  " + causesLine(c) + "\n")
-	}
 	// The tables' rows go under their titles, indented by writeText.
 	var pairs []item
 	for i := range p.Pairs {

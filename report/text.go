@@ -19,7 +19,7 @@ import (
 // Text writes the summary of p: the input, then one table per cache (with
 // the causes of its misses when the run attributed its counters) and the
 // memory traffic, then a line per dump if the program asked for any, then
-// the where-and-why summary (WhereSummary) when the profile has it.
+// the where-and-why summary when the profile has it.
 func Text(w io.Writer, p *profile.Profile) error {
 	var b strings.Builder
 	name := "(unnamed)"
@@ -90,7 +90,7 @@ func Text(w io.Writer, p *profile.Profile) error {
 	}
 	if HasWhere(p) {
 		b.WriteString("\n")
-		whereSummary(&b, p, false)
+		whereSummary(&b, p)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -573,20 +573,12 @@ func TestWhereSummary(t *testing.T) {
 	if strings.Contains(got, "misses by cause: cold 8,859 (19.7%), replacement 36,144 (80.3%), invalidation 0 (0.0%)\n  function") {
 		t.Error("the focus causes twice")
 	}
-	// Standalone, it starts with the focus cache's causes.
-	b.Reset()
-	if err := WhereSummary(&b, p); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(b.String(), "where and why (misses at L1D, stall cycles over every cache: 2,531,836):\n  misses by cause: cold 8,859") {
-		t.Errorf("WhereSummary:\n%s", b.String())
-	}
 	// At most 8 pairs.
 	for i := range 6 {
 		p.Pairs = append(p.Pairs, profile.Pair{Function: "f", Object: "o" + strconv.Itoa(i)})
 	}
 	b.Reset()
-	WhereSummary(&b, p)
+	Text(&b, p)
 	if !strings.Contains(b.String(), "top 8 of 13") || strings.Count(b.String(), "\n    f ") != 1 {
 		t.Errorf("summary pairs not cut to 8:\n%s", b.String())
 	}
