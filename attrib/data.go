@@ -207,6 +207,16 @@ type Var struct {
 	Addr, Size uint64
 }
 
+// Local is a variable in a procedure's stack frame, for per-variable stack
+// bins: Offset is its address relative to the frame's canonical frame
+// address (the stack pointer just before the call instruction pushed the
+// return address), so it is negative for locals.
+type Local struct {
+	Name   string
+	Offset int64
+	Size   uint64
+}
+
 // StackBin returns the bin of the stack frames of procedure proc, named
 // name, making it on first use.
 func (d *Data) StackBin(proc int32, name string) int32 {

@@ -21,6 +21,10 @@ type Symbolizer interface {
 	// ("main.42.AllocMatrix.17.Y"). ok is false when nothing is known
 	// about the call path.
 	HeapName(site []uint64) (name string, path []string, ok bool)
+	// Locals returns the variables kept at fixed offsets from the frame of
+	// the function entered at run-time address entry, sorted by offset
+	// (nil when unknown).
+	Locals(entry uint64) []attrib.Local
 }
 
 // Source is what a Symbolizer knows about a code address. Empty fields
@@ -30,5 +34,6 @@ type Source struct {
 	Entry  uint64 // that function's entry
 	File   string
 	Line   int
+	Column int    // the line table's column, 0 when unknown
 	Module string // the object file's path
 }
