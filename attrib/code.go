@@ -9,24 +9,43 @@ const (
 	UnknownProc int32 = 0
 )
 
-// Proc is one procedure (a code bin): the code entered at Entry.
+// Proc is one procedure (a code bin): the code entered at Entry, or a
+// region the program named with memspy.h (Region set, Entry 0).
 type Proc struct {
-	Entry uint64
-	Name  string
+	Entry  uint64
+	Name   string
+	Region bool
 }
 
-// frame is one activation on a thread's stack: its procedure and the
-// stack pointer just after the call (pointing at the return address).
-// Directly recursive calls share one frame, counted in depth, as in MemSpy.
+// Context is a calling context: procedure Proc called from context Parent
+// (-1 for the root context, whose procedure is UnknownProc). References
+// are counted per context so that a procedure's inclusive counters add up
+// every context with it on the path.
+type Context struct {
+	Proc, Parent int32
+}
+
+// RootContext is the context of code outside every traced call.
+const RootContext int32 = 0
+
+// frame is one activation on a thread's stack: its code bin, the
+// procedure owning its stack frame (the enclosing function's, for a
+// region), its calling context, and the stack pointer just after the call
+// (pointing at the return address) of its innermost level. Directly
+// recursive calls share one frame, counted in depth, as in MemSpy.
 type frame struct {
-	proc  int32
-	sp    uint64
-	depth int
+	code, owner int32
+	ctx         int32
+	sp          uint64
+	depth       int
 }
 
-// thread is the call stack of one thread, outermost first.
+// thread is the call stack of one thread, outermost first, with the stack
+// pointers of the outer levels of directly recursive frames (depth-1 per
+// frame, in frame order).
 type thread struct {
 	frames []frame
+	outer  []uint64
 }
 
 // maxStackFrames bounds the frames kept per thread: deeper calls (runaway
@@ -35,19 +54,25 @@ type thread struct {
 const maxStackFrames = 1 << 16
 
 // Code follows the call stack of every thread from Call and Return events
-// and says which procedure is running: MemSpy's current procedure.
+// (and the regions of memspy.h) and says which procedure is running and
+// in which calling context: MemSpy's current procedure.
 type Code struct {
-	procs   []Proc
-	byEntry map[uint64]int32
-	threads map[uint32]*thread
-	tid     uint32
-	cur     *thread
+	procs    []Proc
+	byEntry  map[uint64]int32
+	byRegion map[string]int32
+	ctxs     []Context
+	children map[Context]int32 // context by procedure and parent
+	threads  map[uint32]*thread
+	tid      uint32
+	cur      *thread
 }
 
 // NewCode returns a Code with only the unknown procedure.
 func NewCode() *Code {
-	c := &Code{byEntry: map[uint64]int32{}, threads: map[uint32]*thread{}}
+	c := &Code{byEntry: map[uint64]int32{}, byRegion: map[string]int32{}, children: map[Context]int32{},
+		threads: map[uint32]*thread{}}
 	c.procs = append(c.procs, Proc{Name: "<unknown>"})
+	c.ctxs = append(c.ctxs, Context{Proc: UnknownProc, Parent: -1})
 	c.cur = c.thread(0)
 	return c
 }
@@ -58,6 +83,10 @@ func (c *Code) Procs() []Proc { return c.procs }
 // Proc returns procedure id.
 func (c *Code) Proc(id int32) *Proc { return &c.procs[id] }
 
+// Contexts returns the calling contexts, indexed by id; a context's parent
+// comes before it. The slice is the Code's own.
+func (c *Code) Contexts() []Context { return c.ctxs }
+
 // ProcAt returns the procedure entered at entry, making it on first use.
 func (c *Code) ProcAt(entry uint64) int32 {
 	if id, ok := c.byEntry[entry]; ok {
@@ -66,6 +95,31 @@ func (c *Code) ProcAt(entry uint64) int32 {
 	c.procs = append(c.procs, Proc{Entry: entry, Name: fmt.Sprintf("%#x", entry)})
 	id := int32(len(c.procs) - 1)
 	c.byEntry[entry] = id
+	return id
+}
+
+// region returns the procedure of the region called name, making it on
+// first use.
+func (c *Code) region(name string) int32 {
+	if id, ok := c.byRegion[name]; ok {
+		return id
+	}
+	c.procs = append(c.procs, Proc{Name: name, Region: true})
+	id := int32(len(c.procs) - 1)
+	c.byRegion[name] = id
+	return id
+}
+
+// context returns the context of proc called from parent, making it on
+// first use.
+func (c *Code) context(proc, parent int32) int32 {
+	k := Context{proc, parent}
+	if id, ok := c.children[k]; ok {
+		return id
+	}
+	c.ctxs = append(c.ctxs, k)
+	id := int32(len(c.ctxs) - 1)
+	c.children[k] = id
 	return id
 }
 
@@ -82,14 +136,11 @@ func (c *Code) thread(tid uint32) *thread {
 	return t
 }
 
-// Call records that thread tid called the procedure at entry, the stack
-// pointer being sp after the call. Frames at or below sp were left without
-// a return (longjmp, exceptions, tail calls) and go first.
-func (c *Code) Call(tid uint32, entry, sp uint64) {
-	t := c.thread(tid)
-	t.unwind(sp + 1)
-	p := c.ProcAt(entry)
-	if n := len(t.frames); n > 0 && t.frames[n-1].proc == p {
+// push enters code bin p on t, owning the stack frame of owner (p itself
+// when -1), at stack pointer sp. A direct recursion deepens the top frame.
+func (c *Code) push(t *thread, p, owner int32, sp uint64) {
+	if n := len(t.frames); n > 0 && t.frames[n-1].code == p {
+		t.outer = append(t.outer, t.frames[n-1].sp)
 		t.frames[n-1].depth++
 		t.frames[n-1].sp = sp
 		return
@@ -97,44 +148,99 @@ func (c *Code) Call(tid uint32, entry, sp uint64) {
 	if len(t.frames) == maxStackFrames {
 		return
 	}
-	t.frames = append(t.frames, frame{proc: p, sp: sp, depth: 1})
+	parent := RootContext
+	if n := len(t.frames); n > 0 {
+		parent = t.frames[n-1].ctx
+	}
+	if owner < 0 {
+		owner = p
+	}
+	t.frames = append(t.frames, frame{code: p, owner: owner, ctx: c.context(p, parent), sp: sp, depth: 1})
 }
 
-// Return records that thread tid returned, the stack pointer being sp
-// after the return: every frame whose return address lies below sp is
-// left.
-func (c *Code) Return(tid uint32, sp uint64) {
+// Call records that thread tid called the procedure at entry, the stack
+// pointer being sp after the call. Frames at or below sp were left without
+// a return (longjmp, exceptions, tail calls) and go first.
+func (c *Code) Call(tid uint32, entry, sp uint64) {
 	t := c.thread(tid)
-	n := len(t.frames)
-	if n == 0 {
-		return
-	}
-	top := &t.frames[n-1]
-	if top.sp < sp && top.depth > 1 {
-		// Leaving one level of a direct recursion: the frame stays, its
-		// stack pointer unknown (the caller's level is higher up).
-		top.depth--
-		return
-	}
-	t.unwind(sp)
+	t.unwind(sp + 1)
+	c.push(t, c.ProcAt(entry), -1, sp)
 }
 
-// unwind pops every frame whose stack pointer is below sp.
-func (t *thread) unwind(sp uint64) {
-	n := len(t.frames)
-	for n > 0 && t.frames[n-1].sp < sp {
-		n--
+// RegionBegin records that thread tid entered the region called name: a
+// code bin nested in the running procedure, which keeps owning the stack
+// frame. The region ends at RegionEnd or when that procedure returns.
+func (c *Code) RegionBegin(tid uint32, name string) {
+	t := c.thread(tid)
+	sp, owner := ^uint64(0), UnknownProc
+	if n := len(t.frames); n > 0 {
+		sp, owner = t.frames[n-1].sp, t.frames[n-1].owner
+	}
+	c.push(t, c.region(name), owner, sp)
+}
+
+// RegionEnd records that thread tid left the region called name, and the
+// calls it made that did not return. A region not on the stack is ignored.
+func (c *Code) RegionEnd(tid uint32, name string) {
+	t := c.thread(tid)
+	p, ok := c.byRegion[name]
+	if !ok {
+		return
+	}
+	for i := len(t.frames) - 1; i >= 0; i-- {
+		if t.frames[i].code == p {
+			t.truncate(i + 1)
+			if f := &t.frames[i]; f.depth > 1 {
+				f.depth--
+				f.sp = t.outer[len(t.outer)-1]
+				t.outer = t.outer[:len(t.outer)-1]
+			} else {
+				t.truncate(i)
+			}
+			return
+		}
+	}
+}
+
+// truncate leaves the first n frames.
+func (t *thread) truncate(n int) {
+	for _, f := range t.frames[n:] {
+		t.outer = t.outer[:len(t.outer)-(f.depth-1)]
 	}
 	t.frames = t.frames[:n]
 }
 
-// Current returns the procedure running on thread tid.
+// Return records that thread tid returned, the stack pointer being sp
+// after the return: every level of a frame whose return address lies below
+// sp is left (regions end with the procedure they are in).
+func (c *Code) Return(tid uint32, sp uint64) {
+	c.thread(tid).unwind(sp)
+}
+
+// unwind leaves every level of a frame whose stack pointer is below sp.
+func (t *thread) unwind(sp uint64) {
+	for n := len(t.frames); n > 0; n-- {
+		f := &t.frames[n-1]
+		for f.sp < sp && f.depth > 1 {
+			f.depth--
+			f.sp = t.outer[len(t.outer)-1]
+			t.outer = t.outer[:len(t.outer)-1]
+		}
+		if f.sp >= sp {
+			t.frames = t.frames[:n]
+			return
+		}
+	}
+	t.frames = t.frames[:0]
+}
+
+// Current returns the calling context running on thread tid.
 func (c *Code) Current(tid uint32) int32 {
 	t := c.thread(tid)
 	if n := len(t.frames); n > 0 {
-		return t.frames[n-1].proc
+		return t.frames[n-1].ctx
 	}
-	return UnknownProc
+	return RootContext
 }
 
 // FrameOf returns the procedure whose stack frame on thread tid holds
@@ -153,10 +259,10 @@ func (c *Code) FrameOf(tid uint32, a, limit uint64) (proc int32, ok bool) {
 		// Above the innermost frame: find the frame whose range holds it.
 		for i := n - 1; i > 0; i-- {
 			if a > t.frames[i].sp && a <= t.frames[i-1].sp {
-				return t.frames[i-1].proc, true
+				return t.frames[i-1].owner, true
 			}
 		}
 		return UnknownProc, false
 	}
-	return top.proc, true
+	return top.owner, true
 }

@@ -59,13 +59,14 @@ type Profile struct {
 	Focus string `json:"focus,omitempty"`
 	// Modules are the object files the program mapped, in order.
 	Modules []Module `json:"modules,omitempty"`
-	// Functions, Objects, Pairs and References are the where and why of
-	// the run (with --where): its counters by procedure, by data object,
-	// by procedure × object pair and by access point, most stall cycles
-	// first.
+	// Functions, Objects, Pairs, Lines and References are the where and
+	// why of the run (with --where): its counters by procedure (or named
+	// region), by data object, by procedure × object pair, by source line
+	// and by access point, most stall cycles first.
 	Functions  []Function  `json:"functions,omitempty"`
 	Objects    []Object    `json:"objects,omitempty"`
 	Pairs      []Pair      `json:"pairs,omitempty"`
+	Lines      []Line      `json:"lines,omitempty"`
 	References []Reference `json:"references,omitempty"`
 	// Complete is false when the input ended with an error and the
 	// counts cover only the events read before it.

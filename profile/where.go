@@ -79,6 +79,23 @@ type Function struct {
 	// one cycle to each.
 	Instructions  uint64 `json:"instructions"`
 	ComputeCycles uint64 `json:"compute_cycles"`
+	// Region marks a code region the program named with memspy.h rather
+	// than a procedure: a code bin nested in the procedure running when it
+	// began.
+	Region bool `json:"region,omitempty"`
+	Stats
+	Levels map[string]*Stats `json:"levels"`
+	// Inclusive adds up the function's own counters (above: self) and
+	// those of everything it called and every region in it.
+	Inclusive *Inclusive `json:"inclusive,omitempty"`
+}
+
+// Inclusive are a function's counters including its callees: every
+// reference made while the function was on the call stack counts once,
+// however deep a recursion went.
+type Inclusive struct {
+	Instructions  uint64 `json:"instructions"`
+	ComputeCycles uint64 `json:"compute_cycles"`
 	Stats
 	Levels map[string]*Stats `json:"levels"`
 }
@@ -107,34 +124,139 @@ type Object struct {
 type Pair struct {
 	Function string `json:"function"`
 	Object   string `json:"object"`
+	// Strides are the most common address strides of the pair's
+	// references (absent with --miss-only).
+	Strides *Strides `json:"strides,omitempty"`
 	Stats
 	Levels map[string]*Stats `json:"levels"`
+}
+
+// Line is a finer code bin: the references of one source line of one
+// function.
+type Line struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Function string `json:"function"`
+	Stats
+	Levels map[string]*Stats `json:"levels"`
+}
+
+// Strides summarize the distances between consecutive data references of
+// an access point (METRIC's stride summary): Samples counts the strides
+// seen, Top the most common ones, most first.
+type Strides struct {
+	Samples uint64   `json:"samples"`
+	Top     []Stride `json:"top"`
+}
+
+// Stride counts the references that were Bytes after the previous one of
+// the same access point. The count is exact unless the access point went
+// through more distinct strides than the engine keeps; it is then a lower
+// bound.
+type Stride struct {
+	Bytes int64  `json:"stride"`
+	Count uint64 `json:"count"`
+}
+
+// MaxStrides bounds the strides listed per reference and pair.
+const MaxStrides = 4
+
+// Add adds b's strides to s and keeps the MaxStrides most common.
+func (s *Strides) Add(b *Strides) {
+	s.Samples += b.Samples
+	for _, x := range b.Top {
+		i := slices.IndexFunc(s.Top, func(y Stride) bool { return y.Bytes == x.Bytes })
+		if i < 0 {
+			s.Top = append(s.Top, x)
+		} else {
+			s.Top[i].Count += x.Count
+		}
+	}
+	SortStrides(s.Top)
+	if len(s.Top) > MaxStrides {
+		s.Top = s.Top[:MaxStrides]
+	}
+}
+
+// SortStrides sorts strides most common first, then by distance.
+func SortStrides(ss []Stride) {
+	slices.SortFunc(ss, func(a, b Stride) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Bytes, b.Bytes))
+	})
+}
+
+// addStrides adds b to *s, making *s on first use.
+func addStrides(s **Strides, b *Strides) {
+	if b == nil {
+		return
+	}
+	if *s == nil {
+		*s = &Strides{}
+	}
+	(*s).Add(b)
 }
 
 // Reference is one access point (METRIC): the references of one
 // instruction, running in one function, to one object.
 type Reference struct {
-	PC       uint64 `json:"pc"`
-	File     string `json:"file,omitempty"`
-	Line     int    `json:"line,omitempty"`
+	PC     uint64 `json:"pc"`
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+	// Position orders the references of one source line by column, then
+	// PC, from 0: which of the line's references this is.
+	Position int    `json:"position"`
 	Function string `json:"function"`
 	Object   string `json:"object"`
 	Kind     string `json:"kind"` // read, write, modify or ifetch
+	// Strides are the reference's most common address strides (absent
+	// with --miss-only or for instruction fetches).
+	Strides *Strides `json:"strides,omitempty"`
 	Stats
 	Levels map[string]*Stats `json:"levels"`
 }
 
-// entry is what the four kinds of entries share.
-type entry interface {
-	key() string
+// levelled is what everything with counters per cache shares: the focus
+// copy at the top and the counters by cache.
+type levelled interface {
 	parts() (*Stats, map[string]*Stats)
-	setLevels(map[string]*Stats)
 }
 
-func (f *Function) setLevels(l map[string]*Stats)  { f.Levels = l }
-func (o *Object) setLevels(l map[string]*Stats)    { o.Levels = l }
-func (p *Pair) setLevels(l map[string]*Stats)      { p.Levels = l }
-func (r *Reference) setLevels(l map[string]*Stats) { r.Levels = l }
+// entry is what the kinds of entries share.
+type entry interface {
+	levelled
+	key() string
+	// ownLevels gives the entry level counters of its own, copies of those
+	// it shares with the entry it was copied from.
+	ownLevels()
+}
+
+func (f *Function) ownLevels() {
+	f.Levels = cloneLevels(f.Levels)
+	if f.Inclusive != nil {
+		in := *f.Inclusive
+		in.Levels = cloneLevels(in.Levels)
+		f.Inclusive = &in
+	}
+}
+func (o *Object) ownLevels() { o.Levels = cloneLevels(o.Levels) }
+func (p *Pair) ownLevels() {
+	p.Levels = cloneLevels(p.Levels)
+	p.Strides = cloneStrides(p.Strides)
+}
+func (l *Line) ownLevels() { l.Levels = cloneLevels(l.Levels) }
+func (r *Reference) ownLevels() {
+	r.Levels = cloneLevels(r.Levels)
+	r.Strides = cloneStrides(r.Strides)
+}
+
+// cloneStrides returns a copy of s.
+func cloneStrides(s *Strides) *Strides {
+	if s == nil {
+		return nil
+	}
+	return &Strides{Samples: s.Samples, Top: slices.Clone(s.Top)}
+}
 
 func (f *Function) key() string                        { return f.Name }
 func (f *Function) parts() (*Stats, map[string]*Stats) { return &f.Stats, f.Levels }
@@ -142,6 +264,11 @@ func (o *Object) key() string                          { return o.FullName }
 func (o *Object) parts() (*Stats, map[string]*Stats)   { return &o.Stats, o.Levels }
 func (p *Pair) key() string                            { return p.Function + "\x00" + p.Object }
 func (p *Pair) parts() (*Stats, map[string]*Stats)     { return &p.Stats, p.Levels }
+func (l *Line) key() string                            { return fmt.Sprintf("%s\x00%d\x00%s", l.File, l.Line, l.Function) }
+func (l *Line) parts() (*Stats, map[string]*Stats)     { return &l.Stats, l.Levels }
+func (in *Inclusive) parts() (*Stats, map[string]*Stats) {
+	return &in.Stats, in.Levels
+}
 func (r *Reference) key() string {
 	return fmt.Sprintf("%x\x00%s\x00%s", r.PC, r.Function, r.Object)
 }
@@ -217,7 +344,7 @@ func (p *Profile) SetFocus(cache string) error {
 		return fmt.Errorf("no cache %q to focus on (caches: %v)", cache, names)
 	}
 	p.Focus = cache
-	p.forEntries(func(e entry) {
+	p.forLevelled(func(e levelled) {
 		top, levels := e.parts()
 		var stall uint64
 		for _, s := range levels {
@@ -250,16 +377,23 @@ func (p *Profile) defaultFocus() string {
 	return ""
 }
 
-// forEntries calls f on every function, object, pair and reference.
-func (p *Profile) forEntries(f func(entry)) {
+// forLevelled calls f on every function (and its inclusive counters),
+// object, pair, line and reference.
+func (p *Profile) forLevelled(f func(levelled)) {
 	for i := range p.Functions {
 		f(&p.Functions[i])
+		if in := p.Functions[i].Inclusive; in != nil {
+			f(in)
+		}
 	}
 	for i := range p.Objects {
 		f(&p.Objects[i])
 	}
 	for i := range p.Pairs {
 		f(&p.Pairs[i])
+	}
+	for i := range p.Lines {
+		f(&p.Lines[i])
 	}
 	for i := range p.References {
 		f(&p.References[i])
@@ -272,6 +406,15 @@ func (p *Profile) mergeWhere(q *Profile) {
 	p.Functions = mergeEntries(p.Functions, q.Functions, func(a, b *Function) {
 		a.Instructions += b.Instructions
 		a.ComputeCycles += b.ComputeCycles
+		if b.Inclusive == nil {
+			return
+		}
+		if a.Inclusive == nil {
+			a.Inclusive = &Inclusive{Levels: map[string]*Stats{}}
+		}
+		a.Inclusive.Instructions += b.Inclusive.Instructions
+		a.Inclusive.ComputeCycles += b.Inclusive.ComputeCycles
+		addLevels(a.Inclusive.Levels, b.Inclusive.Levels)
 	})
 	p.Objects = mergeEntries(p.Objects, q.Objects, func(a, b *Object) {
 		if a.Kind == "heap" {
@@ -279,8 +422,9 @@ func (p *Profile) mergeWhere(q *Profile) {
 			a.Blocks += b.Blocks
 		}
 	})
-	p.Pairs = mergeEntries(p.Pairs, q.Pairs, nil)
-	p.References = mergeEntries(p.References, q.References, nil)
+	p.Pairs = mergeEntries(p.Pairs, q.Pairs, func(a, b *Pair) { addStrides(&a.Strides, b.Strides) })
+	p.Lines = mergeEntries(p.Lines, q.Lines, nil)
+	p.References = mergeEntries(p.References, q.References, func(a, b *Reference) { addStrides(&a.Strides, b.Strides) })
 	for _, m := range q.Modules {
 		if !slices.Contains(p.Modules, m) {
 			p.Modules = append(p.Modules, m)
@@ -302,19 +446,15 @@ func mergeEntries[T any, PT interface {
 		y := PT(&b[i])
 		j, ok := at[y.key()]
 		if !ok {
-			a = append(a, cloneEntry(b[i]))
+			a = append(a, b[i])
+			PT(&a[len(a)-1]).ownLevels()
 			at[y.key()] = len(a) - 1
 			continue
 		}
 		x := PT(&a[j])
 		_, xl := x.parts()
 		_, yl := y.parts()
-		for name, s := range yl {
-			if xl[name] == nil {
-				xl[name] = &Stats{}
-			}
-			xl[name].Add(s)
-		}
+		addLevels(xl, yl)
 		if more != nil {
 			more(x, y)
 		}
@@ -322,18 +462,21 @@ func mergeEntries[T any, PT interface {
 	return a
 }
 
-// cloneEntry copies an entry with its own level counters.
-func cloneEntry[T any](e T) T {
-	x := any(&e).(entry)
-	_, levels := x.parts()
-	fresh := map[string]*Stats{}
-	for name, s := range levels {
-		c := &Stats{}
-		c.Add(s)
-		fresh[name] = c
+// addLevels adds the counters of b to a, cache by cache.
+func addLevels(a, b map[string]*Stats) {
+	for name, s := range b {
+		if a[name] == nil {
+			a[name] = &Stats{}
+		}
+		a[name].Add(s)
 	}
-	x.setLevels(fresh)
-	return e
+}
+
+// cloneLevels returns a copy of counters by cache.
+func cloneLevels(levels map[string]*Stats) map[string]*Stats {
+	fresh := map[string]*Stats{}
+	addLevels(fresh, levels)
+	return fresh
 }
 
 // Module is an object file mapped into the traced process.
@@ -409,11 +552,14 @@ func (p *Profile) Rename(names map[string]string) error {
 		fn(&p.Pairs[i].Function)
 		obj(&p.Pairs[i].Object)
 	}
+	for i := range p.Lines {
+		fn(&p.Lines[i].Function)
+	}
 	for i := range p.References {
 		fn(&p.References[i].Function)
 		obj(&p.References[i].Object)
 	}
-	p.forEntries(func(e entry) {
+	p.forLevelled(func(e levelled) {
 		top, levels := e.parts()
 		stats(top)
 		for _, s := range levels {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"memspy/attrib"
+	"memspy/profile"
 	"memspy/trace"
 )
 
@@ -27,13 +28,14 @@ const (
 )
 
 // refKey identifies an access point: the instruction at pc (0 for
-// instruction fetches and unknown PCs) running in procedure proc and
+// instruction fetches and unknown PCs) running in calling context ctx and
 // touching data bin bin. Every counter of the attribution is kept per
-// access point; functions, objects and pairs add them up.
+// access point; references, functions (self and inclusive), lines,
+// objects and pairs add them up.
 type refKey struct {
-	pc   uint64
-	proc int32
-	bin  int32
+	pc  uint64
+	ctx int32
+	bin int32
 }
 
 // refSlot is an entry of the small direct-mapped cache of access point ids
@@ -122,13 +124,74 @@ type attribution struct {
 	minSize  uint64      // globals below it are pooled per module
 	modules  []moduleMap // object files mapped, in order
 	tid      uint32      // thread of the current reference
-	proc     int32       // procedure of the current reference
+	ctx      int32       // calling context of the current reference
 	pc       uint64      // its PC (0 for fetches)
+	// strideAddr is the address of the current data reference from the
+	// CPU, noAddr when the current reference counts no stride.
+	strideAddr uint64
 
 	refs     []refKey // access points by id; id 0 is the zero key
 	refIDs   map[refKey]int32
 	refCache [256]refSlot
-	instr    []uint64 // instructions fetched, by procedure
+	instr    []uint64      // instructions fetched, by calling context
+	strides  []strideStats // by access point id
+}
+
+// noAddr marks the absence of a stride address.
+const noAddr = ^uint64(0)
+
+// strideSlots is how many distinct strides an access point counts
+// (space-saving: a new stride takes the least counted slot and inherits its
+// count as possible error, so a count less its error is a lower bound and
+// every stride making more than 1/strideSlots of the total is kept).
+const strideSlots = 8
+
+// strideStats are the strides of one access point's data references.
+type strideStats struct {
+	last    uint64 // address of its previous reference
+	started bool
+	n       uint64 // strides counted
+	slots   [strideSlots]strideSlot
+}
+
+// strideSlot counts one stride; c == 0 marks a free slot.
+type strideSlot struct {
+	d      int64
+	c, err uint64
+}
+
+// stride counts the stride of access point ref's data reference at a.
+func (at *attribution) stride(ref int32, a uint64) {
+	if int(ref) >= len(at.strides) {
+		at.strides = append(at.strides, make([]strideStats, int(ref)+1-len(at.strides)+len(at.strides)/2)...)
+	}
+	st := &at.strides[ref]
+	if !st.started {
+		st.started, st.last = true, a
+		return
+	}
+	d := int64(a - st.last)
+	st.last = a
+	st.n++
+	sl := &st.slots
+	least := 0
+	for i := range sl {
+		if sl[i].c == 0 {
+			sl[i] = strideSlot{d: d, c: 1}
+			return
+		}
+		if sl[i].d == d {
+			sl[i].c++
+			if i > 0 && sl[i].c > sl[i-1].c {
+				sl[i], sl[i-1] = sl[i-1], sl[i]
+			}
+			return
+		}
+		if sl[i].c < sl[least].c {
+			least = i
+		}
+	}
+	sl[least] = strideSlot{d: d, c: sl[least].c + 1, err: sl[least].c}
 }
 
 // moduleMap is a mapped object file.
@@ -151,8 +214,8 @@ func newAttribution(opt Options) *attribution {
 // ref returns the id of the access point of the current reference touching
 // data bin bin.
 func (at *attribution) ref(bin int32) int32 {
-	k := refKey{at.pc, at.proc, bin}
-	e := &at.refCache[(k.pc^k.pc>>9^uint64(uint32(bin))*0x9e3779b1^uint64(uint32(k.proc))<<4)&255]
+	k := refKey{at.pc, at.ctx, bin}
+	e := &at.refCache[(k.pc^k.pc>>9^uint64(uint32(bin))*0x9e3779b1^uint64(uint32(k.ctx))<<4)&255]
 	if e.key == k {
 		return e.id
 	}
@@ -166,18 +229,18 @@ func (at *attribution) ref(bin int32) int32 {
 	return id
 }
 
-// fetched counts n instructions fetched by the current procedure.
+// fetched counts n instructions fetched in the current calling context.
 func (at *attribution) fetched(n uint64) {
-	if int(at.proc) >= len(at.instr) {
-		at.instr = append(at.instr, make([]uint64, int(at.proc)+1-len(at.instr)+16)...)
+	if int(at.ctx) >= len(at.instr) {
+		at.instr = append(at.instr, make([]uint64, int(at.ctx)+1-len(at.instr)+16)...)
 	}
-	at.instr[at.proc] += n
+	at.instr[at.ctx] += n
 }
 
 // setCurrent makes event i of b the current reference.
 func (at *attribution) setCurrent(b *trace.Batch, i int) {
 	at.tid = b.Thread[i]
-	at.proc = at.code.Current(at.tid)
+	at.ctx = at.code.Current(at.tid)
 	at.pc = b.PC[i]
 	if b.Kind[i] == trace.IFetch || b.Kind[i] == trace.IFetchRun {
 		at.pc = 0
@@ -186,9 +249,10 @@ func (at *attribution) setCurrent(b *trace.Batch, i int) {
 
 // processAttributed is Process when attributing. Its hit bypass is that of
 // Process (a hit on the line last accessed, or on one of the two most
-// recent lines of its set in an LRU cache) with the hit counted at its
-// access point (unless counting misses only); the current procedure holds
-// while events stay on one thread, and anything else takes the slow path.
+// recent lines of its set in an LRU cache) with the hit and its stride
+// counted at its access point (unless counting misses only); the current
+// calling context holds while events stay on one thread, and anything else
+// takes the slow path.
 func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 	at := h.attr
 	for i, k := range b.Kind {
@@ -227,12 +291,46 @@ func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 					at.pc = b.PC[i]
 				}
 				if !at.missOnly {
-					h.countHit(l, kk, slot, at.ref(l.attr.bin[slot]), a, s)
+					ref := at.ref(l.attr.bin[slot])
+					h.countHit(l, kk, slot, ref, a, s)
+					if kk != kIFetch {
+						at.stride(ref, a)
+					}
 				}
 				continue
 			}
 		}
 		h.slow(b, i, il)
+	}
+}
+
+// strideSummary returns the strides counted for access point id, nil when
+// none.
+func (at *attribution) strideSummary(id int32) *profile.Strides {
+	if int(id) >= len(at.strides) || at.strides[id].n == 0 {
+		return nil
+	}
+	st := &at.strides[id]
+	out := &profile.Strides{Samples: st.n}
+	for _, sl := range st.slots {
+		if sl.c > sl.err {
+			out.Top = append(out.Top, profile.Stride{Bytes: sl.d, Count: sl.c - sl.err})
+		}
+	}
+	profile.SortStrides(out.Top)
+	if len(out.Top) > profile.MaxStrides {
+		out.Top = out.Top[:profile.MaxStrides]
+	}
+	return out
+}
+
+// strideAt counts the stride of access point ref when pa starts the
+// current data reference from the CPU (not its part in a second line, nor
+// the write half of a modify).
+func (h *Hierarchy) strideAt(ref int32, pa uint64) {
+	if at := h.attr; pa == at.strideAddr {
+		at.stride(ref, pa)
+		at.strideAddr = noAddr
 	}
 }
 
@@ -250,8 +348,13 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.
 	case trace.Free:
 		at.data.Free(addr)
 	case trace.Marker:
-		if e.Mark == trace.MarkRange {
+		switch e.Mark {
+		case trace.MarkRange:
 			at.data.Name(addr, e.Size, e.Name)
+		case trace.MarkRegionBegin:
+			at.code.RegionBegin(tid, e.Name)
+		case trace.MarkRegionEnd:
+			at.code.RegionEnd(tid, e.Name)
 		}
 	case trace.Map:
 		at.modules = append(at.modules, moduleMap{e.Name, addr, e.Size})

@@ -147,6 +147,30 @@ func TestAttributionWorked(t *testing.T) {
 		t.Errorf("functions (-want +got):\n%s", d)
 	}
 
+	// Inclusive: f includes g, which it called.
+	incl := map[string][2]uint64{}
+	for _, f := range p.Functions {
+		incl[f.Name] = [2]uint64{f.Inclusive.Accesses, f.Inclusive.Misses}
+	}
+	if d := cmp.Diff(map[string][2]uint64{"0xf00": {11, 7}, "0x600": {4, 2}}, incl); d != "" {
+		t.Errorf("inclusive accesses and misses (-want +got):\n%s", d)
+	}
+	// Strides: f reads A 8 bytes apart; g reads its line twice, then 8
+	// bytes on.
+	strides := map[string]*profile.Strides{}
+	for _, pr := range p.Pairs {
+		if pr.Object == a {
+			strides[pr.Function] = pr.Strides
+		}
+	}
+	wantStrides := map[string]*profile.Strides{
+		"0xf00": {Samples: 2, Top: []profile.Stride{{Bytes: 8, Count: 2}}},
+		"0x600": {Samples: 3, Top: []profile.Stride{{Bytes: 0, Count: 2}, {Bytes: 8, Count: 1}}},
+	}
+	if d := cmp.Diff(wantStrides, strides); d != "" {
+		t.Errorf("strides of the pairs on A (-want +got):\n%s", d)
+	}
+
 	// Counting misses only gives the same misses, causes and evictors,
 	// and no hits.
 	q := runWorked(t, m, sim.Options{Attribute: true, MissOnly: true}, events, pcs)
@@ -158,6 +182,11 @@ func TestAttributionWorked(t *testing.T) {
 		if o.Name != w.Name || o.Misses != w.Misses || o.Causes != w.Causes || !cmp.Equal(o.EvictedBy, w.EvictedBy) ||
 			o.Accesses != 0 || o.Hits != 0 || o.FetchedBytes != 0 {
 			t.Errorf("miss-only object %+v, full %+v", o, w)
+		}
+	}
+	for _, pr := range q.Pairs {
+		if pr.Strides != nil {
+			t.Errorf("miss-only pair %s×%s has strides", pr.Function, pr.Object)
 		}
 	}
 }

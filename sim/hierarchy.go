@@ -376,6 +376,10 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	}
 	if h.attr != nil {
 		h.attr.setCurrent(b, i)
+		h.attr.strideAddr = noAddr
+		if !h.attr.missOnly && (k == trace.Read || k == trace.Write || k == trace.Modify) {
+			h.attr.strideAddr = a
+		}
 	}
 	if k == trace.IFetchRun {
 		// The first two fetches are simulated: after a hit every policy's
@@ -420,6 +424,9 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 		h.dataRef(kWrite, a, s)
 	case trace.Modify:
 		h.dataRef(kRead, a, s)
+		if h.attr != nil {
+			h.attr.strideAddr = noAddr // one stride for both halves
+		}
 		h.dataRef(kWrite, a, s)
 	case trace.CopyBack:
 		h.copyBack(a, s)
@@ -488,6 +495,7 @@ func (h *Hierarchy) resetStats() {
 	h.notSimulated = 0
 	if h.attr != nil {
 		clear(h.attr.instr)
+		clear(h.attr.strides)
 	}
 	h.mem = profile.MemoryStats{}
 	for _, l := range h.levels {
@@ -599,6 +607,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		if l.attr != nil {
 			if ref < 0 {
 				ref = h.attr.ref(l.attr.bin[slot])
+				h.strideAt(ref, pa)
 			}
 			if !h.attr.missOnly {
 				h.countHit(l, k, slot, ref, pa, ps)
@@ -632,6 +641,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	if l.attr != nil {
 		if ref < 0 {
 			ref = h.attr.ref(h.binOf(pa))
+			h.strideAt(ref, pa)
 		}
 		h.countMiss(l, k, line, ref)
 	}

@@ -36,6 +36,8 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	funcs := map[string]*profile.Function{}
 	objs := map[string]*profile.Object{}
 	pairs := map[[2]string]*profile.Pair{}
+	lines := map[lineKey]*profile.Line{}
+	refs := map[refName]*profile.Reference{}
 	for id, key := range at.refs {
 		var per map[string]*profile.Stats
 		for i, l := range h.levels {
@@ -53,34 +55,54 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		}
 		fn := nm.function(key)
 		obj := nm.object(key.bin)
-		if key.pc != 0 {
-			src := nm.code(key.pc)
-			p.References = append(p.References, profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
-				Function: fn.Name, Object: obj.Name, Kind: refKind(per, h.levels), Levels: per})
-		}
+		strides := at.strideSummary(int32(id))
 		f := entry(funcs, fn.Name, fn)
 		o := entry(objs, obj.Name, obj)
 		pr := entry(pairs, [2]string{fn.Name, obj.Name},
 			&profile.Pair{Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}})
-		for name, st := range per {
-			sum := *st
-			sum.Evictors = nil // references only
-			for _, into := range []map[string]*profile.Stats{f.Levels, o.Levels, pr.Levels} {
-				if into[name] == nil {
-					into[name] = &profile.Stats{}
+		if strides != nil {
+			if pr.Strides == nil {
+				pr.Strides = &profile.Strides{}
+			}
+			pr.Strides.Add(strides)
+		}
+		into := []map[string]*profile.Stats{f.Levels, o.Levels, pr.Levels}
+		if key.pc != 0 {
+			src := nm.code(key.pc)
+			r := entry(refs, refName{key.pc, fn.Name, obj.Name}, &profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
+				Column: src.Column, Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}})
+			if strides != nil {
+				if r.Strides == nil {
+					r.Strides = &profile.Strides{}
 				}
-				into[name].Add(&sum)
+				r.Strides.Add(strides)
+			}
+			addStats(r.Levels, per, true)
+			if src.File != "" && src.Line > 0 {
+				ln := entry(lines, lineKey{src.File, src.Line, fn.Name},
+					&profile.Line{File: src.File, Line: src.Line, Function: fn.Name, Levels: map[string]*profile.Stats{}})
+				into = append(into, ln.Levels)
 			}
 		}
+		for _, in := range nm.inclusive(key, funcs) {
+			into = append(into, in.Levels)
+		}
+		for _, m := range into {
+			addStats(m, per, false)
+		}
 	}
-	for proc, n := range at.instr {
+	for ctx, n := range at.instr {
 		if n == 0 {
 			continue
 		}
-		fn := nm.function(refKey{proc: int32(proc)})
+		fn := nm.function(refKey{ctx: int32(ctx)})
 		f := entry(funcs, fn.Name, fn)
 		f.Instructions += n
 		f.ComputeCycles += n
+		for _, in := range nm.inclusive(refKey{ctx: int32(ctx)}, funcs) {
+			in.Instructions += n
+			in.ComputeCycles += n
+		}
 	}
 	for _, f := range funcs {
 		p.Functions = append(p.Functions, *f)
@@ -91,6 +113,14 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	for _, pr := range pairs {
 		p.Pairs = append(p.Pairs, *pr)
 	}
+	for _, ln := range lines {
+		p.Lines = append(p.Lines, *ln)
+	}
+	for _, r := range refs {
+		r.Kind = refKind(r.Levels, h.levels)
+		p.References = append(p.References, *r)
+	}
+	positions(p.References)
 	if err := p.SetFocus(""); err != nil {
 		panic(err) // the profile's own caches
 	}
@@ -104,9 +134,66 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	slices.SortFunc(p.Pairs, func(a, b profile.Pair) int {
 		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
 	})
-	slices.SortFunc(p.References, func(a, b profile.Reference) int {
-		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Object, b.Object))
+	slices.SortFunc(p.Lines, func(a, b profile.Line) int {
+		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
 	})
+	slices.SortFunc(p.References, func(a, b profile.Reference) int {
+		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+	})
+}
+
+// lineKey identifies a source line of a function.
+type lineKey struct {
+	file string
+	line int
+	fn   string
+}
+
+// refName identifies a reference of the profile: access points of one
+// instruction in different calling contexts of one function add up.
+type refName struct {
+	pc      uint64
+	fn, obj string
+}
+
+// addStats adds the counters by cache of per to into; evictor lists only
+// when evictors is set (references keep them).
+func addStats(into, per map[string]*profile.Stats, evictors bool) {
+	for name, st := range per {
+		sum := *st
+		if !evictors {
+			sum.Evictors = nil
+		}
+		if into[name] == nil {
+			into[name] = &profile.Stats{}
+		}
+		into[name].Add(&sum)
+	}
+}
+
+// positions numbers the references of each source line by column, then
+// PC.
+func positions(refs []profile.Reference) {
+	byLine := map[lineKey][]*profile.Reference{}
+	for i := range refs {
+		r := &refs[i]
+		if r.File != "" && r.Line > 0 {
+			k := lineKey{r.File, r.Line, ""}
+			byLine[k] = append(byLine[k], r)
+		}
+	}
+	for _, rs := range byLine {
+		slices.SortFunc(rs, func(a, b *profile.Reference) int {
+			return cmp.Or(cmp.Compare(a.Column, b.Column), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+		})
+		pos, last := -1, refName{}
+		for _, r := range rs {
+			if k := (refName{r.PC, "", ""}); pos < 0 || k != last {
+				pos, last = pos+1, k
+			}
+			r.Position = pos
+		}
+	}
 }
 
 // maxRefEvictors bounds the evictor references listed per reference and
@@ -223,7 +310,8 @@ type namer struct {
 	procs map[int32]*profile.Function // every procedure
 	bins  map[int32]*profile.Object   // every bin an access point touches
 	src   map[uint64]Source
-	heap  []string // hex names of heap bins (attrib.HeapNames)
+	incl  map[int32][]*profile.Inclusive // by calling context
+	heap  []string                       // hex names of heap bins (attrib.HeapNames)
 	taken map[string]bool
 }
 
@@ -233,7 +321,7 @@ type namer struct {
 // number ("info#12").
 func (h *Hierarchy) newNamer() *namer {
 	n := &namer{h: h, procs: map[int32]*profile.Function{}, bins: map[int32]*profile.Object{}, src: map[uint64]Source{},
-		heap: attrib.HeapNames(h.attr.data.Bins()), taken: map[string]bool{}}
+		incl: map[int32][]*profile.Inclusive{}, heap: attrib.HeapNames(h.attr.data.Bins()), taken: map[string]bool{}}
 	n.nameProcs()
 	paths := map[int32][]string{}
 	groups := map[string][]int32{}
@@ -295,26 +383,63 @@ func (n *namer) code(pc uint64) Source {
 }
 
 // function returns a fresh copy of the function entry of access point k,
-// with no counters: its procedure, or for code outside every traced call
-// the function holding its PC when known.
+// with no counters: the procedure of its calling context, or for code
+// outside every traced call the function holding its PC when known.
 func (n *namer) function(k refKey) *profile.Function {
-	if k.proc == attrib.UnknownProc && k.pc != 0 {
+	proc := n.h.attr.code.Contexts()[k.ctx].Proc
+	if proc == attrib.UnknownProc && k.pc != 0 {
 		if s := n.code(k.pc); s.Func != "" {
 			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry, Levels: map[string]*profile.Stats{}}
 		}
 	}
-	c := *n.procs[k.proc]
+	return n.procFunction(proc)
+}
+
+// procFunction returns a fresh copy of the function entry of procedure
+// proc, with no counters.
+func (n *namer) procFunction(proc int32) *profile.Function {
+	c := *n.procs[proc]
 	c.Levels = map[string]*profile.Stats{}
 	return &c
 }
 
-// nameProcs names every procedure. Procedures whose names collide (static
-// functions of different modules or files) get their module's name
-// ("init@libc.so.6"), else their entry ("init@0x1091e5").
+// inclusive returns the inclusive counters of every function on the call
+// path of access point k, each once, making the functions' entries in
+// funcs on first use. Outside every traced call it is k's own function.
+func (n *namer) inclusive(k refKey, funcs map[string]*profile.Function) []*profile.Inclusive {
+	if in, ok := n.incl[k.ctx]; ok {
+		return in
+	}
+	ctxs := n.h.attr.code.Contexts()
+	var out []*profile.Inclusive
+	add := func(fn *profile.Function) {
+		f := entry(funcs, fn.Name, fn)
+		if f.Inclusive == nil {
+			f.Inclusive = &profile.Inclusive{Levels: map[string]*profile.Stats{}}
+		}
+		if !slices.Contains(out, f.Inclusive) {
+			out = append(out, f.Inclusive)
+		}
+	}
+	if k.ctx == attrib.RootContext {
+		add(n.function(k))
+		return out // depends on the PC: not kept
+	}
+	for c := k.ctx; c != attrib.RootContext; c = ctxs[c].Parent {
+		add(n.procFunction(ctxs[c].Proc))
+	}
+	n.incl[k.ctx] = out
+	return out
+}
+
+// nameProcs names every procedure and region. Procedures whose names
+// collide (static functions of different modules or files) get their
+// module's name ("init@libc.so.6"), else their entry ("init@0x1091e5"); a
+// region named like a procedure gets "@region".
 func (n *namer) nameProcs() {
 	groups := map[string][]int32{}
 	for id, p := range n.h.attr.code.Procs() {
-		f := &profile.Function{Name: p.Name, Entry: p.Entry}
+		f := &profile.Function{Name: p.Name, Entry: p.Entry, Region: p.Region}
 		if p.Entry != 0 {
 			if s := n.code(p.Entry); s.Func != "" {
 				f.Name, f.File, f.Line, f.Module = s.Func, s.File, s.Line, s.Module
@@ -333,7 +458,9 @@ func (n *namer) nameProcs() {
 		}
 		for _, id := range ids {
 			f := n.procs[id]
-			if m := f.Module; m != "" && mods[m] == 1 {
+			if f.Region {
+				f.Name += "@region"
+			} else if m := f.Module; m != "" && mods[m] == 1 {
 				f.Name += "@" + filepath.Base(m)
 			} else {
 				f.Name = fmt.Sprintf("%s@%#x", f.Name, f.Entry)
@@ -357,7 +484,7 @@ func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 	o = &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes}
 	switch b.Kind {
 	case attrib.Stack:
-		o.Name = "locals@" + n.function(refKey{proc: b.Proc}).Name
+		o.Name = "locals@" + n.procFunction(b.Proc).Name
 	case attrib.Heap:
 		o.Name, o.FullName = n.heap[id], n.heap[id]
 		o.Blocks = b.Blocks

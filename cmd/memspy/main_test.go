@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"memspy/profile"
@@ -95,10 +95,10 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("usage: samestats A B")
 				}
 				a, b := readProfile(ts, args[0]), readProfile(ts, args[1])
-				same := reflect.DeepEqual(a.Caches, b.Caches) && a.Memory == b.Memory && reflect.DeepEqual(a.Functions, b.Functions) && reflect.DeepEqual(a.Objects, b.Objects) &&
-					reflect.DeepEqual(a.Pairs, b.Pairs) && reflect.DeepEqual(a.References, b.References)
-				if same == neg {
-					ts.Fatalf("%s and %s: same counters = %v\n%+v\n%+v", args[0], args[1], same, a.Caches, b.Caches)
+				diff := cmp.Diff(a.Caches, b.Caches) + cmp.Diff(a.Memory, b.Memory) + cmp.Diff(a.Functions, b.Functions) +
+					cmp.Diff(a.Objects, b.Objects) + cmp.Diff(a.Pairs, b.Pairs) + cmp.Diff(a.Lines, b.Lines) + cmp.Diff(a.References, b.References)
+				if same := diff == ""; same == neg {
+					ts.Fatalf("%s and %s: same counters = %v (-%s +%s):\n%s", args[0], args[1], same, args[0], args[1], diff)
 				}
 			},
 			// eventsdiff A B N: profile A has N more events than B.

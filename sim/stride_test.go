@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestStrideCounting checks the space-saving stride counter against exact
+// counts on random address sequences: counts are lower bounds, exact when
+// an access point has at most strideSlots distinct strides, and every
+// stride making more than 1/strideSlots of them is kept.
+func TestStrideCounting(t *testing.T) {
+	for seed := range uint64(500) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		at := &attribution{}
+		distinct := 1 + rng.IntN(16)
+		strides := make([]int64, distinct)
+		for i := range strides {
+			strides[i] = int64(rng.IntN(512)) - 256
+		}
+		exact := map[int64]uint64{}
+		a := uint64(1 << 40)
+		n := 1 + rng.IntN(400)
+		at.stride(3, a)
+		for range n {
+			// Skewed: low-numbered strides come more often.
+			d := strides[min(rng.IntN(distinct), rng.IntN(distinct))]
+			a += uint64(d)
+			exact[d]++
+			at.stride(3, a)
+		}
+		st := &at.strides[3]
+		if st.n != uint64(n) {
+			t.Fatalf("seed %d: %d strides counted, want %d", seed, st.n, n)
+		}
+		kept := map[int64]bool{}
+		for _, sl := range st.slots {
+			if sl.c == 0 {
+				continue
+			}
+			kept[sl.d] = true
+			if low := sl.c - sl.err; low > exact[sl.d] || sl.c < exact[sl.d] {
+				t.Fatalf("seed %d: stride %d counted %d (error %d), exactly %d", seed, sl.d, sl.c, sl.err, exact[sl.d])
+			}
+			if len(exact) <= strideSlots && (sl.err != 0 || sl.c != exact[sl.d]) {
+				t.Fatalf("seed %d: %d distinct strides, stride %d counted %d±%d, exactly %d", seed, len(exact), sl.d, sl.c, sl.err, exact[sl.d])
+			}
+		}
+		for d, c := range exact {
+			if c*strideSlots > uint64(n) && !kept[d] {
+				t.Fatalf("seed %d: stride %d made %d of %d and was dropped", seed, d, c, n)
+			}
+		}
+		sum := at.strideSummary(3)
+		for i, s := range sum.Top {
+			if i > 0 && s.Count > sum.Top[i-1].Count {
+				t.Fatalf("seed %d: summary not sorted: %+v", seed, sum.Top)
+			}
+		}
+	}
+}
