@@ -244,25 +244,37 @@ func (c *Code) Current(tid uint32) int32 {
 }
 
 // FrameOf returns the procedure whose stack frame on thread tid holds
-// address a: the frame of procedure i lies between the stack pointer at its
-// entry and that of the call it made; the running procedure's frame reaches
-// down to limit bytes below its entry stack pointer. ok is false when a is
-// in no frame.
-func (c *Code) FrameOf(tid uint32, a, limit uint64) (proc int32, ok bool) {
+// address a, and the stack pointer at that activation's entry (pointing at
+// its return address): an activation's frame lies between its entry stack
+// pointer and that of the call it made (each level of a direct recursion
+// being an activation); the running one's reaches down to limit bytes
+// below its entry stack pointer. ok is false when a is in no frame.
+func (c *Code) FrameOf(tid uint32, a, limit uint64) (proc int32, sp uint64, ok bool) {
 	t := c.thread(tid)
 	n := len(t.frames)
 	if n == 0 {
-		return UnknownProc, false
+		return UnknownProc, 0, false
 	}
-	top := t.frames[n-1]
-	if a > top.sp || top.sp-a > limit {
-		// Above the innermost frame: find the frame whose range holds it.
-		for i := n - 1; i > 0; i-- {
-			if a > t.frames[i].sp && a <= t.frames[i-1].sp {
-				return t.frames[i-1].owner, true
+	top := &t.frames[n-1]
+	if a <= top.sp && top.sp-a <= limit {
+		return top.owner, top.sp, true
+	}
+	// Above the innermost activation: walk outwards, level by level (a
+	// frame's outer levels are its last depth-1 entries of outer).
+	below, o := top.sp, len(t.outer)
+	for i := n - 1; i >= 0; i-- {
+		f := &t.frames[i]
+		for k := range f.depth {
+			lvl := f.sp
+			if k > 0 {
+				o--
+				lvl = t.outer[o]
 			}
+			if a > below && a <= lvl {
+				return f.owner, lvl, true
+			}
+			below = max(below, lvl)
 		}
-		return UnknownProc, false
 	}
-	return top.owner, true
+	return UnknownProc, 0, false
 }

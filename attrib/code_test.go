@@ -24,13 +24,13 @@ func TestCodeStack(t *testing.T) {
 		t.Fatal("threads share a stack")
 	}
 	// Stack frames: f's locals below its entry SP, main's between.
-	if p, ok := c.FrameOf(1, top-100, 1<<20); !ok || p != f {
+	if p, _, ok := c.FrameOf(1, top-100, 1<<20); !ok || p != f {
 		t.Errorf("FrameOf(locals of f) = %d %v", p, ok)
 	}
-	if p, ok := c.FrameOf(1, top-32, 1<<20); !ok || p != mainP {
+	if p, _, ok := c.FrameOf(1, top-32, 1<<20); !ok || p != mainP {
 		t.Errorf("FrameOf(locals of main) = %d %v", p, ok)
 	}
-	if _, ok := c.FrameOf(1, top+64, 1<<20); ok {
+	if _, _, ok := c.FrameOf(1, top+64, 1<<20); ok {
 		t.Errorf("an address above every frame is in one")
 	}
 	// Direct recursion: one frame, with a depth.
@@ -38,6 +38,15 @@ func TestCodeStack(t *testing.T) {
 	c.Call(1, 0x2000, top-192)
 	if running(c, 1) != f || len(c.threads[1].frames) != 2 || c.threads[1].frames[1].depth != 3 {
 		t.Fatalf("recursion: %+v", c.threads[1].frames)
+	}
+	// Each level of the recursion is an activation with its own frame.
+	for _, tc := range []struct {
+		a, sp uint64
+		proc  int32
+	}{{top - 200, top - 192, f}, {top - 150, top - 128, f}, {top - 100, top - 64, f}, {top - 32, top - 8, mainP}} {
+		if p, sp, ok := c.FrameOf(1, tc.a, 1<<20); !ok || p != tc.proc || sp != tc.sp {
+			t.Errorf("FrameOf(%#x) = %d %#x %v, want %d %#x", tc.a, p, sp, ok, tc.proc, tc.sp)
+		}
 	}
 	c.Return(1, top-184)
 	c.Return(1, top-120)
@@ -104,11 +113,11 @@ func TestCodeRegions(t *testing.T) {
 		t.Fatalf("region proc %+v", c.Proc(solve))
 	}
 	// main still owns the stack frame.
-	if p, ok := c.FrameOf(1, top-100, 1<<20); !ok || p != mainP {
+	if p, _, ok := c.FrameOf(1, top-100, 1<<20); !ok || p != mainP {
 		t.Errorf("FrameOf in a region = %d %v", p, ok)
 	}
 	c.Call(1, 0x2000, top-64) // f inside the region
-	if p, ok := c.FrameOf(1, top-32, 1<<20); !ok || p != mainP {
+	if p, _, ok := c.FrameOf(1, top-32, 1<<20); !ok || p != mainP {
 		t.Errorf("FrameOf(main's locals, under f in a region) = %d %v", p, ok)
 	}
 	c.Return(1, top-56)

@@ -49,10 +49,12 @@ type Bin struct {
 	// Site is the allocation call path of a heap bin, innermost first:
 	// the allocation call's PC, then return addresses.
 	Site []uint64
-	// Proc is the procedure of a stack bin.
+	// Proc is the procedure of a stack bin; Name is then the variable's
+	// name for a bin of one local variable, "" for the rest of the frame.
 	Proc int32
 	// Blocks and Bytes count the heap blocks allocated into a heap bin and
-	// their total size; Bytes is the size of a global or manual bin.
+	// their total size; Bytes is the size of a global, manual or local
+	// variable bin.
 	Blocks, Bytes uint64
 }
 
@@ -71,10 +73,11 @@ type span struct {
 // maps to the freed bin until memory is allocated over it. A manual range
 // takes precedence over a heap block, a heap block over a global.
 type Data struct {
-	bins  []Bin
-	sites map[string]int32 // heap bins by encoded call path
-	stack map[int32]int32  // stack bins by procedure
-	named map[string]int32 // manual bins by name
+	bins   []Bin
+	sites  map[string]int32   // heap bins by encoded call path
+	stack  map[int32]int32    // stack bins by procedure
+	locals map[localKey]int32 // local variable bins by procedure and name
+	named  map[string]int32   // manual bins by name
 
 	heap    rangeMap // live heap blocks and freed ranges
 	manual  rangeMap // named ranges
@@ -85,7 +88,7 @@ type Data struct {
 
 // NewData returns a Data with only the other and freed bins.
 func NewData() *Data {
-	d := &Data{sites: map[string]int32{}, stack: map[int32]int32{}, named: map[string]int32{}}
+	d := &Data{sites: map[string]int32{}, stack: map[int32]int32{}, locals: map[localKey]int32{}, named: map[string]int32{}}
 	d.bins = append(d.bins, Bin{Kind: Other, Name: "<other>"}, Bin{Kind: Freed, Name: "<freed>"})
 	d.heap.init()
 	d.manual.init()
@@ -137,14 +140,18 @@ func rangeEnd(addr, size uint64) (uint64, bool) {
 }
 
 // Free records that the heap block at addr was freed: its range maps to
-// the freed bin until memory is allocated over it. A free of an address
-// that starts no block is ignored.
-func (d *Data) Free(addr uint64) {
-	if s, ok := d.heap.at(addr); ok && s.start == addr && s.bin != FreedBin {
-		d.heap.remove(s)
-		d.heap.insert(span{s.start, s.end, FreedBin})
-		d.last = span{}
+// the freed bin until memory is allocated over it. It returns the block's
+// range [start, end); ok is false, and nothing changes, for an address
+// that starts no live block.
+func (d *Data) Free(addr uint64) (start, end uint64, ok bool) {
+	s, ok := d.heap.at(addr)
+	if !ok || s.start != addr || s.bin == FreedBin {
+		return 0, 0, false
 	}
+	d.heap.remove(s)
+	d.heap.insert(span{s.start, s.end, FreedBin})
+	d.last = span{}
+	return s.start, s.end, true
 }
 
 // Name makes [addr, addr+size) a manual bin called name (memspy.h's range
@@ -217,13 +224,41 @@ type Local struct {
 	Size   uint64
 }
 
-// StackBin returns the bin of the stack frames of procedure proc, named
-// name, making it on first use.
-func (d *Data) StackBin(proc int32, name string) int32 {
+// localKey identifies a local variable bin.
+type localKey struct {
+	proc int32
+	name string
+}
+
+// LocalBin returns the bin of local variable v of procedure proc, making
+// it on first use.
+func (d *Data) LocalBin(proc int32, v Local) int32 {
+	k := localKey{proc, v.Name}
+	if id, ok := d.locals[k]; ok {
+		return id
+	}
+	id := d.add(Bin{Kind: Stack, Name: v.Name, Proc: proc, Bytes: v.Size})
+	d.locals[k] = id
+	return id
+}
+
+// FindLocal returns the variable of locals (sorted by offset, not
+// overlapping) holding offset off.
+func FindLocal(locals []Local, off int64) (Local, bool) {
+	i := sort.Search(len(locals), func(i int) bool { return locals[i].Offset > off }) - 1
+	if i >= 0 && off-locals[i].Offset < int64(locals[i].Size) {
+		return locals[i], true
+	}
+	return Local{}, false
+}
+
+// StackBin returns the bin of the stack frames of procedure proc (those
+// of their bytes in no local variable bin), making it on first use.
+func (d *Data) StackBin(proc int32) int32 {
 	if id, ok := d.stack[proc]; ok {
 		return id
 	}
-	id := d.add(Bin{Kind: Stack, Name: name, Proc: proc})
+	id := d.add(Bin{Kind: Stack, Proc: proc})
 	d.stack[proc] = id
 	return id
 }

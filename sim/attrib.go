@@ -135,6 +135,8 @@ type attribution struct {
 	refCache [256]refSlot
 	instr    []uint64      // instructions fetched, by calling context
 	strides  []strideStats // by access point id
+	// procLocals caches the Symbolizer's local variables by procedure.
+	procLocals map[int32][]attrib.Local
 }
 
 // noAddr marks the absence of a stride address.
@@ -202,7 +204,7 @@ type moduleMap struct {
 
 func newAttribution(opt Options) *attribution {
 	at := &attribution{code: attrib.NewCode(), data: attrib.NewData(), sym: opt.Symbols, missOnly: opt.MissOnly,
-		minSize: opt.MinObjectSize, refIDs: map[refKey]int32{}}
+		minSize: opt.MinObjectSize, refIDs: map[refKey]int32{}, procLocals: map[int32][]attrib.Local{}}
 	if at.minSize == 0 {
 		at.minSize = DefaultMinObjectSize
 	}
@@ -345,8 +347,13 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.
 		at.code.Return(tid, e.SP)
 	case trace.Alloc:
 		at.data.Alloc(addr, e.Size, e.Stack)
+		if end := addr + e.Size; end > addr {
+			h.retag(addr, end, false)
+		}
 	case trace.Free:
-		at.data.Free(addr)
+		if start, end, ok := at.data.Free(addr); ok {
+			h.retag(start, end, true)
+		}
 	case trace.Marker:
 		switch e.Mark {
 		case trace.MarkRange:
@@ -364,6 +371,61 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.
 	}
 }
 
+// retag gives the resident lines of [start, end) their new data bin after
+// an allocation or a free, so that hits count in it too (a hit does not
+// look its bin up): after a free, the lines the block covers whole become
+// freed (a line shared with live neighbours keeps its bin: a hit on it may
+// be theirs); after an allocation, the lines the block covers whole, and
+// those it touches that were freed, take the bin the allocation made.
+func (h *Hierarchy) retag(start, end uint64, freed bool) {
+	at := h.attr
+	for _, l := range h.levels {
+		la := l.attr
+		if la == nil || l.c == nil {
+			continue
+		}
+		first, last := start>>l.shift, (end-1)>>l.shift
+		visit := func(line uint64, slot int) {
+			whole := line<<l.shift >= start && line<<l.shift+l.lineSize <= end
+			switch {
+			case freed && whole:
+				la.bin[slot] = attrib.FreedBin
+			case !freed && (whole || la.bin[slot] == attrib.FreedBin):
+				la.bin[slot] = at.data.Lookup(max(start, line<<l.shift))
+			}
+		}
+		if n := last - first + 1; n > uint64(len(la.bin)) {
+			l.c.ForEachValid(func(slot int) {
+				if ln := l.c.Line(slot); ln >= first && ln <= last {
+					visit(ln, slot)
+				}
+			})
+			continue
+		}
+		for ln := first; ln <= last; ln++ {
+			if slot := l.c.Lookup(ln); slot >= 0 {
+				visit(ln, slot)
+			}
+		}
+	}
+}
+
+// locals returns the local variables of procedure p that the Symbolizer
+// knows, by offset from the frame's canonical frame address.
+func (at *attribution) locals(p int32) []attrib.Local {
+	if at.sym == nil {
+		return nil
+	}
+	ls, ok := at.procLocals[p]
+	if !ok {
+		if e := at.code.Proc(p).Entry; e != 0 {
+			ls = at.sym.Locals(e)
+		}
+		at.procLocals[p] = ls
+	}
+	return ls
+}
+
 // binOf returns the data bin of address a for the current reference: a
 // named range, heap block or global holding it, else the stack frame of the
 // current thread holding it, else the other bin. It is called on misses
@@ -373,8 +435,13 @@ func (h *Hierarchy) binOf(a uint64) int32 {
 	if b := at.data.Lookup(a); b != attrib.OtherBin {
 		return b
 	}
-	if p, ok := at.code.FrameOf(at.tid, a, stackReach); ok {
-		return at.data.StackBin(p, "")
+	if p, sp, ok := at.code.FrameOf(at.tid, a, stackReach); ok {
+		// The canonical frame address is the stack pointer before the
+		// call pushed the return address.
+		if v, ok := attrib.FindLocal(at.locals(p), int64(a-(sp+8))); ok {
+			return at.data.LocalBin(p, v)
+		}
+		return at.data.StackBin(p)
 	}
 	return attrib.OtherBin
 }

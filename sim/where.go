@@ -485,6 +485,9 @@ func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 	switch b.Kind {
 	case attrib.Stack:
 		o.Name = "locals@" + n.procFunction(b.Proc).Name
+		if b.Name != "" {
+			o.Name = n.procFunction(b.Proc).Name + "." + b.Name
+		}
 	case attrib.Heap:
 		o.Name, o.FullName = n.heap[id], n.heap[id]
 		o.Blocks = b.Blocks

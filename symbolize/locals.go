@@ -2,6 +2,8 @@ package symbolize
 
 import "memspy/attrib"
 
-// Locals returns the variables kept at fixed offsets from the frame of the
-// function entered at run-time address entry. Not yet read from DWARF.
-func (s *Symbolizer) Locals(entry uint64) []attrib.Local { return nil }
+// Locals returns the variables kept at fixed offsets from the canonical
+// frame address of the function entered at run-time address entry, sorted
+// by offset and not overlapping, or nil when unknown (see
+// symbols.Binary.Locals). The slice is shared; do not modify it.
+func (s *Symbolizer) Locals(entry uint64) []attrib.Local { return s.space.Locals(entry) }

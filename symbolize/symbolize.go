@@ -100,8 +100,8 @@ func (s *Symbolizer) Errors() []error {
 
 // Code describes the instruction at run-time address pc: the function
 // containing it (the outermost one when inlined) and its run-time entry,
-// the file and line, and the object file. Fields stay empty when unknown;
-// an address in no mapped module gives the zero Source.
+// the file, line and column, and the object file. Fields stay empty when
+// unknown; an address in no mapped module gives the zero Source.
 func (s *Symbolizer) Code(pc uint64) sim.Source {
 	b, _, ok := s.space.Binary(pc)
 	if !ok {
@@ -111,8 +111,8 @@ func (s *Symbolizer) Code(pc uint64) sim.Source {
 	if name, entry, _, ok := s.space.Func(pc); ok {
 		src.Func, src.Entry = name, entry
 	}
-	if file, line, ok := s.space.Line(pc); ok {
-		src.File, src.Line = file, line
+	if file, line, col, ok := s.space.LineCol(pc); ok {
+		src.File, src.Line, src.Column = file, line, col
 	}
 	return src
 }

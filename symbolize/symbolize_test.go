@@ -365,7 +365,7 @@ func TestCode(t *testing.T) {
 	}
 	pc := p.addrs(t, "A", 2)[0] - 1
 	got := s.Code(pc)
-	want := sim.Source{Func: "alloc_matrix", Entry: entry + p.bias, File: p.src, Line: line(t, "WRAP"), Module: p.path}
+	want := sim.Source{Func: "alloc_matrix", Entry: entry + p.bias, File: p.src, Line: line(t, "WRAP"), Column: column(t, "WRAP", "my_malloc"), Module: p.path}
 	if got != want {
 		t.Errorf("Code(%#x) = %+v, want %+v", pc, got, want)
 	}

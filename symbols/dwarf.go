@@ -22,6 +22,7 @@ type builder struct {
 	inlRanges []inlRange
 	vars      []Global
 	seqs      []seq
+	frames    []*frame
 
 	// Per DWARF data.
 	d         *dwarf.Data
@@ -101,6 +102,7 @@ type walkCtx struct {
 	fn    string // innermost enclosing (possibly inlined) function
 	inl   int32  // innermost enclosing inline node, -1 if none
 	depth int32  // inline nesting depth
+	frame *frame // the enclosing subprogram's stack variables, nil if not collected
 }
 
 func (bl *builder) walk() error {
@@ -153,7 +155,7 @@ func (bl *builder) walk() error {
 					bl.funcs = append(bl.funcs, funcRange{rg[0], rg[1], name})
 				}
 			}
-			push, descend = walkCtx{fn: name, inl: -1}, true
+			push, descend = walkCtx{fn: name, inl: -1, frame: bl.newFrame(e, rs)}, true
 		case dwarf.TagInlinedSubroutine:
 			name := bl.res.name(e)
 			rs, err := bl.d.Ranges(e)
@@ -176,11 +178,18 @@ func (bl *builder) walk() error {
 					bl.inlRanges = append(bl.inlRanges, inlRange{rg[0], rg[1], node, cur.depth + 1})
 				}
 			}
-			push, descend = walkCtx{fn: name, inl: node, depth: cur.depth + 1}, true
+			push, descend = walkCtx{fn: name, inl: node, depth: cur.depth + 1, frame: cur.frame}, true
 		case dwarf.TagLexDwarfBlock, dwarf.TagNamespace, dwarf.TagModule:
 			descend = true
 		case dwarf.TagVariable:
 			bl.variable(e, cur.fn)
+			if cur.frame != nil {
+				bl.local(e, cur.frame)
+			}
+		case dwarf.TagFormalParameter:
+			if cur.frame != nil {
+				bl.local(e, cur.frame)
+			}
 		}
 		if e.Children {
 			if descend {
@@ -253,11 +262,14 @@ func (bl *builder) startUnit(cu *dwarf.Entry) error {
 				local[le.File] = fi
 			}
 		}
-		ln := clampLine(int64(le.Line))
-		if n := len(lines); n > start && lines[n-1].file == fi && lines[n-1].line == ln {
+		row := lineRow{addr: le.Address, file: fi, line: clampLine(int64(le.Line))}
+		if le.Column > 0 && le.Column <= math.MaxUint16 {
+			row.col = uint16(le.Column)
+		}
+		if n := len(lines); n > start && lines[n-1].file == row.file && lines[n-1].line == row.line && lines[n-1].col == row.col {
 			continue
 		}
-		lines = append(lines, lineRow{addr: le.Address, file: fi, line: ln})
+		lines = append(lines, row)
 	}
 	bl.b.lines = lines[:start] // drop an unterminated sequence
 	files := lr.Files()
@@ -467,6 +479,7 @@ func (bl *builder) finish(syms []elf.Symbol) {
 	b.gvals = globalIvals(b.globals)
 
 	bl.buildInline()
+	bl.buildLocals()
 }
 
 func sortGlobals(gs []Global) {

@@ -3,6 +3,8 @@ package symbols
 import (
 	"cmp"
 	"slices"
+
+	"memspy/attrib"
 )
 
 // Space is the address space of a process: binaries loaded at biases.
@@ -68,13 +70,14 @@ func (s *Space) Frames(pc uint64) []Frame {
 	return b.Frames(pc - bias)
 }
 
-// Line returns the file and line of run-time address pc.
-func (s *Space) Line(pc uint64) (file string, line int, ok bool) {
+// LineCol returns the file, line and column of run-time address pc (see
+// Binary.LineCol).
+func (s *Space) LineCol(pc uint64) (file string, line, col int, ok bool) {
 	b, bias, ok := s.Binary(pc)
 	if !ok {
-		return "", 0, false
+		return "", 0, 0, false
 	}
-	return b.Line(pc - bias)
+	return b.LineCol(pc - bias)
 }
 
 // Global returns the variable containing run-time address a, with g.Addr
@@ -89,4 +92,14 @@ func (s *Space) Global(a uint64) (g Global, ok bool) {
 		g.Addr += bias
 	}
 	return g, ok
+}
+
+// Locals returns the stack variables of the function entered at run-time
+// address entry (see Binary.Locals), nil when no mapped binary knows them.
+func (s *Space) Locals(entry uint64) []attrib.Local {
+	b, bias, ok := s.Binary(entry)
+	if !ok {
+		return nil
+	}
+	return b.Locals(entry - bias)
 }

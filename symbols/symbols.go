@@ -1,14 +1,15 @@
 // Package symbols reads ELF symbol tables and DWARF debugging information
 // and answers the questions memspy asks while attributing cache events to
 // the program's own procedures and data structures: which function (and
-// which inlined frames, file and line) a code address belongs to, and which
-// global or static variable contains a data address.
+// which inlined frames, file, line and column) a code address belongs to,
+// which global or static variable contains a data address, and which
+// variables a function keeps at fixed offsets in its stack frame.
 //
 // [Open] builds sorted tables once (functions by entry, inlined ranges,
-// line-table rows, variables by address), so every lookup is a binary
-// search. A [Binary] answers in link-time addresses; a [Space] holds the
-// binaries of one process at their load biases and answers in run-time
-// addresses.
+// line-table rows, variables by address, stack variables by function), so
+// every lookup is a binary search or a map lookup. A [Binary] answers in
+// link-time addresses; a [Space] holds the binaries of one process at their
+// load biases and answers in run-time addresses.
 //
 // When a file carries no DWARF, Open looks for a separate debug file the
 // usual way (/usr/lib/debug/.build-id/xx/yyyy.debug from the GNU build ID,
@@ -28,6 +29,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"memspy/attrib"
 )
 
 // Binary is the symbol and debugging information of one ELF file, in
@@ -51,6 +54,8 @@ type Binary struct {
 
 	globals []Global
 	gvals   ivals
+
+	locals map[uint64][]attrib.Local // by link-time function range start
 }
 
 // Frame is one source-level frame at a code address.
@@ -83,6 +88,7 @@ type lineRow struct {
 	addr uint64
 	file uint32 // index into Binary.files
 	line int32  // -1 marks the end of a sequence (no line information from addr on)
+	col  uint16 // 0 when unknown or beyond 65535
 }
 
 // ivals is a table of half-open intervals sorted by start, with the running
@@ -183,12 +189,19 @@ func (b *Binary) Func(pc uint64) (name string, entry, end uint64, ok bool) {
 // Line returns the file and line of pc from the line table. ok is false when
 // the line table does not cover pc or gives it no line.
 func (b *Binary) Line(pc uint64) (file string, line int, ok bool) {
+	file, line, _, ok = b.LineCol(pc)
+	return file, line, ok
+}
+
+// LineCol is Line with the line table's column (1-based, 0 when the table
+// gives none).
+func (b *Binary) LineCol(pc uint64) (file string, line, col int, ok bool) {
 	i := sort.Search(len(b.lines), func(i int) bool { return b.lines[i].addr > pc }) - 1
 	if i < 0 || b.lines[i].line < 0 {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	r := b.lines[i]
-	return b.files[r.file], int(r.line), r.line > 0
+	return b.files[r.file], int(r.line), int(r.col), r.line > 0
 }
 
 // Frames returns the source frames at pc, innermost first: the inlined
