@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"path"
 	"slices"
 )
 
@@ -217,6 +218,17 @@ func (bl *builder) startUnit(cu *dwarf.Entry) error {
 		bl.addrBase = uint64(v)
 	}
 	bl.cuFiles = nil
+	// Go's line reader joins a file's directory with the compilation
+	// directory only for older DWARF versions: a DWARF 5 directory given
+	// relative (gcc compiling "src/x.c") stays relative. Join it here, so
+	// that the source can be read from anywhere.
+	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	abs := func(name string) string {
+		if compDir != "" && name != "" && !path.IsAbs(name) {
+			return path.Join(compDir, name)
+		}
+		return name
+	}
 	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
 	if !ok {
 		return nil
@@ -258,7 +270,7 @@ func (bl *builder) startUnit(cu *dwarf.Entry) error {
 		if le.File != nil {
 			var ok bool
 			if fi, ok = local[le.File]; !ok {
-				fi = bl.file(le.File.Name)
+				fi = bl.file(abs(le.File.Name))
 				local[le.File] = fi
 			}
 		}
@@ -276,7 +288,7 @@ func (bl *builder) startUnit(cu *dwarf.Entry) error {
 	m := make([]uint32, len(files))
 	for i, f := range files {
 		if f != nil {
-			m[i] = bl.file(f.Name)
+			m[i] = bl.file(abs(f.Name))
 		}
 	}
 	bl.stmtFiles[off] = m

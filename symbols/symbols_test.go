@@ -704,3 +704,32 @@ func TestSeparateDebugFile(t *testing.T) {
 	}
 	check("debuglink", linked)
 }
+
+// TestRelativeSourcePath: gcc compiling a source named by a relative path
+// writes a relative directory into the DWARF 5 line table; file names come
+// out joined with the compilation directory all the same.
+func TestRelativeSourcePath(t *testing.T) {
+	needGCC(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "int twice(int x) { return 2 * x; }\nint main(void) { return twice(3); }\n"
+	if err := os.WriteFile(filepath.Join(dir, "src", "rel.c"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("gcc", "-g", "-O0", "-o", "rel", "src/rel.c")
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, msg)
+	}
+	b, err := Open(filepath.Join(dir, "rel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, _ := elfSym(t, filepath.Join(dir, "rel"), "twice")
+	file, line, ok := b.Line(entry)
+	if want := filepath.Join(dir, "src", "rel.c"); !ok || file != want || line != 1 {
+		t.Errorf("Line(twice) = %q %d %v, want %q 1", file, line, ok, want)
+	}
+}
