@@ -69,7 +69,9 @@ const (
 //     lines;
 //   - spatial-locality: less than poorSpatialUse of the bytes its misses
 //     fetched were used, or its cold misses fetched at least refetchFactor
-//     times its size;
+//     times its size; the most common stride of its pair with the most
+//     stall cycles is evidence, and when it spans a line or more of the
+//     focus cache the advice is on loop order, blocking and layout;
 //   - use-after-free: any object of kind freed that was accessed, whatever
 //     its stall cycles (listed first).
 //
@@ -150,26 +152,25 @@ func (a *adviser) advice(kind string, o *profile.Object) Advice {
 	adv := Advice{Kind: kind, Object: o.Name, StallCycles: o.StallCycles}
 	adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s has %s stall cycles, %s of the run's", o.Name, Count(o.StallCycles),
 		share(o.StallCycles, a.stall)))
-	fn, n := topFunction(a.p, o.Name)
-	if fn != "" {
-		adv.Function = fn
-		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s makes %s of them", fn, share(n, o.StallCycles)))
+	if pr := topPair(a.p, o.Name); pr != nil {
+		adv.Function = pr.Function
+		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s makes %s of them", pr.Function, share(pr.StallCycles, o.StallCycles)))
 	}
 	return adv
 }
 
-// topFunction returns the function whose pair with object has the most
-// stall cycles, and those cycles.
-func topFunction(p *profile.Profile, object string) (string, uint64) {
-	var fn string
-	var n uint64
+// topPair returns the pair of object with the most stall cycles (the
+// first function by name among equals), nil when there is none.
+func topPair(p *profile.Profile, object string) *profile.Pair {
+	var top *profile.Pair
 	for i := range p.Pairs {
 		pr := &p.Pairs[i]
-		if pr.Object == object && (pr.StallCycles > n || fn == "" || pr.StallCycles == n && pr.Function < fn) {
-			fn, n = pr.Function, pr.StallCycles
+		if pr.Object == object && (top == nil || pr.StallCycles > top.StallCycles ||
+			pr.StallCycles == top.StallCycles && pr.Function < top.Function) {
+			top = pr
 		}
 	}
-	return fn, n
+	return top
 }
 
 // evictions returns the lines of o evicted at the focus cache, those its
@@ -266,12 +267,33 @@ func (a *adviser) spatial(o *profile.Object) (Advice, bool) {
 		return Advice{}, false
 	}
 	adv := a.advice(AdviceSpatialLocality, o)
+	pr := topPair(a.p, o.Name)
+	var stride *profile.Stride // the most common stride of the pair with the most stall cycles
+	if pr != nil && pr.Strides != nil && len(pr.Strides.Top) > 0 {
+		stride = &pr.Strides.Top[0]
+	}
+	// Each reference at a stride of a line or more lands on a new line.
+	long := stride != nil && line > 0 && max(stride.Bytes, -stride.Bytes) >= int64(line)
 	var parts []string
 	if poor {
-		parts = append(parts, fmt.Sprintf("only %.0f%% of each line of %s fetched into %s is used: reorganize it "+
-			"(struct of arrays, hot/cold split) or change the access order", 100*o.SpatialUse, o.Name, a.focus))
+		fix := "reorganize it (struct of arrays, hot/cold split) or change the access order"
+		if long {
+			fix = fmt.Sprintf("%s walks it %s at a time, a line or more, so that each reference lands on a new line; "+
+				"interchange the loops so that the innermost one walks it contiguously, block them, or make it a struct of arrays",
+				pr.Function, strideText(stride.Bytes))
+		}
+		parts = append(parts, fmt.Sprintf("only %.0f%% of each line of %s fetched into %s is used: %s", 100*o.SpatialUse, o.Name,
+			a.focus, fix))
 		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s of the %s bytes its misses fetched were used (%s)", Count(o.UsedBytes),
 			Count(o.FetchedBytes), share(o.UsedBytes, o.FetchedBytes)))
+	}
+	if stride != nil {
+		e := fmt.Sprintf("most common stride of %s's references to %s: %s (%s of %s strides)", pr.Function, o.Name,
+			strideText(stride.Bytes), share(stride.Count, pr.Strides.Samples), Count(pr.Strides.Samples))
+		if long {
+			e += fmt.Sprintf(": each reference lands on a new %d B line", line)
+		}
+		adv.Evidence = append(adv.Evidence, e)
 	}
 	if refetch {
 		parts = append(parts, fmt.Sprintf("%s's lines are fetched anew rather than reused (%.1f× its size came in cold): "+
@@ -332,7 +354,7 @@ func (a *adviser) useAfterFree(o *profile.Object) Advice {
 	}
 	var places []string
 	for i, r := range refs {
-		at := location(r.File, r.Line)
+		at := location(r.File, r.Line, r.Column)
 		if at == "" {
 			at = fmt.Sprintf("%#x", r.PC)
 		}

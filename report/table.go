@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -17,7 +18,8 @@ import (
 //
 // In CSV and JSON, numbers are raw: counts are integers, and rates, shares
 // and spatial use are fractions (0.25, not 25%). An unknown value ("-" in
-// text) is an empty CSV field and a JSON null.
+// text) is an empty CSV field and a JSON null. Some text is shorter in
+// text than in CSV and JSON (a file's base name, its path).
 type Table struct {
 	Title string
 	// Notes explain the table; text writes them under the title, JSON as
@@ -90,6 +92,7 @@ type Cell struct {
 	kind cellKind
 	u    uint64
 	f    float64
+	full string // a text cell's value in CSV and JSON when longer than Text ("" when the same)
 }
 
 // Value returns the cell's raw value: a uint64, a float64, a string, or
@@ -103,7 +106,7 @@ func (c Cell) Value() any {
 	case kindUnknown:
 		return nil
 	}
-	return c.Text
+	return cmp.Or(c.full, c.Text)
 }
 
 // raw is the cell in CSV.
@@ -116,7 +119,7 @@ func (c Cell) raw() string {
 	case kindUnknown:
 		return ""
 	}
-	return c.Text
+	return cmp.Or(c.full, c.Text)
 }
 
 // MarshalJSON writes numbers as numbers and unknown values as null.
@@ -143,6 +146,9 @@ func orUnknown(s string) Cell { return cond(s != "", textCell(s)) }
 func knownCount(n uint64, known bool) Cell {
 	return cond(known, countCell(n))
 }
+
+// shortCell is text that shows short and is full in CSV and JSON.
+func shortCell(short, full string) Cell { return Cell{Text: short, full: full} }
 
 // cond returns c when known, else an unknown cell.
 func cond(known bool, c Cell) Cell {

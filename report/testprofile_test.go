@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"memspy/machine"
@@ -60,13 +61,20 @@ type refSpec struct {
 	evictors []profile.RefEvictor
 }
 
+// refPlace is a reference's column and position in its source line.
+type refPlace struct{ column, position int }
+
 // testProfile builds a where-and-why profile from references; pairs,
-// objects, functions and the cache totals are their sums, and the focus
-// is L1D. It resembles:
+// objects, functions, source lines and the cache totals are their sums,
+// and the focus is L1D. It resembles:
 //   - a blocked matmul whose B interferes with itself (A: capacity; C: small);
-//   - saxpy's x and y, two 8 KiB arrays that map to the same sets;
-//   - update's particles, an array of structs with spatial use 0.25;
-//   - main's use of buf, a freed block.
+//   - saxpy's x and y, two 8 KiB arrays that map to the same sets, both
+//     on saxpy.c:5 (y first by column);
+//   - update, a region of main, and its particles, an array of 64-byte
+//     structs read one field at a time (spatial use 0.25, stride 64 B);
+//   - main's use of buf, a freed block (no strides known);
+//   - main calls everything: its inclusive counters are the run's, the
+//     others' are their own.
 func testProfile() *profile.Profile {
 	refs := []refSpec{
 		{0x401100, "mm.c", 12, "matmul", "B", "read",
@@ -84,10 +92,19 @@ func testProfile() *profile.Profile {
 			[]profile.RefEvictor{{Reference: "0x401210", Object: "y", Count: 7000}, {Reference: "0x401200", Object: "x", Count: 500}}},
 		{0x401210, "saxpy.c", 5, "saxpy", "y", "modify",
 			lvl{20000, 7000, 128, 6872, map[string]uint64{"x": 6500, "y": 300}, 0}, lvl{7000, 128, 128, 0, nil, 0}, nil},
-		{0x401300, "part.c", 20, "update", "particles", "read",
+		{0x401300, "/home/u/sim/part.c", 20, "update", "particles", "read",
 			lvl{10000, 4000, 3600, 400, map[string]uint64{"B": 400}, 0.25}, lvl{4000, 3600, 3600, 0, nil, 0}, nil},
 		{0x401400, "main.c", 40, "main", "buf", "read", lvl{5, 1, 1, 0, nil, 0}, lvl{1, 1, 1, 0, nil, 0}, nil},
 		{0x401420, "main.c", 52, "main", "buf", "write", lvl{7, 2, 2, 0, nil, 0}, lvl{2, 2, 2, 0, nil, 0}, nil},
+	}
+	places := map[uint64]refPlace{0x401100: {9, 0}, 0x401210: {3, 0}, 0x401200: {14, 1}}
+	strides := map[uint64]*profile.Strides{
+		0x401100: {Samples: 99999, Top: []profile.Stride{{Bytes: 4096, Count: 97000}, {Bytes: 8, Count: 2999}}},
+		0x401080: {Samples: 99999, Top: []profile.Stride{{Bytes: 8, Count: 99000}, {Bytes: -4096, Count: 990}}},
+		0x4010c0: {Samples: 49999, Top: []profile.Stride{{Bytes: 0, Count: 49000}, {Bytes: 8, Count: 999}}},
+		0x401200: {Samples: 19999, Top: []profile.Stride{{Bytes: 4, Count: 19999}}},
+		0x401210: {Samples: 19999, Top: []profile.Stride{{Bytes: 4, Count: 19999}}},
+		0x401300: {Samples: 9999, Top: []profile.Stride{{Bytes: 64, Count: 9800}, {Bytes: -64, Count: 150}, {Bytes: 128, Count: 49}}},
 	}
 	m := &machine.Machine{
 		Name: "test",
@@ -104,7 +121,7 @@ func testProfile() *profile.Profile {
 		Caches: []profile.CacheStats{{Name: "L1I", Level: 1, Accesses: 850000, IFetches: 850000, Misses: 100, IFetchMisses: 100},
 			{Name: "L1D", Level: 1, Causes: &profile.Causes{}}, {Name: "L2", Level: 2, Causes: &profile.Causes{}}},
 	}
-	pairAt, objAt, fnAt := map[string]int{}, map[string]int{}, map[string]int{}
+	pairAt, objAt, fnAt, lineAt := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	add := func(levels map[string]*profile.Stats, r *profile.Reference) {
 		for name, s := range r.Levels {
 			if levels[name] == nil {
@@ -115,7 +132,8 @@ func testProfile() *profile.Profile {
 		}
 	}
 	for _, spec := range refs {
-		r := profile.Reference{PC: spec.pc, File: spec.file, Line: spec.line, Function: spec.fn, Object: spec.obj, Kind: spec.kind,
+		r := profile.Reference{PC: spec.pc, File: spec.file, Line: spec.line, Column: places[spec.pc].column,
+			Position: places[spec.pc].position, Function: spec.fn, Object: spec.obj, Kind: spec.kind, Strides: strides[spec.pc],
 			Levels: map[string]*profile.Stats{"L1D": spec.l1.stats(testL2Latency), "L2": spec.l2.stats(testMemLatency)}}
 		r.Levels["L1D"].Evictors = spec.evictors
 		p.References = append(p.References, r)
@@ -131,7 +149,20 @@ func testProfile() *profile.Profile {
 			pairAt[key] = len(p.Pairs)
 			p.Pairs = append(p.Pairs, profile.Pair{Function: spec.fn, Object: spec.obj, Levels: map[string]*profile.Stats{}})
 		}
-		add(p.Pairs[pairAt[key]].Levels, &r)
+		pr := &p.Pairs[pairAt[key]]
+		add(pr.Levels, &r)
+		if r.Strides != nil {
+			if pr.Strides == nil {
+				pr.Strides = &profile.Strides{}
+			}
+			pr.Strides.Add(r.Strides)
+		}
+		key = fmt.Sprintf("%s:%d\x00%s", spec.file, spec.line, spec.fn)
+		if _, ok := lineAt[key]; !ok {
+			lineAt[key] = len(p.Lines)
+			p.Lines = append(p.Lines, profile.Line{File: spec.file, Line: spec.line, Function: spec.fn, Levels: map[string]*profile.Stats{}})
+		}
+		add(p.Lines[lineAt[key]].Levels, &r)
 		if _, ok := objAt[spec.obj]; !ok {
 			objAt[spec.obj] = len(p.Objects)
 			p.Objects = append(p.Objects, profile.Object{Name: spec.obj, FullName: spec.obj, Levels: map[string]*profile.Stats{}})
@@ -163,6 +194,25 @@ func testProfile() *profile.Profile {
 		f := &p.Functions[i]
 		f.Instructions = map[string]uint64{"matmul": 500000, "update": 200000, "saxpy": 100000, "main": 50000}[f.Name]
 		f.ComputeCycles = f.Instructions
+		f.Region = f.Name == "update"
+	}
+	for i := range p.Functions {
+		f := &p.Functions[i]
+		in := &profile.Inclusive{Levels: map[string]*profile.Stats{}}
+		for _, g := range p.Functions {
+			if g.Name != f.Name && f.Name != "main" {
+				continue
+			}
+			in.Instructions += g.Instructions
+			in.ComputeCycles += g.ComputeCycles
+			for name, s := range g.Levels {
+				if in.Levels[name] == nil {
+					in.Levels[name] = &profile.Stats{}
+				}
+				in.Levels[name].Add(s)
+			}
+		}
+		f.Inclusive = in
 	}
 	// Fewest misses first, so that the views must rank them.
 	slices.SortFunc(p.References, func(a, b profile.Reference) int {

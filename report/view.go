@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,11 +15,12 @@ import (
 
 // ViewOptions select and shape a view.
 type ViewOptions struct {
-	Function string // data: the function to break down; detail, evictors, refs: restrict to this function ("" all)
-	Object   string // detail, evictors: the object (matched against Name or FullName); refs: restrict to it
-	Evictors bool   // refs: show each reference's evictor references
-	Top      int    // rows per table, and evictors per reference (0: DefaultTop; negative: all)
-	Format   string // "text" (default), "csv", "json"
+	Function  string // data: the function to break down; lines, detail, evictors, refs: restrict to this function ("" all)
+	Object    string // detail, evictors: the object (matched against Name or FullName); refs: restrict to it
+	Evictors  bool   // refs: show each reference's evictor references
+	Inclusive bool   // overview: rank functions by their inclusive cycles (with their callees)
+	Top       int    // rows per table, and evictors per reference (0: DefaultTop; negative: all)
+	Format    string // "text" (default), "csv", "json"
 }
 
 // DefaultTop is the number of rows per table when ViewOptions.Top is 0.
@@ -31,6 +33,18 @@ const barWidth = 40
 // data.
 var ErrNoWhere = errors.New("the profile has no where-and-why data: run with --where")
 
+// ErrNoLines is the error of the lines view on a profile without source
+// lines.
+var ErrNoLines = errors.New("the profile has no source lines: run with debugging information (-g) or give sim --binary")
+
+// ErrNoInclusive is the error of the inclusive overview on a profile
+// without inclusive counters.
+var ErrNoInclusive = errors.New("the profile has no inclusive counters: simulate again with this memspy")
+
+// regionSuffix follows the name of a code region wherever a view lists
+// functions.
+const regionSuffix = " (region)"
+
 type view struct {
 	name, help string
 	build      func(*viewer) ([]*Table, error)
@@ -39,8 +53,9 @@ type view struct {
 // views, in the order of the help text (MemSpy's hierarchy of detail:
 // the whole program, then where, then one function or object, then why).
 var views = []view{
-	{"overview", "compute and memory stall cycles by function, with bars", (*viewer).overview},
+	{"overview", "compute and memory stall cycles by function, with bars; --inclusive: with their callees", (*viewer).overview},
 	{"stalls", "stall cycles by function × object, by object and by function, with the causes of misses", (*viewer).stalls},
+	{"lines", "stall cycles by source line (optionally of one --function), with the causes of misses and spatial use", (*viewer).lines},
 	{"data", "one function (--function) broken down by object", (*viewer).data},
 	{"detail", "one object (--object, optionally with --function) by cache level: reads and writes, causes, locality", (*viewer).detail},
 	{"evictors", "whose fills evicted an object's lines (--object), self or cross interference", (*viewer).evictors},
@@ -98,13 +113,15 @@ type viewer struct {
 	focus string // focus cache name, for titles
 	// stall is the total stall cycles of the run: the denominator of the
 	// shares.
-	stall uint64
-	known bool   // accesses, hits and locality were counted (not --miss-only)
-	more  string // how to see the rows cut by top
+	stall   uint64
+	known   bool            // accesses, hits and locality were counted (not --miss-only)
+	more    string          // how to see the rows cut by top
+	regions map[string]bool // the functions that are code regions, by name
 }
 
 func newViewer(p *profile.Profile, opt ViewOptions) *viewer {
-	v := &viewer{p: p, opt: opt, top: opt.Top, focus: p.Focus, known: !p.Options.MissOnly, more: "--top to see more"}
+	v := &viewer{p: p, opt: opt, top: opt.Top, focus: p.Focus, known: !p.Options.MissOnly, more: "--top to see more",
+		regions: map[string]bool{}}
 	if v.top == 0 {
 		v.top = DefaultTop
 	}
@@ -112,7 +129,21 @@ func newViewer(p *profile.Profile, opt ViewOptions) *viewer {
 		v.focus = "the focus cache"
 	}
 	v.stall = totalStall(p)
+	for _, f := range p.Functions {
+		if f.Region {
+			v.regions[f.Name] = true
+		}
+	}
 	return v
+}
+
+// funcName is how views list function name: a region's name is followed
+// by regionSuffix.
+func (v *viewer) funcName(name string) string {
+	if v.regions[name] {
+		return name + regionSuffix
+	}
+	return name
 }
 
 // totalStall is the stall cycles of the run: those of every function (each
@@ -241,38 +272,65 @@ func (v *viewer) noteMissOnly(t *Table, stats []stat) {
 
 func concat(parts ...[]stat) []stat { return slices.Concat(parts...) }
 
-// overview: compute vs memory stall cycles by function.
+// overview: compute vs memory stall cycles by function, their own or,
+// with ViewOptions.Inclusive, with their callees'. Shares are of the whole
+// run's cycles, every function's own.
 func (v *viewer) overview() ([]*Table, error) {
-	fs := pointers(v.p.Functions)
-	total := func(f *profile.Function) uint64 { return f.ComputeCycles + f.StallCycles }
-	slices.SortStableFunc(fs, func(a, b *profile.Function) int {
-		return cmp.Or(cmp.Compare(total(b), total(a)), cmp.Compare(a.Name, b.Name))
-	})
-	var compute, stall, biggest uint64
-	for _, f := range fs {
-		compute += f.ComputeCycles
-		stall += f.StallCycles
-		biggest = max(biggest, total(f))
+	type cycles struct {
+		f              *profile.Function
+		compute, stall uint64
+		known          bool // false: the function has no inclusive counters
 	}
-	all := compute + stall
-	known := computeKnown(v.p)
+	count := func(f *profile.Function) cycles { return cycles{f, f.ComputeCycles, f.StallCycles, true} }
 	t := &Table{
 		Title: "cycles by function: compute (#) and memory stall (=)",
 		Columns: []Column{{Name: "function"}, {Name: "compute cycles"}, {Name: "compute share"}, {Name: "stall cycles"},
 			{Name: "stall share"}, {Name: "total cycles"}, {Name: "share"}, {Name: "", TextOnly: true}},
 	}
 	t.Notes = append(t.Notes, "compute: one cycle per instruction; stall: "+latencies(v.p.Machine))
+	totalName := "total"
+	if v.opt.Inclusive {
+		if !slices.ContainsFunc(v.p.Functions, func(f profile.Function) bool { return f.Inclusive != nil }) {
+			return nil, ErrNoInclusive
+		}
+		count = func(f *profile.Function) cycles {
+			if in := f.Inclusive; in != nil {
+				return cycles{f, in.ComputeCycles, in.StallCycles, true}
+			}
+			return cycles{f: f}
+		}
+		t.Title = "inclusive cycles by function (with their callees): compute (#) and memory stall (=)"
+		t.Notes = append(t.Notes, "inclusive: a function's cycles and those of everything it called and of the regions in it, "+
+			"so the rows overlap and their shares need not add up to 100%; shares are of the whole run's cycles "+
+			"(the last row: the sum of every function's own cycles)")
+		totalName = "whole run"
+	}
+	rs := make([]cycles, len(v.p.Functions))
+	var compute, stall, biggest uint64
+	for i := range v.p.Functions {
+		f := &v.p.Functions[i]
+		rs[i] = count(f)
+		compute += f.ComputeCycles
+		stall += f.StallCycles
+		biggest = max(biggest, rs[i].compute+rs[i].stall)
+	}
+	slices.SortStableFunc(rs, func(a, b cycles) int {
+		return cmp.Or(cmp.Compare(b.compute+b.stall, a.compute+a.stall), cmp.Compare(a.f.Name, b.f.Name))
+	})
+	all := compute + stall
+	known := computeKnown(v.p)
 	if !known {
 		t.Notes = append(t.Notes, "no cache holds instructions: compute cycles are not known (-)")
 	}
-	rows := make([]Row, len(fs))
-	for i, f := range fs {
-		rows[i] = Row{Cells: []Cell{textCell(f.Name), cond(known, countCell(f.ComputeCycles)), cond(known, shareCell(f.ComputeCycles, all)),
-			countCell(f.StallCycles), shareCell(f.StallCycles, all), countCell(total(f)), shareCell(total(f), all),
-			textCell(bar(f.ComputeCycles, f.StallCycles, biggest))}}
+	rows := make([]Row, len(rs))
+	for i, r := range rs {
+		total := r.compute + r.stall
+		rows[i] = Row{Cells: []Cell{textCell(v.funcName(r.f.Name)), cond(known && r.known, countCell(r.compute)),
+			cond(known && r.known, shareCell(r.compute, all)), cond(r.known, countCell(r.stall)), cond(r.known, shareCell(r.stall, all)),
+			cond(r.known, countCell(total)), cond(r.known, shareCell(total, all)), textCell(bar(r.compute, r.stall, biggest))}}
 	}
 	v.limit(t, rows)
-	t.Total = []Cell{textCell("total"), cond(known, countCell(compute)), cond(known, shareCell(compute, all)), countCell(stall),
+	t.Total = []Cell{textCell(totalName), cond(known, countCell(compute)), cond(known, shareCell(compute, all)), countCell(stall),
 		shareCell(stall, all), countCell(all), shareCell(all, all), textCell("")}
 	return []*Table{t}, nil
 }
@@ -318,13 +376,25 @@ func bar(compute, stall, biggest uint64) string {
 	return strings.Repeat("#", c) + strings.Repeat("=", all-c)
 }
 
+// stallStats are the columns of the stall tables: stall cycles, their
+// share of the run's, accesses, misses, miss rate and causes.
+func (v *viewer) stallStats() []stat {
+	return concat([]stat{statStall, shareOf("share", v.stall), statAccesses, statMisses, statMissRate}, causes)
+}
+
+// stallNote explains the counters of the stall tables.
+func (v *viewer) stallNote() string {
+	return fmt.Sprintf("misses and causes at %s; stall cycles over every cache (share: of the run's %s)", v.focus, Count(v.stall))
+}
+
 // stalls: stall cycles by pair, object and function.
 func (v *viewer) stalls() ([]*Table, error) {
-	stats := concat([]stat{statStall, shareOf("share", v.stall), statAccesses, statMisses, statMissRate}, causes)
+	stats := v.stallStats()
 	var pairs, objects, functions []item
 	for i := range v.p.Pairs {
 		pr := &v.p.Pairs[i]
-		pairs = append(pairs, item{[]Cell{textCell(pr.Function), textCell(pr.Object)}, &pr.Stats, pr.Function + "\x00" + pr.Object})
+		pairs = append(pairs, item{[]Cell{textCell(v.funcName(pr.Function)), textCell(pr.Object)}, &pr.Stats,
+			pr.Function + "\x00" + pr.Object})
 	}
 	for i := range v.p.Objects {
 		o := &v.p.Objects[i]
@@ -332,18 +402,60 @@ func (v *viewer) stalls() ([]*Table, error) {
 	}
 	for i := range v.p.Functions {
 		f := &v.p.Functions[i]
-		functions = append(functions, item{[]Cell{textCell(f.Name)}, &f.Stats, f.Name})
+		functions = append(functions, item{[]Cell{textCell(v.funcName(f.Name)), inclusiveStall(f)}, &f.Stats, f.Name})
 	}
-	note := fmt.Sprintf("misses and causes at %s; stall cycles over every cache (share: of the run's %s)", v.focus, Count(v.stall))
+	byFunction := v.statTable("stall cycles by function", []string{"function", "inclusive stall"}, stats, rank(functions))
+	byFunction.Notes = append([]string{"inclusive stall: the function's and those of everything it called and of the regions in it"},
+		byFunction.Notes...)
 	ts := []*Table{
 		v.statTable("stall cycles by function × object", []string{"function", "object"}, stats, rank(pairs)),
 		v.statTable("stall cycles by object", []string{"object", "kind", "size"}, stats, rank(objects)),
-		v.statTable("stall cycles by function", []string{"function"}, stats, rank(functions)),
+		byFunction,
 	}
 	for _, t := range ts {
-		t.Notes = append([]string{note}, t.Notes...)
+		t.Notes = append([]string{v.stallNote()}, t.Notes...)
 	}
 	return ts, nil
+}
+
+// inclusiveStall is the stall cycles of f with its callees', unknown
+// when the profile has none.
+func inclusiveStall(f *profile.Function) Cell {
+	if f.Inclusive == nil {
+		return unknownCell()
+	}
+	return countCell(f.Inclusive.StallCycles)
+}
+
+// lines: stall cycles by source line, of one function or all.
+func (v *viewer) lines() ([]*Table, error) {
+	if len(v.p.Lines) == 0 {
+		return nil, ErrNoLines
+	}
+	var fn string
+	if v.opt.Function != "" {
+		f, err := v.function(v.opt.Function)
+		if err != nil {
+			return nil, err
+		}
+		fn = f.Name
+	}
+	var items []item
+	for i := range v.p.Lines {
+		l := &v.p.Lines[i]
+		if fn != "" && l.Function != fn {
+			continue
+		}
+		items = append(items, item{[]Cell{locationCell(l.File, l.Line, 0), textCell(v.funcName(l.Function))}, &l.Stats,
+			location(l.File, l.Line, 0) + "\x00" + l.Function})
+	}
+	title := "stall cycles by source line"
+	if fn != "" {
+		title += " of " + v.funcName(fn)
+	}
+	t := v.statTable(title, []string{"file:line", "function"}, append(v.stallStats(), statUse), rank(items))
+	t.Notes = append([]string{v.stallNote()}, t.Notes...)
+	return []*Table{t}, nil
 }
 
 // sizeCell is an object's size, unknown when 0.
@@ -371,12 +483,14 @@ func (v *viewer) data() ([]*Table, error) {
 		if o := v.objectByName(pr.Object); o != nil {
 			kind, size = o.Kind, sizeCell(o)
 		}
-		items = append(items, item{[]Cell{textCell(pr.Object), textCell(kind), size}, &pr.Stats, pr.Object})
+		items = append(items, item{[]Cell{textCell(pr.Object), textCell(kind), size, orUnknown(stridesText(pr.Strides, 1))},
+			&pr.Stats, pr.Object})
 	}
-	t := v.statTable(fmt.Sprintf("%s by object", f.Name), []string{"object", "kind", "size"}, stats, rank(items))
+	t := v.statTable(fmt.Sprintf("%s by object", f.Name), []string{"object", "kind", "size", "stride"}, stats, rank(items))
 	t.Notes = append([]string{
 		fmt.Sprintf("%s: %s stall cycles (%s of the run), %s misses at %s; share: of %s's stall cycles", f.Name,
 			Count(f.StallCycles), share(f.StallCycles, v.stall), Count(f.Misses), v.focus, f.Name),
+		strideNote,
 	}, t.Notes...)
 	return []*Table{t}, nil
 }
@@ -566,25 +680,26 @@ func (v *viewer) refs() ([]*Table, error) {
 		title = "references of " + strings.Trim(fn+" × "+obj, " ×") + " (" + v.focus + ")"
 	}
 	stats := []stat{statAccesses, statHits, statMisses, statMissRate, statTemporal, statSpatial, statUse}
-	t := &Table{Title: title, Columns: []Column{{Name: "pc"}, {Name: "file:line"}, {Name: "function"}, {Name: "object"}, {Name: "kind"}}}
+	t := &Table{Title: title, Columns: []Column{{Name: "pc"}, {Name: "file:line"}, {Name: "pos"}, {Name: "function"}, {Name: "object"},
+		{Name: "kind"}, {Name: "strides"}}}
 	for _, s := range stats {
 		t.Columns = append(t.Columns, Column{Name: s.name})
 	}
+	t.Notes = append(t.Notes, "pos: the reference's place among those of its source line, by column, from 0", strideNote)
 	if v.opt.Evictors {
 		t.SubTitle = "evictor references (" + v.focus + ")"
 		t.SubColumns = []Column{{Name: "evictor pc"}, {Name: "evictor file:line"}, {Name: "evictor object"}, {Name: "lines"}, {Name: "share"}}
-		t.SubKey = []int{0, 3}
+		t.SubKey = []int{0, 4}
 		t.Notes = append(t.Notes, "← the references whose fills evicted the lines of the reference above: pc, file:line, object, lines, share of its evicted lines")
 	}
-	at := map[string]string{} // "0x…" → file:line
+	at := map[string]Cell{} // "0x…" → file:line
 	for _, r := range v.p.References {
-		if r.File != "" {
-			at[fmt.Sprintf("%#x", r.PC)] = location(r.File, r.Line)
-		}
+		at[fmt.Sprintf("%#x", r.PC)] = locationCell(r.File, r.Line, r.Column)
 	}
 	var rows []Row
 	for _, r := range rs {
-		cells := []Cell{hexCell(r.PC), orUnknown(location(r.File, r.Line)), textCell(r.Function), textCell(r.Object), textCell(r.Kind)}
+		cells := []Cell{hexCell(r.PC), locationCell(r.File, r.Line, r.Column), cond(r.File != "" && r.Line > 0, countCell(uint64(r.Position))),
+			textCell(v.funcName(r.Function)), textCell(r.Object), textCell(r.Kind), stridesCell(r.Strides, refStrides)}
 		for _, s := range stats {
 			cells = append(cells, s.at(v, &r.Stats))
 		}
@@ -598,7 +713,8 @@ func (v *viewer) refs() ([]*Table, error) {
 				if v.top >= 0 && j == v.top {
 					break
 				}
-				row.Sub = append(row.Sub, []Cell{textCell(e.Reference), orUnknown(at[e.Reference]), textCell(e.Object),
+				loc, ok := at[e.Reference]
+				row.Sub = append(row.Sub, []Cell{textCell(e.Reference), cond(ok, loc), textCell(e.Object),
 					countCell(e.Count), shareCell(e.Count, n)})
 			}
 		}
@@ -609,12 +725,58 @@ func (v *viewer) refs() ([]*Table, error) {
 	return []*Table{t}, nil
 }
 
-// location is "file:line", "file" or "".
-func location(file string, line int) string {
-	if file == "" || line == 0 {
+// location is "file:line:col" (col > 0), "file:line", "file" or "".
+func location(file string, line, col int) string {
+	switch {
+	case file == "" || line == 0:
 		return file
+	case col > 0:
+		return fmt.Sprintf("%s:%d:%d", file, line, col)
 	}
 	return fmt.Sprintf("%s:%d", file, line)
+}
+
+// locationCell is the location of a source line (col > 0: of a column in
+// it) with the file's base name, and its path in CSV and JSON; unknown
+// without a file.
+func locationCell(file string, line, col int) Cell {
+	return cond(file != "", shortCell(location(filepath.Base(file), line, col), location(file, line, col)))
+}
+
+// refStrides is how many strides the refs view shows per reference in
+// text (CSV and JSON have them all).
+const refStrides = 2
+
+// strideNote explains the stride columns.
+const strideNote = "stride: the distance from one reference of an access point to its next, " +
+	"most common first, with its share of the strides seen (a lower bound)"
+
+// strideText is a stride in bytes, its sign kept: "8 B", "-4 KiB".
+func strideText(b int64) string {
+	if b < 0 {
+		return "-" + Bytes(uint64(-b))
+	}
+	return Bytes(uint64(b))
+}
+
+// stridesText lists the n most common strides of s with their shares of
+// the strides seen ("8 B 99.0%, 4 KiB 1.0%"), "" when there are none.
+func stridesText(s *profile.Strides, n int) string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	for _, x := range s.Top[:min(n, len(s.Top))] {
+		parts = append(parts, strideText(x.Bytes)+" "+share(x.Count, s.Samples))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stridesCell shows the n most common strides of s in text and all of
+// them in CSV and JSON; unknown when there are none.
+func stridesCell(s *profile.Strides, n int) Cell {
+	all := stridesText(s, profile.MaxStrides)
+	return cond(all != "", shortCell(stridesText(s, n), all))
 }
 
 // advice: the rules' findings.

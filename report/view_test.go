@@ -23,14 +23,20 @@ func viewText(t *testing.T, p *profile.Profile, name string, opt ViewOptions) st
 	return b.String()
 }
 
-// rowsOf returns the fields of the lines of text that start (after their
-// indent) with one of the names, in order of appearance.
+// cellSep separates the cells of a line of a text table.
+var cellSep = regexp.MustCompile(`\s{2,}`)
+
+// cells splits a line of a text table (after its indent) into its cells,
+// two or more spaces apart.
+func cells(line string) []string { return cellSep.Split(strings.TrimSpace(line), -1) }
+
+// rowsOf returns the cells of the lines of text whose first cell is one
+// of the names, in order of appearance.
 func rowsOf(text string, names ...string) [][]string {
 	var rows [][]string
 	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 && slices.Contains(names, f[0]) {
-			rows = append(rows, f)
+		if c := cells(line); slices.Contains(names, c[0]) {
+			rows = append(rows, c)
 		}
 	}
 	return rows
@@ -60,7 +66,7 @@ func inOrder(t *testing.T, text string, subs ...string) {
 }
 
 func TestViewsList(t *testing.T) {
-	want := []string{"overview", "stalls", "data", "detail", "evictors", "refs", "advice"}
+	want := []string{"overview", "stalls", "lines", "data", "detail", "evictors", "refs", "advice"}
 	if got := Views(); !slices.Equal(got, want) {
 		t.Errorf("Views() = %v, want %v", got, want)
 	}
@@ -75,15 +81,55 @@ func TestOverview(t *testing.T) {
 	got := viewText(t, testProfile(), "overview", ViewOptions{})
 	want := `cycles by function: compute (#) and memory stall (=)
   compute: one cycle per instruction; stall: each miss waits for the level below (L1I miss 12, L1D miss 12, L2 miss 200 cycles)
-  function  compute cycles  compute share  stall cycles  stall share  total cycles   share
-  matmul           500,000          14.8%     1,532,000        45.3%     2,032,000   60.1%  ##########==============================
-  update           200,000           5.9%       768,000        22.7%       968,000   28.6%  ####===============
-  saxpy            100,000           3.0%       231,200         6.8%       331,200    9.8%  ##=====
-  main              50,000           1.5%           636         0.0%        50,636    1.5%  #
-  total            850,000          25.1%     2,531,836        74.9%     3,381,836  100.0%
+  function         compute cycles  compute share  stall cycles  stall share  total cycles   share
+  matmul                  500,000          14.8%     1,532,000        45.3%     2,032,000   60.1%  ##########==============================
+  update (region)         200,000           5.9%       768,000        22.7%       968,000   28.6%  ####===============
+  saxpy                   100,000           3.0%       231,200         6.8%       331,200    9.8%  ##=====
+  main                     50,000           1.5%           636         0.0%        50,636    1.5%  #
+  total                   850,000          25.1%     2,531,836        74.9%     3,381,836  100.0%
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestOverviewInclusive(t *testing.T) {
+	p := testProfile()
+	got := viewText(t, p, "overview", ViewOptions{Inclusive: true})
+	// main does little itself but calls everything: it ranks first.
+	want := `inclusive cycles by function (with their callees): compute (#) and memory stall (=)
+  compute: one cycle per instruction; stall: each miss waits for the level below (L1I miss 12, L1D miss 12, L2 miss 200 cycles)
+  inclusive: a function's cycles and those of everything it called and of the regions in it, so the rows overlap and their shares need not add up to 100%; shares are of the whole run's cycles (the last row: the sum of every function's own cycles)
+  function         compute cycles  compute share  stall cycles  stall share  total cycles   share
+  main                    850,000          25.1%     2,531,836        74.9%     3,381,836  100.0%  ##########==============================
+  matmul                  500,000          14.8%     1,532,000        45.3%     2,032,000   60.1%  ######==================
+  update (region)         200,000           5.9%       768,000        22.7%       968,000   28.6%  ##=========
+  saxpy                   100,000           3.0%       231,200         6.8%       331,200    9.8%  #===
+  whole run               850,000          25.1%     2,531,836        74.9%     3,381,836  100.0%
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	got = viewText(t, p, "overview", ViewOptions{Inclusive: true, Format: "csv"})
+	if recs := readCSV(t, got); len(recs) != 5 || !slices.Equal(recs[1], []string{"main", "850000", recs[1][2], "2531836", recs[1][4], "3381836", "1"}) {
+		t.Errorf("inclusive overview CSV:\n%s", got)
+	}
+	// A function without inclusive counters among others is not known.
+	p.Functions[slices.IndexFunc(p.Functions, func(f profile.Function) bool { return f.Name == "matmul" })].Inclusive = nil
+	got = viewText(t, p, "overview", ViewOptions{Inclusive: true})
+	if row := rowsOf(got, "matmul")[0]; !slices.Equal(row, cells("matmul  -  -  -  -  -  -")) {
+		t.Errorf("matmul without inclusive counters %q:\n%s", row, got)
+	}
+	if names := firstColumn(rowsOf(got, "main", "matmul", "update (region)", "saxpy")); !slices.Equal(names,
+		[]string{"main", "update (region)", "saxpy", "matmul"}) {
+		t.Errorf("rows %v, want matmul last", names)
+	}
+	// A profile without any.
+	for i := range p.Functions {
+		p.Functions[i].Inclusive = nil
+	}
+	if err := View(&strings.Builder{}, p, "overview", ViewOptions{Inclusive: true}); err != ErrNoInclusive {
+		t.Errorf("inclusive overview without inclusive counters: %v", err)
 	}
 }
 
@@ -95,8 +141,8 @@ func TestOverviewTopAndUnknownCompute(t *testing.T) {
 	if !strings.Contains(got, "no cache holds instructions: compute cycles are not known (-)") || !strings.Contains(got, "top 2 of 4") {
 		t.Errorf("missing notes:\n%s", got)
 	}
-	rows := rowsOf(got, "matmul", "update", "saxpy", "main", "total")
-	if names := firstColumn(rows); !slices.Equal(names, []string{"matmul", "update", "total"}) {
+	rows := rowsOf(got, "matmul", "update (region)", "saxpy", "main", "total")
+	if names := firstColumn(rows); !slices.Equal(names, []string{"matmul", "update (region)", "total"}) {
 		t.Fatalf("rows %v, want matmul, update, total:\n%s", names, got)
 	}
 	if rows[0][1] != "-" || rows[0][2] != "-" || rows[2][1] != "-" {
@@ -132,7 +178,7 @@ func TestStalls(t *testing.T) {
 		t.Fatalf("%d tables, want 3:\n%s", len(parts), got)
 	}
 	objects := []string{"B", "particles", "A", "x", "y", "C", "buf"}
-	pairs := rowsOf(parts[0], "matmul", "update", "saxpy", "main")
+	pairs := rowsOf(parts[0], "matmul", "update (region)", "saxpy", "main")
 	var pairObjects []string
 	for _, r := range pairs {
 		pairObjects = append(pairObjects, r[1])
@@ -140,21 +186,85 @@ func TestStalls(t *testing.T) {
 	if !slices.Equal(pairObjects, objects) {
 		t.Errorf("pairs ranked %v, want %v", pairObjects, objects)
 	}
-	if !slices.Equal(pairs[0], strings.Fields("matmul B 1,040,000 41.1% 100,000 20,000 20.0000% 2,000 18,000 0")) {
+	if !slices.Equal(pairs[0], cells("matmul  B  1,040,000  41.1%  100,000  20,000  20.0000%  2,000  18,000  0")) {
 		t.Errorf("first pair row %q", pairs[0])
 	}
 	if names := firstColumn(rowsOf(parts[1], objects...)); !slices.Equal(names, objects) {
 		t.Errorf("objects ranked %v, want %v", names, objects)
 	}
-	if row := rowsOf(parts[1], "x")[0]; !slices.Equal(row, strings.Fields("x global 8 KiB 121,600 4.8% 20,000 8,000 40.0000% 128 7,872 0")) {
+	if row := rowsOf(parts[1], "x")[0]; !slices.Equal(row, cells("x  global  8 KiB  121,600  4.8%  20,000  8,000  40.0000%  128  7,872  0")) {
 		t.Errorf("object x row %q", row)
 	}
-	fns := rowsOf(parts[2], "matmul", "update", "saxpy", "main")
-	if names := firstColumn(fns); !slices.Equal(names, []string{"matmul", "update", "saxpy", "main"}) {
-		t.Errorf("functions ranked %v", names)
+	fns := rowsOf(parts[2], "matmul", "update (region)", "saxpy", "main")
+	if names := firstColumn(fns); !slices.Equal(names, []string{"matmul", "update (region)", "saxpy", "main"}) {
+		t.Fatalf("functions ranked %v", names)
 	}
-	if !slices.Equal(fns[0], strings.Fields("matmul 1,532,000 60.5% 250,000 26,000 10.4000% 5,000 21,000 0")) {
+	if !slices.Equal(fns[0], cells("matmul  1,532,000  1,532,000  60.5%  250,000  26,000  10.4000%  5,000  21,000  0")) {
 		t.Errorf("function matmul row %q", fns[0])
+	}
+	// main ranks by its own stall cycles; its inclusive ones are the run's.
+	if !slices.Equal(fns[3], cells("main  2,531,836  636  0.0%  12  3  25.0000%  3  0  0")) {
+		t.Errorf("function main row %q", fns[3])
+	}
+	if !strings.Contains(parts[2], "  function         inclusive stall  stall cycles  share") {
+		t.Errorf("by function header:\n%s", parts[2])
+	}
+}
+
+func TestLines(t *testing.T) {
+	p := testProfile()
+	got := viewText(t, p, "lines", ViewOptions{})
+	want := `stall cycles by source line
+  misses and causes at L1D; stall cycles over every cache (share: of the run's 2,531,836)
+  file:line  function         stall cycles  share  accesses  misses  miss rate   cold  replacement  invalidation  spatial use
+  mm.c:12    matmul              1,040,000  41.1%   100,000  20,000   20.0000%  2,000       18,000             0       100.0%
+  part.c:20  update (region)       768,000  30.3%    10,000   4,000   40.0000%  3,600          400             0        25.0%
+  mm.c:11    matmul                460,000  18.2%   100,000   5,000    5.0000%  2,000        3,000             0       100.0%
+  saxpy.c:5  saxpy                 231,200   9.1%    40,000  15,000   37.5000%    256       14,744             0       100.0%
+  mm.c:13    matmul                 32,000   1.3%    50,000   1,000    2.0000%  1,000            0             0       100.0%
+  main.c:52  main                      424   0.0%         7       2   28.5714%      2            0             0       100.0%
+  main.c:40  main                      212   0.0%         5       1   20.0000%      1            0             0       100.0%
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	got = viewText(t, p, "lines", ViewOptions{Function: "matmul", Top: 2})
+	inOrder(t, got, "stall cycles by source line of matmul\n", "top 2 of 3 (--top to see more)")
+	if names := firstColumn(rowsOf(got, "mm.c:11", "mm.c:12", "mm.c:13", "saxpy.c:5")); !slices.Equal(names, []string{"mm.c:12", "mm.c:11"}) {
+		t.Errorf("lines of matmul %v:\n%s", names, got)
+	}
+	// CSV and JSON name the file by its path.
+	recs := readCSV(t, viewText(t, p, "lines", ViewOptions{Format: "csv"}))
+	if !slices.Equal(recs[0], []string{"file_line", "function", "stall_cycles", "share", "accesses", "misses", "miss_rate", "cold",
+		"replacement", "invalidation", "spatial_use"}) || len(recs) != 8 ||
+		!slices.Equal(recs[2], []string{"/home/u/sim/part.c:20", "update (region)", "768000", recs[2][3], "10000", "4000", "0.4", "3600", "400",
+			"0", "0.25"}) {
+		t.Errorf("lines CSV %q", recs)
+	}
+	var tables []jsonTable
+	if err := json.Unmarshal([]byte(viewText(t, p, "lines", ViewOptions{Function: "saxpy", Format: "json"})), &tables); err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 1 || tables[0].Title != "stall cycles by source line of saxpy" || len(tables[0].Rows) != 1 {
+		t.Fatalf("lines JSON %+v", tables)
+	}
+	if r := tables[0].Rows[0]; r[0] != "saxpy.c:5" || r[2] != float64(231200) || r[5] != float64(15000) || r[10] != float64(1) {
+		t.Errorf("saxpy.c:5 in JSON %v", r)
+	}
+	// Under --miss-only spatial use is not known.
+	p.Options.MissOnly = true
+	got = viewText(t, p, "lines", ViewOptions{Top: 1})
+	if row := rowsOf(got, "mm.c:12")[0]; !slices.Equal(row, cells("mm.c:12  matmul  1,040,000  41.1%  -  20,000  -  2,000  18,000  0  -")) ||
+		!strings.Contains(got, missOnlyNote) {
+		t.Errorf("lines under --miss-only %q:\n%s", row, got)
+	}
+	// A trace without symbols has no lines.
+	p.Lines = nil
+	if err := View(&strings.Builder{}, p, "lines", ViewOptions{}); err != ErrNoLines {
+		t.Errorf("lines of a profile without lines: %v", err)
+	}
+	if ErrNoLines.Error() != "the profile has no source lines: run with debugging information (-g) or give sim --binary" {
+		t.Errorf("ErrNoLines = %q", ErrNoLines)
 	}
 }
 
@@ -166,8 +276,16 @@ func TestData(t *testing.T) {
 		t.Errorf("objects of matmul %v, want B A C:\n%s", names, got)
 	}
 	// Shares of matmul's stall cycles: 1,040,000 / 1,532,000.
-	if !slices.Equal(rows[0], strings.Fields("B heap 2 MiB 1,040,000 67.9% 100,000 20,000 20.0000% 2,000 18,000 0 100.0%")) {
+	if !slices.Equal(rows[0], cells("B  heap  2 MiB  4 KiB 97.0%  1,040,000  67.9%  100,000  20,000  20.0000%  2,000  18,000  0  100.0%")) {
 		t.Errorf("row B %q", rows[0])
+	}
+	if !slices.Equal(rows[2], cells("C  heap  2 MiB  0 B 98.0%  32,000  2.1%  50,000  1,000  2.0000%  1,000  0  0  100.0%")) {
+		t.Errorf("row C %q", rows[2])
+	}
+	// No strides known.
+	got = viewText(t, testProfile(), "data", ViewOptions{Function: "main"})
+	if row := rowsOf(got, "buf")[0]; !slices.Equal(row[:4], []string{"buf", "freed", "4 KiB", "-"}) {
+		t.Errorf("row buf %q", row)
 	}
 }
 
@@ -181,11 +299,11 @@ func TestDetail(t *testing.T) {
 	if len(access) != 2 || len(why) != 2 {
 		t.Fatalf("want one row per level:\n%s", got)
 	}
-	if !slices.Equal(access[0], strings.Fields("L1D 100,000 80,000 20,000 20.0000% 75,000 25,000 15,000 5,000 240,000")) ||
-		!slices.Equal(access[1], strings.Fields("L2 20,000 16,000 4,000 20.0000% 15,000 5,000 3,000 1,000 800,000")) {
+	if !slices.Equal(access[0], cells("L1D  100,000  80,000  20,000  20.0000%  75,000  25,000  15,000  5,000  240,000")) ||
+		!slices.Equal(access[1], cells("L2  20,000  16,000  4,000  20.0000%  15,000  5,000  3,000  1,000  800,000")) {
 		t.Errorf("access rows %q", access)
 	}
-	if !slices.Equal(why[0], strings.Fields("L1D 20,000 2,000 18,000 0 60,000 20,000 1,280,000 1,280,000 100.0%")) {
+	if !slices.Equal(why[0], cells("L1D  20,000  2,000  18,000  0  60,000  20,000  1,280,000  1,280,000  100.0%")) {
 		t.Errorf("why row %q", why[0])
 	}
 	// The pair, by full name of the object.
@@ -222,7 +340,7 @@ func TestEvictors(t *testing.T) {
 	}
 	got = viewText(t, testProfile(), "evictors", ViewOptions{Object: "B"})
 	rows := rowsOf(got, "A", "B", "C")
-	if len(rows) != 3 || !slices.Equal(rows[0], strings.Fields("B heap 15,000 83.3% self")) || rows[1][0] != "A" || rows[2][0] != "C" {
+	if len(rows) != 3 || !slices.Equal(rows[0], cells("B  heap  15,000  83.3%  self")) || rows[1][0] != "A" || rows[2][0] != "C" {
 		t.Errorf("evictors of B:\n%s", got)
 	}
 }
@@ -235,15 +353,44 @@ func TestRefs(t *testing.T) {
 	if names := firstColumn(rows); !slices.Equal(names, want) {
 		t.Errorf("references ranked %v, want %v", names, want)
 	}
-	if !slices.Equal(rows[0], strings.Fields("0x401100 mm.c:12 matmul B read 100,000 80,000 20,000 20.0000% 60,000 20,000 100.0%")) {
-		t.Errorf("first reference %q", rows[0])
+	for i, want := range [][]string{
+		cells("0x401100  mm.c:12:9  0  matmul  B  read  4 KiB 97.0%, 8 B 3.0%  100,000  80,000  20,000  20.0000%  60,000  20,000  100.0%"),
+		// Two references of one line, by column.
+		cells("0x401200  saxpy.c:5:14  1  saxpy  x  read  4 B 100.0%  20,000  12,000  8,000  40.0000%  9,000  3,000  100.0%"),
+		cells("0x401210  saxpy.c:5:3  0  saxpy  y  modify  4 B 100.0%  20,000  13,000  7,000  35.0000%  9,750  3,250  100.0%"),
+		// A negative stride.
+		cells("0x401080  mm.c:11  0  matmul  A  read  8 B 99.0%, -4 KiB 1.0%  100,000  95,000  5,000  5.0000%  71,250  23,750  100.0%"),
+		// The base name of the file, two strides of three, a region.
+		cells("0x401300  part.c:20  0  update (region)  particles  read  64 B 98.0%, -64 B 1.5%  10,000  6,000  4,000  40.0000%  4,500  1,500  25.0%"),
+		// A stride of 0.
+		cells("0x4010c0  mm.c:13  0  matmul  C  modify  0 B 98.0%, 8 B 2.0%  50,000  49,000  1,000  2.0000%  36,750  12,250  100.0%"),
+		// No strides known.
+		cells("0x401420  main.c:52  0  main  buf  write  -  7  5  2  28.5714%  3  2  100.0%"),
+	} {
+		if !slices.Equal(rows[i], want) {
+			t.Errorf("reference %d: %q, want %q", i, rows[i], want)
+		}
 	}
 	if strings.Contains(got, "←") {
 		t.Errorf("evictors without --evictors:\n%s", got)
 	}
+	// CSV and JSON: the file's path, every stride.
+	recs := readCSV(t, viewText(t, p, "refs", ViewOptions{Format: "csv"}))
+	if !slices.Equal(recs[0][:7], []string{"pc", "file_line", "pos", "function", "object", "kind", "strides"}) ||
+		!slices.Equal(recs[5][:7], []string{"0x401300", "/home/u/sim/part.c:20", "0", "update (region)", "particles", "read",
+			"64 B 98.0%, -64 B 1.5%, 128 B 0.5%"}) || recs[7][6] != "" {
+		t.Errorf("refs CSV %q", recs)
+	}
+	var tables []jsonTable
+	if err := json.Unmarshal([]byte(viewText(t, p, "refs", ViewOptions{Format: "json"})), &tables); err != nil {
+		t.Fatal(err)
+	}
+	if r := tables[0].Rows[1]; r[1] != "saxpy.c:5:14" || r[2] != float64(1) || tables[0].Rows[7][6] != nil {
+		t.Errorf("refs JSON rows %v", tables[0].Rows)
+	}
 	got = viewText(t, p, "refs", ViewOptions{Evictors: true, Top: 2})
-	inOrder(t, got, "0x401100  mm.c:12", "\n      ← 0x401100  mm.c:12    B  15,000  83.3%\n", "← 0x401080  mm.c:11    A   2,000  11.1%",
-		"0x401200  saxpy.c:5", "← 0x401210  saxpy.c:5  y   7,000  93.3%", "← 0x401200  saxpy.c:5  x     500   6.7%")
+	inOrder(t, got, "0x401100  mm.c:12:9", "\n      ← 0x401100  mm.c:12:9     B  15,000  83.3%\n", "← 0x401080  mm.c:11       A   2,000  11.1%",
+		"0x401200  saxpy.c:5:14", "← 0x401210  saxpy.c:5:3   y   7,000  93.3%", "← 0x401200  saxpy.c:5:14  x     500   6.7%")
 	if strings.Contains(got, "0x4010c0") {
 		t.Errorf("more than 2 evictors per reference:\n%s", got)
 	}
@@ -269,8 +416,11 @@ func TestAdvise(t *testing.T) {
 		{AdviceSelfInterference, "B", "matmul", []string{"B interferes with itself", "blocking", "padding the leading dimension"},
 			[]string{"15,000 of the 18,000 evicted lines of B were evicted by fills of B (83.3%)", "18,000 of its 20,000 misses are replacements (90.0%)",
 				"B is 2 MiB, 64.0× L1D (32 KiB)"}},
-		{AdviceSpatialLocality, "particles", "update", []string{"only 25% of each line of particles", "struct of arrays"},
-			[]string{"64,000 of the 256,000 bytes its misses fetched were used (25.0%)"}},
+		{AdviceSpatialLocality, "particles", "update", []string{"only 25% of each line of particles",
+			"update walks it 64 B at a time, a line or more, so that each reference lands on a new line", "interchange the loops",
+			"block them", "struct of arrays"},
+			[]string{"64,000 of the 256,000 bytes its misses fetched were used (25.0%)",
+				"most common stride of update's references to particles: 64 B (98.0% of 9,999 strides): each reference lands on a new 64 B line"}},
 		{AdviceCapacity, "A", "matmul", []string{"working set exceeds L1D"},
 			[]string{"3,000 of its 5,000 misses are replacements (60.0%)", "at most B, 33.3%"}},
 		{AdviceCrossInterference, "x", "saxpy", []string{"x and y map to the same sets of L1D", "evict each other's lines", "pad or realign"},
@@ -345,6 +495,30 @@ func TestAdviseThresholds(t *testing.T) {
 	if !found {
 		t.Error("no refetch advice")
 	}
+	// A stride shorter than a line is evidence, but not the cause.
+	p = testProfile()
+	pr := &p.Pairs[slices.IndexFunc(p.Pairs, func(pr profile.Pair) bool { return pr.Object == "particles" })]
+	pr.Strides = &profile.Strides{Samples: 9999, Top: []profile.Stride{{Bytes: -16, Count: 9000}}}
+	found = false
+	for _, a := range Advise(p) {
+		if a.Object == "particles" && a.Kind == AdviceSpatialLocality {
+			found = true
+			if strings.Contains(a.Message, "lands on a new line") || !strings.Contains(a.Message, "reorganize it") ||
+				!slices.Contains(a.Evidence, "most common stride of update's references to particles: -16 B (90.0% of 9,999 strides)") {
+				t.Errorf("short stride advice %q %q", a.Message, a.Evidence)
+			}
+		}
+	}
+	// Without strides, no stride evidence.
+	pr.Strides = nil
+	for _, a := range Advise(p) {
+		if a.Kind == AdviceSpatialLocality && slices.ContainsFunc(a.Evidence, func(e string) bool { return strings.Contains(e, "stride") }) {
+			t.Errorf("stride evidence without strides %q", a.Evidence)
+		}
+	}
+	if !found {
+		t.Error("no spatial advice with a short stride")
+	}
 	// Misses only: no spatial use, so no spatial advice.
 	p = testProfile()
 	p.Options.MissOnly = true
@@ -372,7 +546,8 @@ func TestViewErrors(t *testing.T) {
 		opt  ViewOptions
 		want string
 	}{
-		{"bogus", ViewOptions{}, `unknown view "bogus" (views: overview, stalls, data, detail, evictors, refs, advice)`},
+		{"bogus", ViewOptions{}, `unknown view "bogus" (views: overview, stalls, lines, data, detail, evictors, refs, advice)`},
+		{"lines", ViewOptions{Function: "sxpy"}, `no function "sxpy" in the profile (did you mean "saxpy"?)`},
 		{"stalls", ViewOptions{Format: "xml"}, `unknown format "xml" (formats: text, csv, json)`},
 		{"data", ViewOptions{}, "view data needs a function (--function NAME); functions with the most stall cycles: matmul, update, saxpy, main"},
 		{"data", ViewOptions{Function: "matmu"}, `no function "matmu" in the profile (did you mean "matmul"?)`},
@@ -407,11 +582,11 @@ func TestMissOnly(t *testing.T) {
 		t.Errorf("no miss-only note:\n%s", got)
 	}
 	row := rowsOf(got, "B")[0]
-	if !slices.Equal(row, strings.Fields("B heap 2 MiB 1,040,000 41.1% - 20,000 - 2,000 18,000 0")) {
+	if !slices.Equal(row, cells("B  heap  2 MiB  1,040,000  41.1%  -  20,000  -  2,000  18,000  0")) {
 		t.Errorf("object B under --miss-only %q", row)
 	}
 	got = viewText(t, p, "refs", ViewOptions{})
-	if row := rowsOf(got, "0x401100")[0]; !slices.Equal(row[5:], strings.Fields("- - 20,000 - - - -")) {
+	if row := rowsOf(got, "0x401100")[0]; !slices.Equal(row[7:], cells("-  -  20,000  -  -  -  -")) {
 		t.Errorf("reference under --miss-only %q", row)
 	}
 	got = viewText(t, p, "detail", ViewOptions{Object: "B", Format: "json"})
@@ -463,16 +638,17 @@ func TestCSV(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, got)
 	}
-	header := []string{"object", "kind", "size", "stall_cycles", "share", "accesses", "misses", "miss_rate", "cold", "replacement",
+	header := []string{"object", "kind", "size", "stride", "stall_cycles", "share", "accesses", "misses", "miss_rate", "cold", "replacement",
 		"invalidation", "spatial_use"}
 	if !slices.Equal(recs[0], header) || len(recs) != 4 {
 		t.Fatalf("CSV:\n%s", got)
 	}
-	if !slices.Equal(recs[1], []string{"B", "heap", "2097152", "1040000", recs[1][4], "100000", "20000", "0.2", "2000", "18000", "0", "1"}) {
+	if !slices.Equal(recs[1], []string{"B", "heap", "2097152", "4 KiB 97.0%", "1040000", recs[1][5], "100000", "20000", "0.2", "2000", "18000",
+		"0", "1"}) {
 		t.Errorf("row B %q", recs[1])
 	}
-	if f, err := strconv.ParseFloat(recs[1][4], 64); err != nil || f < 0.6788 || f > 0.6789 {
-		t.Errorf("share %q, want 0.6788…", recs[1][4])
+	if f, err := strconv.ParseFloat(recs[1][5], 64); err != nil || f < 0.6788 || f > 0.6789 {
+		t.Errorf("share %q, want 0.6788…", recs[1][5])
 	}
 	// Several tables: "# title" lines and blank lines between.
 	got = viewText(t, p, "stalls", ViewOptions{Format: "csv"})
@@ -500,7 +676,7 @@ func TestCSV(t *testing.T) {
 	recs = readCSV(t, got)
 	i := slices.IndexFunc(recs, func(r []string) bool { return r[0] == "pc" && r[1] == "object" })
 	if i < 0 || !slices.Equal(recs[i], []string{"pc", "object", "evictor_pc", "evictor_file_line", "evictor_object", "lines", "share"}) ||
-		!slices.Equal(recs[i+1][:6], []string{"0x401100", "B", "0x401100", "mm.c:12", "B", "15000"}) {
+		!slices.Equal(recs[i+1][:6], []string{"0x401100", "B", "0x401100", "mm.c:12:9", "B", "15000"}) {
 		t.Errorf("evictor references CSV:\n%s", got)
 	}
 }

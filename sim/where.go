@@ -435,7 +435,7 @@ func (n *namer) inclusive(k refKey, funcs map[string]*profile.Function) []*profi
 // nameProcs names every procedure and region. Procedures whose names
 // collide (static functions of different modules or files) get their
 // module's name ("init@libc.so.6"), else their entry ("init@0x1091e5"); a
-// region named like a procedure gets "@region".
+// region keeps the name the program gave it (regions are one per name).
 func (n *namer) nameProcs() {
 	groups := map[string][]int32{}
 	for id, p := range n.h.attr.code.Procs() {
@@ -459,8 +459,9 @@ func (n *namer) nameProcs() {
 		for _, id := range ids {
 			f := n.procs[id]
 			if f.Region {
-				f.Name += "@region"
-			} else if m := f.Module; m != "" && mods[m] == 1 {
+				continue // the program's own name for it
+			}
+			if m := f.Module; m != "" && mods[m] == 1 {
 				f.Name += "@" + filepath.Base(m)
 			} else {
 				f.Name = fmt.Sprintf("%s@%#x", f.Name, f.Entry)

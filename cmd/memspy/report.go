@@ -32,7 +32,9 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 ` + help.String(),
 		Example: `  memspy run --where --profile mm.memspy -- ./matmul 256
   memspy report mm.memspy overview
+  memspy report mm.memspy overview --inclusive
   memspy report mm.memspy stalls --top 10
+  memspy report mm.memspy lines --function mult
   memspy report mm.memspy data --function mult
   memspy report mm.memspy detail --object B
   memspy report mm.memspy evictors --object B --focus L2
@@ -60,9 +62,10 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.opt.Function, "function", "", "the function to break down (data), or to restrict to (detail, evictors, refs)")
+	fl.StringVar(&f.opt.Function, "function", "", "the function to break down (data), or to restrict to (lines, detail, evictors, refs)")
 	fl.StringVar(&f.opt.Object, "object", "", "the object to show (detail, evictors), or to restrict to (refs)")
 	fl.BoolVar(&f.opt.Evictors, "evictors", false, "refs: list each reference's evictor references")
+	fl.BoolVar(&f.opt.Inclusive, "inclusive", false, "overview: rank functions by inclusive cycles (with their callees)")
 	fl.IntVar(&f.opt.Top, "top", 0, "rows per table (0: the view's default)")
 	fl.StringVar(&f.opt.Format, "format", "", "output format: text (default), csv or json")
 	fl.StringVar(&f.focus, "focus", "", "the cache to show (default: the profile's focus)")
