@@ -1,7 +1,6 @@
 package symbolize_test
 
 import (
-	"debug/elf"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,15 +12,7 @@ import (
 func TestLocals(t *testing.T) {
 	p := build(t)
 	s, _ := p.mapped(t)
-	f, err := elf.Open(p.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	mainLink, err := symValue(f, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mainLink := linkAddr(t, p.path, "main")
 	b, err := symbols.Open(p.path)
 	if err != nil {
 		t.Fatal(err)

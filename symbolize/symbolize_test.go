@@ -217,6 +217,22 @@ func (p *prog) build() error {
 	return nil
 }
 
+// linkAddr returns the link-time address of symbol name in the ELF file
+// at path.
+func linkAddr(t *testing.T, path, name string) uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := symValue(f, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func symValue(f *elf.File, name string) (uint64, error) {
 	syms, err := f.Symbols()
 	if err != nil {
@@ -354,15 +370,7 @@ func TestMapGlobals(t *testing.T) {
 func TestCode(t *testing.T) {
 	p := build(t)
 	s, _ := p.mapped(t)
-	f, err := elf.Open(p.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	entry, err := symValue(f, "alloc_matrix")
-	if err != nil {
-		t.Fatal(err)
-	}
+	entry := linkAddr(t, p.path, "alloc_matrix")
 	pc := p.addrs(t, "A", 2)[0] - 1
 	got := s.Code(pc)
 	want := sim.Source{Func: "alloc_matrix", Entry: entry + p.bias, File: p.src, Line: line(t, "WRAP"), Column: column(t, "WRAP", "my_malloc"), Module: p.path}

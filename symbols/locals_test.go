@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"debug/dwarf"
-	"debug/elf"
 	"errors"
 	"io"
 	"os"
@@ -255,15 +254,7 @@ func TestLocalsFrameBase(t *testing.T) {
 // frameBase returns the DW_AT_frame_base of the subprogram at entry.
 func frameBase(t *testing.T, path string, entry uint64) any {
 	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testDWARF(t, path)
 	r := d.Reader()
 	for {
 		e, err := r.Next()
@@ -380,17 +371,9 @@ func TestColumns(t *testing.T) {
 }
 
 // lineRows returns all rows of the line tables of path, in order.
-func lineRows(t *testing.T, path string) []dwarf.LineEntry {
+func lineRows(t testing.TB, path string) []dwarf.LineEntry {
 	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testDWARF(t, path)
 	var rows []dwarf.LineEntry
 	r := d.Reader()
 	for {

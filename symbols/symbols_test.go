@@ -4,8 +4,6 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/hex"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,50 +121,32 @@ func elfSym(t testing.TB, path, name string) (uint64, uint64) {
 	return 0, 0
 }
 
-// lineAddrs returns, from an independent read of the line table, the
-// addresses whose last line-table row says file (by suffix) and line.
-func lineAddrs(t testing.TB, path, file string, line int) []uint64 {
+// testDWARF opens the DWARF data of path with the standard library alone,
+// for checks independent of the package.
+func testDWARF(t testing.TB, path string) *dwarf.Data {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	d, err := f.DWARF()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+// lineAddrs returns, from an independent read of the line table, the
+// addresses whose last line-table row says file (by suffix) and line.
+func lineAddrs(t testing.TB, path, file string, line int) []uint64 {
+	t.Helper()
 	var addrs []uint64
-	r := d.Reader()
-	for {
-		cu, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cu == nil {
-			break
-		}
-		r.SkipChildren()
-		lr, err := d.LineReader(cu)
-		if err != nil || lr == nil {
-			continue
-		}
-		var rows []dwarf.LineEntry
-		for {
-			var le dwarf.LineEntry
-			if err := lr.Next(&le); err != nil {
-				if !errors.Is(err, io.EOF) {
-					t.Fatal(err)
-				}
-				break
-			}
-			rows = append(rows, le)
-		}
-		for i, le := range rows {
-			last := i+1 == len(rows) || rows[i+1].Address > le.Address
-			if last && !le.EndSequence && le.Line == line && strings.HasSuffix(le.File.Name, file) {
-				addrs = append(addrs, le.Address)
-			}
+	rows := lineRows(t, path)
+	for i, le := range rows {
+		last := i+1 == len(rows) || rows[i+1].Address > le.Address
+		if last && !le.EndSequence && le.Line == line && strings.HasSuffix(le.File.Name, file) {
+			addrs = append(addrs, le.Address)
 		}
 	}
 	return addrs
