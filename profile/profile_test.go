@@ -170,8 +170,11 @@ func TestMergeWhere(t *testing.T) {
 	prof := func(objs ...Object) *Profile {
 		p := &Profile{Caches: []CacheStats{{Name: "L1", Level: 1, Causes: &Causes{Cold: 1}}, {Name: "L2", Level: 2, Causes: &Causes{}}},
 			Options: Options{Where: true}, Objects: objs, Complete: true,
-			Functions:  []Function{{Name: "f", Instructions: 5, ComputeCycles: 5, Levels: map[string]*Stats{"L1": st(3, 1, 8, nil)}}},
-			Pairs:      []Pair{{Function: "f", Object: "A", Levels: map[string]*Stats{"L1": st(3, 1, 8, nil)}}},
+			Functions: []Function{{Name: "f", Instructions: 5, ComputeCycles: 5, Levels: map[string]*Stats{"L1": st(3, 1, 8, nil)},
+				Inclusive: &Inclusive{Instructions: 7, ComputeCycles: 7, Levels: map[string]*Stats{"L1": st(4, 2, 8, nil)}}}},
+			Pairs: []Pair{{Function: "f", Object: "A", Levels: map[string]*Stats{"L1": st(3, 1, 8, nil)},
+				Strides: &Strides{Samples: 2, Top: []Stride{{Bytes: 8, Count: 2}}}}},
+			Lines:      []Line{{File: "f.c", Line: 3, Function: "f", Levels: map[string]*Stats{"L1": st(3, 1, 8, nil)}}},
 			References: []Reference{{PC: 0x10, Function: "f", Object: "A", Levels: map[string]*Stats{"L1": st(3, 1, 8, nil, RefEvictor{"0x20", "B", 1})}}},
 		}
 		if err := p.SetFocus("L2"); err != nil {
@@ -199,8 +202,15 @@ func TestMergeWhere(t *testing.T) {
 	if a.Size != 150 || a.Blocks != 3 || a.Misses != 1 || a.StallCycles != 40 || p.Focus != "L2" {
 		t.Errorf("A: size %d blocks %d, focus %q misses %d stall %d", a.Size, a.Blocks, p.Focus, a.Misses, a.StallCycles)
 	}
-	if f := p.Functions[0]; f.Instructions != 10 || f.Levels["L1"].Accesses != 6 {
-		t.Errorf("f: %+v", f)
+	if f := p.Functions[0]; f.Instructions != 10 || f.Levels["L1"].Accesses != 6 || f.Inclusive.Instructions != 14 ||
+		f.Inclusive.Levels["L1"].Accesses != 8 || f.Inclusive.Misses != 0 || f.Inclusive.StallCycles != 40 {
+		t.Errorf("f: %+v, inclusive %+v", f, f.Inclusive)
+	}
+	if l := p.Lines; len(l) != 1 || l[0].Levels["L1"].Accesses != 6 {
+		t.Errorf("lines: %+v", l)
+	}
+	if d := cmp.Diff(&Strides{Samples: 4, Top: []Stride{{Bytes: 8, Count: 4}}}, p.Pairs[0].Strides); d != "" {
+		t.Errorf("pair strides (-want +got):\n%s", d)
 	}
 	if r := p.References[0].Levels["L1"]; len(r.Evictors) != 1 || r.Evictors[0].Count != 2 {
 		t.Errorf("reference evictors: %+v", r.Evictors)
@@ -209,7 +219,7 @@ func TestMergeWhere(t *testing.T) {
 		t.Errorf("L1 causes %+v", c)
 	}
 	// The second profile is unchanged: merged entries are copies.
-	if q.Objects[1].Levels["L1"].Accesses != 1 {
+	if q.Objects[1].Levels["L1"].Accesses != 1 || q.Functions[0].Inclusive.Levels["L1"].Accesses != 4 || q.Pairs[0].Strides.Samples != 2 {
 		t.Errorf("merging changed the merged profile")
 	}
 	plain := &Profile{Caches: []CacheStats{{Name: "L1", Level: 1}, {Name: "L2", Level: 2}}}

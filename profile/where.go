@@ -185,15 +185,17 @@ func SortStrides(ss []Stride) {
 	})
 }
 
-// addStrides adds b to *s, making *s on first use.
-func addStrides(s **Strides, b *Strides) {
+// Merged returns s with b's strides added, a fresh Strides when s is nil
+// (and s as it is when b is nil).
+func (s *Strides) Merged(b *Strides) *Strides {
 	if b == nil {
-		return
+		return s
 	}
-	if *s == nil {
-		*s = &Strides{}
+	if s == nil {
+		s = &Strides{}
 	}
-	(*s).Add(b)
+	s.Add(b)
+	return s
 }
 
 // Reference is one access point (METRIC): the references of one
@@ -422,9 +424,9 @@ func (p *Profile) mergeWhere(q *Profile) {
 			a.Blocks += b.Blocks
 		}
 	})
-	p.Pairs = mergeEntries(p.Pairs, q.Pairs, func(a, b *Pair) { addStrides(&a.Strides, b.Strides) })
+	p.Pairs = mergeEntries(p.Pairs, q.Pairs, func(a, b *Pair) { a.Strides = a.Strides.Merged(b.Strides) })
 	p.Lines = mergeEntries(p.Lines, q.Lines, nil)
-	p.References = mergeEntries(p.References, q.References, func(a, b *Reference) { addStrides(&a.Strides, b.Strides) })
+	p.References = mergeEntries(p.References, q.References, func(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) })
 	for _, m := range q.Modules {
 		if !slices.Contains(p.Modules, m) {
 			p.Modules = append(p.Modules, m)

@@ -60,23 +60,13 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		o := entry(objs, obj.Name, obj)
 		pr := entry(pairs, [2]string{fn.Name, obj.Name},
 			&profile.Pair{Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}})
-		if strides != nil {
-			if pr.Strides == nil {
-				pr.Strides = &profile.Strides{}
-			}
-			pr.Strides.Add(strides)
-		}
+		pr.Strides = pr.Strides.Merged(strides)
 		into := []map[string]*profile.Stats{f.Levels, o.Levels, pr.Levels}
 		if key.pc != 0 {
 			src := nm.code(key.pc)
 			r := entry(refs, refName{key.pc, fn.Name, obj.Name}, &profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
 				Column: src.Column, Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}})
-			if strides != nil {
-				if r.Strides == nil {
-					r.Strides = &profile.Strides{}
-				}
-				r.Strides.Add(strides)
-			}
+			r.Strides = r.Strides.Merged(strides)
 			addStats(r.Levels, per, true)
 			if src.File != "" && src.Line > 0 {
 				ln := entry(lines, lineKey{src.File, src.Line, fn.Name},
@@ -186,10 +176,10 @@ func positions(refs []profile.Reference) {
 		slices.SortFunc(rs, func(a, b *profile.Reference) int {
 			return cmp.Or(cmp.Compare(a.Column, b.Column), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
 		})
-		pos, last := -1, refName{}
-		for _, r := range rs {
-			if k := (refName{r.PC, "", ""}); pos < 0 || k != last {
-				pos, last = pos+1, k
+		pos := 0
+		for i, r := range rs {
+			if i > 0 && r.PC != rs[i-1].PC {
+				pos++ // the same instruction in several functions or objects keeps one position
 			}
 			r.Position = pos
 		}
