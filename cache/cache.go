@@ -229,23 +229,24 @@ func (c *Cache) MRU(line uint64) int {
 }
 
 // Promote makes line the most recently used line of its set and returns
-// its slot if it was the second most recent one in an LRU cache with a
-// power-of-two number of sets, else it returns -1 and changes nothing. Two
-// lines used in turn in one set (two arrays whose rows map to the same
+// its slot, and the slot of the line it displaced (now the second most
+// recent), if it was the second most recent one in an LRU cache with a
+// power-of-two number of sets; else it returns -1, -1 and changes nothing.
+// Two lines used in turn in one set (two arrays whose rows map to the same
 // sets) are hits that need only this swap, which the engine's hot loop
 // does without leaving it.
-func (c *Cache) Promote(line uint64) int {
+func (c *Cache) Promote(line uint64) (slot, demoted int) {
 	if c.pol != lru || !c.pow2 {
-		return none
+		return none, none
 	}
 	set := line & c.setMask
 	h := c.head[set]
 	if h < 0 {
-		return none
+		return none, none
 	}
 	s := c.next[h]
 	if s < 0 || c.tag[s] != line {
-		return none // listed lines are valid
+		return none, none // listed lines are valid
 	}
 	n := c.next[s]
 	c.head[set], c.headTag[set] = s, line
@@ -256,7 +257,7 @@ func (c *Cache) Promote(line uint64) int {
 	} else {
 		c.tail[set] = h
 	}
-	return int(s)
+	return int(s), int(h)
 }
 
 // Line returns the line number held in slot.

@@ -277,7 +277,7 @@ func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 			case kk == kWrite:
 			default:
 				if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
-					slot = l.mruCache.Promote(a >> l.shift)
+					slot, _ = l.mruCache.Promote(a >> l.shift)
 				}
 				if slot >= 0 {
 					l.memo, l.memoSlot = a&^l.offMask, slot

@@ -188,7 +188,7 @@ func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
 	}
 	n := 1 + ch.intn(maxEvents)
 	events := make([]refEvent, 0, n)
-	var prev uint64
+	var prev, prev2 uint64
 	for range n {
 		if pick(ch, 1, 12) {
 			events = append(events, genExtended(ch, len(events)))
@@ -212,6 +212,11 @@ func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
 		switch {
 		case pick(ch, 1, 4): // reuse: the hit bypass
 			e.Addr = prev + uint64(ch.intn(9)) - 4
+		case pick(ch, 1, 6): // the line before: two lines used in turn
+			e.Addr = prev2 + uint64(ch.intn(9)) - 4
+		case pick(ch, 1, 8): // another line of the same set of some cache
+			c := m.Caches[ch.intn(len(m.Caches))]
+			e.Addr = prev + uint64(1+ch.intn(2))*uint64(c.Sets)*uint64(c.Line)
 		default:
 			e.Addr = bases[ch.intn(len(bases))] + uint64(ch.intn(int(min(footprint, 1<<30))))
 		}
@@ -236,7 +241,7 @@ func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
 				e.Size = uint32(1 + ch.intn(200))
 			}
 		}
-		prev = e.Addr
+		prev, prev2 = e.Addr, prev
 		events = append(events, e)
 	}
 	return events

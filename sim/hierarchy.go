@@ -93,6 +93,15 @@ type level struct {
 	// needs no shift.)
 	memo     uint64
 	memoSlot int
+	// memo2 is, during a run of bypassed hits in Process, the first address
+	// of the second most recent line of memo's set (noMemo: not known), in
+	// slot memo2Slot. A read of it is a hit that only swaps the two lines'
+	// places: the bypass swaps memo and memo2 and flips swapped, and settle
+	// makes the cache do the swap (once, if the count was odd) when the
+	// run ends. Outside the runs memo2 is noMemo and swapped false.
+	memo2     uint64
+	memo2Slot int
+	swapped   bool
 	// mruCache is c when a hit on the most recent line of a set changes no
 	// state that the bypass would skip, and a hit on the second most recent
 	// needs only Promote (LRU, no 3C twin), else an empty cache whose MRU
@@ -136,7 +145,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		return nil, fmt.Errorf("sim: machine %q has no caches", m.Name)
 	}
 	h := &Hierarchy{m: m, opt: opt}
-	h.none.memo = noMemo // and fastLimit 0: never bypassed
+	h.none.memo, h.none.memo2 = noMemo, noMemo // and fastLimit 0: never bypassed
 	h.none.mruCache = noMRU
 	for i := range m.Caches {
 		spec := &m.Caches[i]
@@ -155,6 +164,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 			offMask:   uint64(spec.Line - 1),
 			fastLimit: uint64(spec.Line),
 			memo:      noMemo,
+			memo2:     noMemo,
 			writeBack: spec.WriteBack,
 			allocate:  spec.WriteAllocate,
 			inclusive: spec.Inclusion == machine.Inclusive,
@@ -264,7 +274,9 @@ func reaches(u, l *level) bool {
 // state: it is only counted, in registers added to the level when the run of
 // such hits ends. So is a read or fetch of the most recent line of its set
 // in an LRU cache, and one of the second most recent after Promote swaps
-// the two. Every other event takes the slow path.
+// the two; from then on until the run ends, reads of either line only swap
+// them in the level (memo2), and the cache does the swap once at the end.
+// Every other event takes the slow path.
 func (h *Hierarchy) Process(b *trace.Batch) {
 	kinds := b.Kind
 	addrs := b.Addr[:len(kinds)]
@@ -296,9 +308,10 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 						iHits++
 						continue
 					}
+					il.settle()
 					slot := il.mruCache.MRU(a >> il.shift)
 					if slot < 0 {
-						slot = il.mruCache.Promote(a >> il.shift)
+						slot, _ = il.mruCache.Promote(a >> il.shift)
 					}
 					if slot >= 0 {
 						il.memo, il.memoSlot = a&^il.offMask, slot
@@ -314,9 +327,10 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 						iHits += s
 						continue
 					}
+					il.settle()
 					slot := il.mruCache.MRU(a >> il.shift)
 					if slot < 0 {
-						slot = il.mruCache.Promote(a >> il.shift)
+						slot, _ = il.mruCache.Promote(a >> il.shift)
 					}
 					if slot >= 0 {
 						il.memo, il.memoSlot = a&^il.offMask, slot
@@ -326,16 +340,27 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 				}
 			case trace.Read:
 				if a&dl.offMask+s-1 < dl.fastLimit {
-					if dl.memo == a&^dl.offMask {
+					line := a &^ dl.offMask
+					if dl.memo == line {
 						rHits++
 						continue
 					}
+					if dl.memo2 == line {
+						dl.memo, dl.memo2, dl.memoSlot, dl.memo2Slot = line, dl.memo, dl.memo2Slot, dl.memoSlot
+						dl.swapped = !dl.swapped
+						rHits++
+						continue
+					}
+					dl.settle()
 					slot := dl.mruCache.MRU(a >> dl.shift)
 					if slot < 0 {
-						slot = dl.mruCache.Promote(a >> dl.shift)
+						var second int
+						if slot, second = dl.mruCache.Promote(a >> dl.shift); slot >= 0 {
+							dl.memo2, dl.memo2Slot = dl.mruCache.Line(second)<<dl.shift, second
+						}
 					}
 					if slot >= 0 {
-						dl.memo, dl.memoSlot = a&^dl.offMask, slot
+						dl.memo, dl.memoSlot = line, slot
 						rHits++
 						continue
 					}
@@ -348,6 +373,8 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 			}
 			break bypass
 		}
+		il.settle()
+		dl.settle()
 		il.acc[kIFetch] += iHits
 		dl.acc[kRead] += rHits
 		dl.acc[kWrite] += wHits
@@ -358,6 +385,16 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 			h.slow(b, i, il)
 		}
 	}
+}
+
+// settle ends a run of bypassed hits on l: the cache learns of a pending
+// swap of memo and memo2, and memo2 is forgotten.
+func (l *level) settle() {
+	if l.swapped {
+		l.mruCache.Promote(l.memo >> l.shift)
+		l.swapped = false
+	}
+	l.memo2 = noMemo
 }
 
 // slow simulates event i of b, which the hit bypass did not take. il is

@@ -1,6 +1,7 @@
 package valgrind
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,8 +18,11 @@ import (
 )
 
 const (
-	fSetPipeSize = 1031    // F_SETPIPE_SZ
-	pipeSize     = 1 << 20 // the default /proc/sys/fs/pipe-max-size
+	fSetPipeSize   = 1031                     // F_SETPIPE_SZ
+	pipeSize       = 1 << 20                  // the default /proc/sys/fs/pipe-max-size
+	ringChunks     = 16                       // chunks of ChunkSize in the ring
+	toolVersionTag = "memspy stream version " // in the tool's file, before its version
+	sysMemfdCreate = 319                      // memfd_create on amd64 (the only platform of the tool)
 )
 
 // ToolFile is the name of the tool's executable in its directory.
@@ -180,6 +185,8 @@ type Run struct {
 	cmd    *exec.Cmd
 	pr     *os.File // read end of the stream pipe
 	reader *StreamReader
+	ring   []byte   // the shared memory the tool fills
+	free   *os.File // write end of the pipe that hands chunks back
 
 	mu      sync.Mutex
 	stopped bool // the read end was closed and the process killed
@@ -188,10 +195,13 @@ type Run struct {
 
 // Start starts prog with args under memspy's Valgrind tool:
 //
-//	valgrind --tool=memspy -q --out-fd=3 [--ifetch=yes] TOOLARGS -- PROG ARGS
+//	valgrind --tool=memspy -q --out-fd=3 --free-fd=4 --ring-fd=5 [--ifetch=yes] TOOLARGS -- PROG ARGS
 //
-// with VALGRIND_LIB=opt.ValgrindLib and the write end of a pipe as file
-// descriptor 3. Read the events with Reader until it returns io.EOF or an
+// with VALGRIND_LIB=opt.ValgrindLib, the write end of a pipe as file
+// descriptor 3, and the ring the stream's data comes through (a shared
+// memory file, 5, whose chunks go back to the tool on the pipe 4; see
+// docs/valgrind-stream.md). It first checks that the tool speaks
+// StreamVersion. Read the events with Reader until it returns io.EOF or an
 // error, then call Wait.
 func Start(prog string, args []string, opt Options) (*Run, error) {
 	vg := opt.Valgrind
@@ -220,20 +230,37 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 			return nil, fmt.Errorf("the memspy Valgrind tool is not built (no %s in %s): run make", f, lib)
 		}
 	}
+	if err := checkTool(lib); err != nil {
+		return nil, err
+	}
 	if err := checkProgram(prog); err != nil {
 		return nil, err
 	}
 
-	argv := append([]string{"--tool=memspy", "-q", "--out-fd=3"}, opt.toolArgs()...)
+	argv := append([]string{"--tool=memspy", "-q", "--out-fd=3", "--free-fd=4", "--ring-fd=5"}, opt.toolArgs()...)
 	argv = append(argv, "--", prog)
 	argv = append(argv, args...)
 
-	pr, pw, err := os.Pipe()
+	ringFile, ring, err := newRing()
 	if err != nil {
 		return nil, err
 	}
-	// A larger pipe means fewer switches between the tool and memspy (the
-	// tool writes 8 MiB at a time). Not fatal: the limit may be lower.
+	defer ringFile.Close() // the mapping stays
+	freeR, freeW, err := os.Pipe()
+	if err != nil {
+		syscall.Munmap(ring)
+		return nil, err
+	}
+	defer freeR.Close() // only the child reads
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		syscall.Munmap(ring)
+		freeW.Close()
+		return nil, err
+	}
+	// With the ring the pipe carries a word per 1 MiB chunk; a larger pipe
+	// helps a tool that writes its data into it. Not fatal: the limit may be
+	// lower.
 	syscall.Syscall(syscall.SYS_FCNTL, pw.Fd(), fSetPipeSize, pipeSize)
 	cmd := exec.Command(vgPath, argv...)
 	env := make([]string, 0, len(os.Environ())+1)
@@ -243,7 +270,7 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 		}
 	}
 	cmd.Env = append(env, "VALGRIND_LIB="+lib)
-	cmd.ExtraFiles = []*os.File{pw} // fd 3 in the child
+	cmd.ExtraFiles = []*os.File{pw, freeR, ringFile} // fds 3, 4 and 5 in the child
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opt.Stdin, opt.Stdout, opt.Stderr
 	if cmd.Stdin == nil {
 		cmd.Stdin = os.Stdin
@@ -261,13 +288,60 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	pw.Close() // only the child writes: its exit closes the stream
 	if err != nil {
 		pr.Close()
+		freeW.Close()
+		syscall.Munmap(ring)
 		return nil, fmt.Errorf("starting valgrind: %w", err)
 	}
-	r := &Run{cmd: cmd, pr: pr}
+	r := &Run{cmd: cmd, pr: pr, ring: ring, free: freeW}
 	r.reader = NewStreamReader(pr)
+	r.reader.setRing(ring, freeW)
 	r.reader.lib = lib
 	r.reader.onFatal = r.stop
 	return r, nil
+}
+
+// newRing returns an anonymous shared memory file of ringChunks chunks and
+// its mapping: the tool fills the chunks (--ring-fd), the reader decodes
+// them in place.
+func newRing() (*os.File, []byte, error) {
+	name := []byte("memspy-ring\x00")
+	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(&name[0])), 0, 0)
+	if errno != 0 {
+		return nil, nil, fmt.Errorf("memfd_create: %w", errno)
+	}
+	f := os.NewFile(fd, "memspy-ring")
+	size := ringChunks * ChunkSize
+	if err := f.Truncate(int64(size)); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	ring, err := syscall.Mmap(int(fd), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("mapping the ring: %w", err)
+	}
+	return f, ring, nil
+}
+
+// checkTool reports a version error when the tool in lib does not speak
+// StreamVersion: its file carries the text "memspy stream version N".
+func checkTool(lib string) error {
+	data, err := os.ReadFile(filepath.Join(lib, ToolFile))
+	if err != nil {
+		return err
+	}
+	_, v, ok := bytes.Cut(data, []byte(toolVersionTag))
+	if !ok {
+		return &versionError{lib: lib}
+	}
+	n := 0
+	for n < len(v) && n < 9 && '0' <= v[n] && v[n] <= '9' {
+		n++
+	}
+	if got, _ := strconv.ParseUint(string(v[:n]), 10, 64); got != StreamVersion {
+		return &versionError{got: got, lib: lib}
+	}
+	return nil
 }
 
 // checkProgram reports a clear error when prog cannot be run.
@@ -366,6 +440,11 @@ func (r *Run) Wait() (ExitStatus, error) {
 		r.pr.Close()
 	}
 	r.stopped = true
+	if r.ring != nil {
+		r.free.Close()
+		syscall.Munmap(r.ring)
+		r.ring = nil
+	}
 	r.mu.Unlock()
 	if r.cmd.ProcessState == nil {
 		return ExitStatus{Code: -1}, err

@@ -3,6 +3,7 @@ package valgrind
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,14 +81,24 @@ func fake(t *testing.T, mode string, execs int) Options {
 	return Options{Valgrind: exe, ValgrindLib: lib, Stdout: io.Discard, Stderr: io.Discard}
 }
 
-// fakeLib returns a tool directory holding empty files in place of the
-// tool and its preload.
+// fakeLib returns a tool directory holding files in place of the tool (its
+// version tag only) and its preload (empty).
 func fakeLib(t *testing.T) string {
+	return fakeLibVersion(t, StreamVersion)
+}
+
+// fakeLibVersion is fakeLib with a tool of stream version v (0: no tag).
+func fakeLibVersion(t *testing.T, v int) string {
 	lib := t.TempDir()
-	for _, f := range []string{ToolFile, PreloadFile} {
-		if err := os.WriteFile(filepath.Join(lib, f), nil, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	tool := ""
+	if v > 0 {
+		tool = fmt.Sprintf("\x7fELF...%s%d\x00...", toolVersionTag, v)
+	}
+	if err := os.WriteFile(filepath.Join(lib, ToolFile), []byte(tool), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lib, PreloadFile), nil, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return lib
 }
@@ -174,7 +185,7 @@ func TestFakeVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = drain(t, run)
-	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "in "+opt.ValgrindLib+" speaks stream version 4, this memspy reads version 3") ||
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "in "+opt.ValgrindLib+" speaks stream version 5, this memspy reads version 4") ||
 		!strings.Contains(err.Error(), "disagree") {
 		t.Errorf("error %v", err)
 	}
@@ -219,7 +230,7 @@ func TestFakeForward(t *testing.T) {
 }
 
 func TestStartErrors(t *testing.T) {
-	lib := fakeLib(t)
+	lib, oldLib, untagged := fakeLib(t), fakeLibVersion(t, 3), fakeLibVersion(t, 0)
 	dir := t.TempDir()
 	notExec := filepath.Join(dir, "data.txt")
 	os.WriteFile(notExec, []byte("x"), 0o644)
@@ -229,6 +240,8 @@ func TestStartErrors(t *testing.T) {
 		want       string
 	}{
 		{"no tool", "true", Options{ValgrindLib: dir}, "the memspy Valgrind tool is not built (no " + ToolFile + " in " + dir + "): run make"},
+		{"old tool", "true", Options{ValgrindLib: oldLib}, "the memspy Valgrind tool in " + oldLib + " speaks stream version 3, this memspy reads version " + strconv.Itoa(StreamVersion) + ": the tool and memspy disagree, rebuild both with make"},
+		{"untagged tool", "true", Options{ValgrindLib: untagged}, "the memspy Valgrind tool in " + untagged + " does not say its stream version (it is older than this memspy, which reads version " + strconv.Itoa(StreamVersion) + "): rebuild both with make"},
 		{"not found", "./nosuch", Options{ValgrindLib: lib}, "program not found: ./nosuch"},
 		{"not in PATH", "nosuch-memspy-prog", Options{ValgrindLib: lib}, "program not found: nosuch-memspy-prog (not in PATH; give its path, e.g. ./nosuch-memspy-prog)"},
 		{"not executable", notExec, Options{ValgrindLib: lib}, notExec + " is not executable"},

@@ -18,7 +18,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 3
+const StreamVersion = 4
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -59,6 +59,7 @@ const (
 
 const (
 	headerLen = 32
+	flagRing  = 4 // header flag: the data comes through the ring
 	idMask    = 1<<44 - 1
 	bufSize   = 1 << 20 // the read buffer
 )
@@ -113,6 +114,10 @@ type versionError struct {
 }
 
 func (e *versionError) Error() string {
+	if e.got == 0 {
+		return fmt.Sprintf("the memspy Valgrind tool in %s does not say its stream version (it is older than this memspy, which reads version %d): rebuild both with make",
+			e.lib, StreamVersion)
+	}
 	if e.lib != "" {
 		return fmt.Sprintf("the memspy Valgrind tool in %s speaks stream version %d, this memspy reads version %d: the tool and memspy disagree, rebuild both with make",
 			e.lib, e.got, StreamVersion)
@@ -206,6 +211,15 @@ type StreamReader struct {
 
 	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
 
+	// The ring (docs/valgrind-stream.md), when the stream's data comes
+	// through shared memory: r then carries the header and one word per
+	// chunk filled, and free takes a byte per chunk handed back.
+	ring    []byte
+	free    io.Writer
+	next    int    // the chunk to come
+	held    bool   // s.buf is a chunk not handed back yet
+	pending []byte // bytes read from r after the header
+
 	lib     string // the tool's directory, for the version error
 	onFatal func() // called once when the stream is corrupt
 }
@@ -218,6 +232,15 @@ func NewStreamReader(r io.Reader) *StreamReader { return newStreamReaderSize(r, 
 // least headerLen (tests use small buffers).
 func newStreamReaderSize(r io.Reader, size int) *StreamReader {
 	return &StreamReader{r: r, buf: make([]byte, max(size, headerLen))}
+}
+
+// ChunkSize is the size in bytes of a chunk of the ring.
+const ChunkSize = 1 << 20
+
+// setRing makes the reader take the stream's data from the chunks of ring
+// when the tool says it uses it, handing chunks back on free.
+func (s *StreamReader) setRing(ring []byte, free io.Writer) {
+	s.ring, s.free = ring, free
 }
 
 // SetIFetchRuns makes the reader fold the instruction fetches of each
@@ -280,6 +303,9 @@ func (s *StreamReader) more(need int) error {
 	if s.end-s.pos >= need {
 		return nil
 	}
+	if s.pending != nil {
+		return s.moreRing(need)
+	}
 	if need > len(s.buf) {
 		b := make([]byte, need)
 		s.end = copy(b, s.buf[s.pos:s.end])
@@ -312,6 +338,48 @@ func (s *StreamReader) more(need int) error {
 	return nil
 }
 
+// moreRing makes at least need bytes available from s.pos in ring mode:
+// when the chunk in s.buf is used up, it hands it back and takes the next
+// one the tool announces. Records never straddle chunks.
+func (s *StreamReader) moreRing(need int) error {
+	for s.end-s.pos < need {
+		if s.pos < s.end {
+			return &corruptError{off: s.off(), msg: fmt.Sprintf("a record of %d bytes crosses the end of a ring chunk", need)}
+		}
+		if s.held {
+			// An error means the tool is gone: its stream says how it ended.
+			s.free.Write([]byte{1})
+			s.held = false
+		}
+		for len(s.pending) < 8 {
+			if s.rerr != nil {
+				return s.rerr
+			}
+			var b [64]byte
+			n, err := s.r.Read(b[:])
+			s.pending = append(s.pending, b[:n]...)
+			if err != nil {
+				s.rerr = err
+			} else if n == 0 {
+				if s.zero++; s.zero > 100 {
+					s.rerr = io.ErrNoProgress
+				}
+			}
+		}
+		n := le.Uint64(s.pending)
+		s.pending = s.pending[8:]
+		if n > ChunkSize || n%8 != 0 {
+			return &corruptError{off: s.off(), msg: fmt.Sprintf("a ring chunk of %d bytes announced", n)}
+		}
+		start := s.next * ChunkSize
+		s.base += int64(s.end)
+		s.buf, s.pos, s.end = s.ring[start:start+int(n):start+int(n)], 0, int(n)
+		s.next = (s.next + 1) % (len(s.ring) / ChunkSize)
+		s.held = true
+	}
+	return nil
+}
+
 // endError turns the failure of more into the error Read returns.
 func (s *StreamReader) endError(err error, header bool) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -339,6 +407,15 @@ func (s *StreamReader) readHeader() error {
 	s.pid = int(int64(le.Uint64(h[24:])))
 	s.pos += headerLen
 	s.header = true
+	if s.flags&flagRing != 0 {
+		if s.ring == nil {
+			return s.corrupt(16, "the stream says its data is in a ring, but there is none")
+		}
+		// The rest of the input is announcements of chunks.
+		s.pending = append(make([]byte, 0, 64), s.buf[s.pos:s.end]...)
+		s.base += int64(s.pos)
+		s.buf, s.pos, s.end = nil, 0, 0
+	}
 	return nil
 }
 

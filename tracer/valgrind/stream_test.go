@@ -378,11 +378,13 @@ func TestStreamErrors(t *testing.T) {
 		{"magic", new(vt.Stream).Word(0x1234).Word(2).Word(0).Word(0).End(0).Bytes(), 0,
 			`corrupt memspy Valgrind tool stream at byte 0: bad magic "4\x12\x00\x00\x00\x00\x00\x00", want "memspyVG": not a memspy Valgrind tool stream`, ErrCorrupt},
 		{"version 1", new(vt.Stream).HeaderVersion(1, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 3: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 4: rebuild with make", ErrVersion},
 		{"version 2", new(vt.Stream).HeaderVersion(2, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 3: rebuild with make", ErrVersion},
-		{"version 4", new(vt.Stream).HeaderVersion(4, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 3: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 4: rebuild with make", ErrVersion},
+		{"version 3", new(vt.Stream).HeaderVersion(3, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 4: rebuild with make", ErrVersion},
+		{"version 5", new(vt.Stream).HeaderVersion(5, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 5, this memspy reads version 4: rebuild with make", ErrVersion},
 		{"record type", head().Exec(5, 1, 0x10).Word(9<<60 | 5).Bytes(), 1,
 			corrupt(104, "unknown record type 9 (word 0x9000000000000005)"), ErrCorrupt},
 		{"unknown superblock", head().Exec(6, 0).Bytes(), 0,
@@ -490,7 +492,7 @@ func TestStreamVersionLib(t *testing.T) {
 	fatal := 0
 	r.onFatal = func() { fatal++ }
 	err := r.Read(trace.NewBatch(8))
-	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 3: the tool and memspy disagree, rebuild both with make"
+	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 4: the tool and memspy disagree, rebuild both with make"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -652,8 +654,11 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 	if string(data[:8]) != "memspyVG" {
 		return nil, "corrupt"
 	}
-	if v, _ := word(8); v != 3 {
+	if v, _ := word(8); v != StreamVersion {
 		return nil, "version"
+	}
+	if f, _ := word(16); f&flagRing != 0 {
+		return nil, "corrupt" // no ring given
 	}
 	type ent struct{ w, pc uint64 }
 	sbs := map[uint64][]ent{}
@@ -1203,4 +1208,58 @@ func BenchmarkStream(b *testing.B) {
 			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mevents/s")
 		})
 	}
+}
+
+// The ring: records in chunks announced on the pipe decode as they do
+// inline; each chunk used up is handed back; a record crossing the end of
+// a chunk is corrupt.
+func TestRing(t *testing.T) {
+	recs := new(vt.Stream).Thread(7).Describe(1, vt.Entry{Kind: vt.IFetch, Size: 4, PC: 0x1000},
+		vt.Entry{Kind: vt.Read, Size: 8, PC: 0x1000}, vt.Entry{Kind: vt.Write, Size: 4, PC: 0x1004})
+	for i := range uint64(300) {
+		recs.Exec(1, 0, 0x5000+8*i, 0x9000+4*i)
+	}
+	end := new(vt.Stream).End(0).Bytes()
+	inline := new(vt.Stream).Header(0, 1)
+	inline.B = append(append(inline.B, recs.Bytes()...), end...)
+	want, err := readAll(t, NewStreamReader(bytes.NewReader(inline.Bytes())), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Cut at record boundaries: a DESCRIBE of 9 words, EXECs of 3.
+	b := recs.Bytes()
+	cut1, cut2 := 8*9+24*100, 8*9+24*250
+	got, err := readRing(t, [][]byte{b[:cut1], b[cut1:cut2], b[cut2:], end})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the ring decodes to %d events, inline to %d (or they differ)", len(got), len(want))
+	}
+
+	_, err = readRing(t, [][]byte{b[:16], b[16:], end}) // THREAD, half a DESCRIBE header
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "crosses the end of a ring chunk") {
+		t.Errorf("a record across chunks: error %v", err)
+	}
+}
+
+// readRing decodes the chunks through a ring of as many chunks, checking
+// that every chunk but the last is handed back.
+func readRing(t *testing.T, chunks [][]byte) ([]ev, error) {
+	t.Helper()
+	ring := make([]byte, len(chunks)*ChunkSize)
+	pipe := new(vt.Stream).Header(flagRing, 1).Bytes()
+	for i, c := range chunks {
+		copy(ring[i*ChunkSize:], c)
+		pipe = binary.LittleEndian.AppendUint64(pipe, uint64(len(c)))
+	}
+	var free bytes.Buffer
+	r := NewStreamReader(bytes.NewReader(pipe))
+	r.setRing(ring, &free)
+	evs, err := readAll(t, r, 64)
+	if err == nil && free.Len() != len(chunks)-1 {
+		t.Errorf("%d chunks handed back, want %d", free.Len(), len(chunks)-1)
+	}
+	return evs, err
 }

@@ -44,7 +44,14 @@
 #include "valgrind.h"
 #include "memspy.h"
 
-#define MS_STREAM_VERSION 3
+#define MS_STREAM_VERSION 4
+#define MS_STR(x)  MS_STR1(x)
+#define MS_STR1(x) #x
+
+/* memspy looks for this in the tool's file before running it, to say
+   clearly when the tool and memspy disagree. */
+static const HChar version_tag[] __attribute__((used)) =
+   "memspy stream version " MS_STR(MS_STREAM_VERSION);
 
 /* Record types (top 4 bits of a record's first word). */
 #define REC_EXEC     1ULL
@@ -71,8 +78,9 @@
 #define MODE_PAUSED 1ULL
 #define MODE_OFF    2ULL
 
-/* The buffer: 8 MiB of words, written to the output when nearly full. */
-#define BUF_WORDS (1 << 20)
+/* The buffer: 1 MiB of words (a ring chunk), handed to memspy when nearly
+   full. */
+#define BUF_WORDS (1 << 17)
 
 #define MAX_STACK_DEPTH 64
 #define MAX_NAME        4096
@@ -80,6 +88,8 @@
 #define MAX_PENDING     32   /* per thread: unreturned --alloc-fn/--trace-fn entries */
 
 static Int   clo_out_fd = -1;
+static Int   clo_ring_fd = -1;    /* the ring's memory (a memfd), or -1: data through the pipe */
+static Int   clo_free_fd = -1;    /* memspy reports the chunks it is done with here */
 static Bool  clo_ifetch = False;
 static ULong clo_max_events = 0;  /* 0: no limit */
 static ULong clo_max_ms = 0;      /* 0: no limit */
@@ -99,8 +109,15 @@ typedef struct {
 static AllocFn alloc_fns[MAX_FNS];
 static Int     n_alloc_fns;
 
-static ULong buf[BUF_WORDS];
-static ULong buf_pos;           /* words in use */
+/* buf is the buffer being filled: own_buf, or with --ring-fd a chunk of
+   the ring shared with memspy. Instrumented code reads buf and buf_pos. */
+static ULong  own_buf[BUF_WORDS];
+static ULong* buf = own_buf;
+static ULong  buf_pos;          /* words in use */
+static ULong* ring;             /* the ring's chunks, NULL without --ring-fd */
+static ULong  ring_chunks;
+static ULong  ring_cur;         /* the chunk buf is */
+static ULong  ring_free;        /* chunks memspy handed back, besides buf */
 static ULong next_sb_id = 1;
 static Int   last_tid = -1;
 static Bool  silenced = False;  /* output gone, or a forked child */
@@ -130,6 +147,34 @@ static void write_out(const void* p, SizeT n)
       c += r;
       n -= r;
    }
+}
+
+/* Hands the first n words of buf to memspy: written to the output, or with
+   a ring announced on the output (one word: their length in bytes), after
+   which buf moves on to the next chunk, waiting for memspy to hand one back
+   if need be. */
+static void send_buf(ULong n)
+{
+   if (ring == NULL) {
+      write_out(buf, n * sizeof(ULong));
+      return;
+   }
+   ULong note = n * sizeof(ULong);
+   write_out(&note, sizeof note);
+   if (silenced)
+      return;
+   if (ring_free == 0) {
+      UChar tokens[64];   /* one byte per chunk handed back */
+      Int r = VG_(read)(clo_free_fd, tokens, sizeof tokens);
+      if (r <= 0) {
+         silenced = True;   /* memspy is gone */
+         return;
+      }
+      ring_free += r;
+   }
+   ring_free--;
+   ring_cur = (ring_cur + 1) % ring_chunks;
+   buf = ring + ring_cur * BUF_WORDS;
 }
 
 /* --max-events: the events written so far are counted from the buffer
@@ -190,8 +235,8 @@ static void ms_flush(void)
    if (clo_max_events > 0 && !limit_reached)
       count_events();
    check_clock();
-   if (!dropping)
-      write_out(buf, buf_pos * sizeof(ULong));
+   if (!dropping && buf_pos > 0)
+      send_buf(buf_pos);
    dropping = limit_reached;
    buf_pos = 0;
    parse_pos = 0;
@@ -748,6 +793,8 @@ static void ms_thread_exit(ThreadId tid)
 static void ms_atfork_child(ThreadId tid)
 {
    silenced = True;
+   buf = own_buf;   /* not the ring the parent fills */
+   ring = NULL;
    buf_pos = 0;
    VG_(close)(clo_out_fd);   /* so the reader sees the end when the parent ends */
    VG_(umsg)("memspy: child process %d is not traced\n", VG_(getpid)());
@@ -1027,7 +1074,8 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    addStmtToIRSB(sb, IRStmt_Dirty(d));
    IRTemp pos = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
    IRTemp off3 = assign(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, rd(pos), IRExpr_Const(IRConst_U8(3))));
-   IRTemp base = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, u64((ULong)(Addr)buf), rd(off3)));
+   IRTemp start = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf)));
+   IRTemp base = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(start), rd(off3)));
 
    if (clo_no_stack && sbIn->tyenv->types_used > cap_stackish) {
       cap_stackish = 2 * sbIn->tyenv->types_used;
@@ -1217,6 +1265,8 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
 {
    const HChar* s;
    if VG_INT_CLO(arg, "--out-fd", clo_out_fd) {}
+   else if VG_INT_CLO(arg, "--ring-fd", clo_ring_fd) {}
+   else if VG_INT_CLO(arg, "--free-fd", clo_free_fd) {}
    else if VG_BOOL_CLO(arg, "--ifetch", clo_ifetch) {}
    else if VG_BINT_CLO(arg, "--max-events", clo_max_events, 0, (1LL << 62)) {}
    else if VG_BINT_CLO(arg, "--max-ms", clo_max_ms, 0, (1LL << 40)) {}
@@ -1236,6 +1286,8 @@ static void ms_print_usage(void)
 {
    VG_(printf)(
 "    --out-fd=N          write the event stream to file descriptor N [required]\n"
+"    --ring-fd=N --free-fd=M  pass the stream's data through the shared memory\n"
+"                        N (chunks of 1 MiB) with the chunks handed back on M\n"
 "    --ifetch=no|yes     describe instruction fetches [no]\n"
 "    --max-events=N      stop tracing soon after N events (0: never) [0]\n"
 "    --max-ms=N          stop tracing N milliseconds after the start (0: never) [0]\n"
@@ -1255,6 +1307,31 @@ static void ms_print_debug_usage(void)
    VG_(printf)("    (none)\n");
 }
 
+/* SysRes VG_(am_shared_mmap_file_float_valgrind)(...) is in the core but
+   not among the tool headers. */
+extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
+
+/* --ring-fd: maps the ring, whose size is a multiple of the chunk size. */
+static void map_ring(void)
+{
+   struct vg_stat st;
+   SizeT chunk = BUF_WORDS * sizeof(ULong);
+   if (clo_free_fd < 0 || VG_(fstat)(clo_ring_fd, &st) != 0 || st.size < 2 * (Long)chunk || st.size % chunk != 0) {
+      VG_(fmsg)("memspy: --ring-fd needs --free-fd and a file of 2 or more chunks of %lu bytes\n", chunk);
+      VG_(exit)(1);
+   }
+   SysRes r = VG_(am_shared_mmap_file_float_valgrind)(st.size, VKI_PROT_READ | VKI_PROT_WRITE, clo_ring_fd, 0);
+   if (sr_isError(r)) {
+      VG_(fmsg)("memspy: cannot map the ring (--ring-fd=%d)\n", clo_ring_fd);
+      VG_(exit)(1);
+   }
+   ring = (ULong*)sr_Res(r);
+   ring_chunks = st.size / chunk;
+   ring_cur = 0;
+   ring_free = ring_chunks - 1;
+   buf = ring;
+}
+
 static void ms_post_clo_init(void)
 {
    if (clo_out_fd < 0) {
@@ -1272,13 +1349,15 @@ static void ms_post_clo_init(void)
    start_pending = clo_start_fn != NULL;
    t0_ms = VG_(read_millisecond_timer)();
 
+   if (clo_ring_fd >= 0)
+      map_ring();
+
    ULong header[4];
    VG_(memcpy)(&header[0], "memspyVG", 8);
    header[1] = MS_STREAM_VERSION;
-   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0);
+   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0) | (ring != NULL ? 4 : 0);
    header[3] = (ULong)VG_(getpid)();
-   VG_(memcpy)(&buf[0], header, sizeof header);
-   buf_pos = 4;
+   write_out(header, sizeof header);
    update_mode();
    VG_(atfork)(NULL, NULL, ms_atfork_child);
 }
@@ -1286,8 +1365,8 @@ static void ms_post_clo_init(void)
 static void ms_fini(Int exitcode)
 {
    ms_flush();
-   ULong end = REC_END << 60;        /* Valgrind passes no exit code here */
-   write_out(&end, sizeof end);
+   buf[0] = REC_END << 60;           /* Valgrind passes no exit code here */
+   send_buf(1);
 }
 
 static void ms_pre_clo_init(void)
