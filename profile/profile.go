@@ -213,12 +213,7 @@ func (p *Profile) Merge(q *Profile) error {
 		a.BytesToBelow += b.BytesToBelow
 	}
 	p.Events += q.Events
-	for k, v := range q.EventsByKind {
-		if p.EventsByKind == nil {
-			p.EventsByKind = map[string]uint64{}
-		}
-		p.EventsByKind[k] += v
-	}
+	AddCounts(&p.EventsByKind, q.EventsByKind)
 	p.NotSimulated += q.NotSimulated
 	p.Skipped += q.Skipped
 	p.Memory.Reads += q.Memory.Reads
@@ -232,9 +227,7 @@ func (p *Profile) Merge(q *Profile) error {
 		for i := range p.Caches {
 			a, b := p.Caches[i].Causes, q.Caches[i].Causes
 			if a != nil && b != nil {
-				a.Cold += b.Cold
-				a.Replacement += b.Replacement
-				a.Invalidation += b.Invalidation
+				a.Add(*b)
 			}
 		}
 		p.mergeWhere(q)

@@ -57,6 +57,23 @@ type Causes struct {
 	Invalidation uint64 `json:"invalidation"` // invalidated, or back-invalidated by an inclusive cache below
 }
 
+// Add adds b's counts to c.
+func (c *Causes) Add(b Causes) {
+	c.Cold += b.Cold
+	c.Replacement += b.Replacement
+	c.Invalidation += b.Invalidation
+}
+
+// AddCounts adds the counts of b to *m by key, making *m when b has any.
+func AddCounts(m *map[string]uint64, b map[string]uint64) {
+	for k, v := range b {
+		if *m == nil {
+			*m = map[string]uint64{}
+		}
+		(*m)[k] += v
+	}
+}
+
 // RefEvictor counts the lines of a reference that the fills of another
 // reference evicted.
 type RefEvictor struct {
@@ -289,17 +306,10 @@ func (s *Stats) Add(b *Stats) {
 	s.ReadMisses += b.ReadMisses
 	s.WriteMisses += b.WriteMisses
 	s.StallCycles += b.StallCycles
-	s.Causes.Cold += b.Causes.Cold
-	s.Causes.Replacement += b.Causes.Replacement
-	s.Causes.Invalidation += b.Causes.Invalidation
+	s.Causes.Add(b.Causes)
 	s.TemporalHits += b.TemporalHits
 	s.SpatialHits += b.SpatialHits
-	for k, v := range b.EvictedBy {
-		if s.EvictedBy == nil {
-			s.EvictedBy = map[string]uint64{}
-		}
-		s.EvictedBy[k] += v
-	}
+	AddCounts(&s.EvictedBy, b.EvictedBy)
 	s.UsedBytes += b.UsedBytes
 	s.FetchedBytes += b.FetchedBytes
 	s.SpatialUse = ratio(s.UsedBytes, s.FetchedBytes)

@@ -27,9 +27,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	for i := range h.levels {
 		var c profile.Causes
 		for _, st := range levels[i] {
-			c.Cold += st.Causes.Cold
-			c.Replacement += st.Causes.Replacement
-			c.Invalidation += st.Causes.Invalidation
+			c.Add(st.Causes)
 		}
 		p.Caches[i].Causes = &c
 	}
