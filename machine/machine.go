@@ -62,6 +62,10 @@ type Cache struct {
 	Holds         Holds       `yaml:"holds" json:"holds"`
 	Inclusion     Inclusion   `yaml:"inclusion" json:"inclusion"`
 	Latency       int         `yaml:"latency" json:"latency"` // hit cycles
+	// Shared, on a machine of several processors, makes one cache serve
+	// every processor; a cache not shared is private: each processor has
+	// its own copy, kept coherent with the others (MESI).
+	Shared bool `yaml:"shared" json:"shared,omitempty"`
 }
 
 // Lines returns the number of lines the cache holds.
@@ -80,4 +84,33 @@ type Machine struct {
 	Description   string  `json:"description,omitempty"`
 	Caches        []Cache `json:"caches"`
 	MemoryLatency int     `json:"memory_latency"` // cycles
+	// Processors is the number of processors (1 after Normalize when not
+	// given); each has its own copy of every cache not Shared.
+	Processors int `json:"processors,omitempty"`
+	// Mapping places threads on processors; Pin lists, for the pinned
+	// mapping, the processor of each thread in the order threads first
+	// appear (threads beyond the list go round-robin).
+	Mapping Mapping `json:"mapping,omitempty"`
+	Pin     []int   `json:"pin,omitempty"`
+}
+
+// Mapping names a way of placing threads on processors.
+type Mapping string
+
+// Thread mappings.
+const (
+	RoundRobin Mapping = "round-robin" // the i-th thread to appear runs on processor i mod Processors
+	Pinned     Mapping = "pinned"      // Machine.Pin gives each thread's processor
+)
+
+// ProcessorOf returns the processor of the i-th thread to appear (from 0)
+// on a normalized machine.
+func (m *Machine) ProcessorOf(i int) int {
+	if m.Processors <= 1 {
+		return 0
+	}
+	if m.Mapping == Pinned && i < len(m.Pin) {
+		return m.Pin[i]
+	}
+	return i % m.Processors
 }
