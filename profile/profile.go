@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"memspy/machine"
@@ -48,6 +49,9 @@ type Profile struct {
 	Caches []CacheStats `json:"caches"`
 	// Memory counts the traffic that reached main memory.
 	Memory MemoryStats `json:"memory"`
+	// Processors, on a machine of several, hold each processor's counters
+	// (nil on one processor).
+	Processors []ProcessorStats `json:"processors,omitempty"`
 	// Dumps are the snapshots the program asked for with dump markers, in
 	// order.
 	Dumps []Dump `json:"dumps,omitempty"`
@@ -127,6 +131,70 @@ type CacheStats struct {
 	BytesToBelow      uint64 `json:"bytes_to_below"`
 	// Causes splits Misses by cause, with --where.
 	Causes *Causes `json:"causes,omitempty"`
+	// Invalidations counts the lines this (private) cache lost to other
+	// processors' writes; TrueSharingMisses and FalseSharingMisses count
+	// its misses on lines such an invalidation removed, split by whether
+	// its processor had used bytes the invalidating write wrote.
+	Invalidations      uint64 `json:"invalidations,omitempty"`
+	TrueSharingMisses  uint64 `json:"true_sharing_misses,omitempty"`
+	FalseSharingMisses uint64 `json:"false_sharing_misses,omitempty"`
+}
+
+// add adds b's counters to c (name, level and causes aside).
+func (c *CacheStats) add(b *CacheStats) {
+	c.Accesses += b.Accesses
+	c.Misses += b.Misses
+	c.IFetches += b.IFetches
+	c.Reads += b.Reads
+	c.Writes += b.Writes
+	c.IFetchMisses += b.IFetchMisses
+	c.ReadMisses += b.ReadMisses
+	c.WriteMisses += b.WriteMisses
+	c.Compulsory += b.Compulsory
+	c.Capacity += b.Capacity
+	c.Conflict += b.Conflict
+	c.Evictions += b.Evictions
+	c.Writebacks += b.Writebacks
+	c.BackInvalidations += b.BackInvalidations
+	c.BytesFromBelow += b.BytesFromBelow
+	c.BytesToBelow += b.BytesToBelow
+	c.Invalidations += b.Invalidations
+	c.TrueSharingMisses += b.TrueSharingMisses
+	c.FalseSharingMisses += b.FalseSharingMisses
+}
+
+// Sum returns the total of cs with the name and level of its first entry.
+func Sum(cs []CacheStats) CacheStats {
+	var t CacheStats
+	if len(cs) > 0 {
+		t.Name, t.Level = cs[0].Name, cs[0].Level
+	}
+	for i := range cs {
+		t.add(&cs[i])
+	}
+	return t
+}
+
+// ProcessorStats are the counters of one processor of a multiprocessor:
+// its copies of the private caches and its part in the coherence protocol.
+type ProcessorStats struct {
+	Processor int `json:"processor"`
+	// Threads are the threads placed on it, in order of first appearance.
+	Threads []uint32 `json:"threads"`
+	// Caches are its private caches, in machine order; over all
+	// processors they add up to the totals in Profile.Caches.
+	Caches []CacheStats `json:"caches"`
+	// Upgrades count its writes to lines it held while other processors
+	// held them too (the others' copies were invalidated).
+	Upgrades uint64 `json:"upgrades"`
+	// Interventions count the dirty lines it supplied to another
+	// processor's reference (written back from its private caches).
+	Interventions uint64 `json:"interventions"`
+	// InvalidationsSent count the (line, processor) copies its writes
+	// invalidated; InvalidationsReceived its own copies invalidated by
+	// others' writes (one per line, whichever of its caches held it).
+	InvalidationsSent     uint64 `json:"invalidations_sent"`
+	InvalidationsReceived uint64 `json:"invalidations_received"`
 }
 
 // Hits returns Accesses - Misses.
@@ -193,24 +261,29 @@ func (p *Profile) Merge(q *Profile) error {
 	if p.Options.Where != q.Options.Where || p.Options.MissOnly != q.Options.MissOnly {
 		return fmt.Errorf("profile: cannot merge profiles with different where-and-why options (--where, --miss-only)")
 	}
+	if len(p.Processors) != len(q.Processors) {
+		return fmt.Errorf("profile: cannot merge: %d processors vs %d", len(p.Processors), len(q.Processors))
+	}
 	for i := range p.Caches {
-		a, b := &p.Caches[i], &q.Caches[i]
-		a.Accesses += b.Accesses
-		a.Misses += b.Misses
-		a.IFetches += b.IFetches
-		a.Reads += b.Reads
-		a.Writes += b.Writes
-		a.IFetchMisses += b.IFetchMisses
-		a.ReadMisses += b.ReadMisses
-		a.WriteMisses += b.WriteMisses
-		a.Compulsory += b.Compulsory
-		a.Capacity += b.Capacity
-		a.Conflict += b.Conflict
-		a.Evictions += b.Evictions
-		a.Writebacks += b.Writebacks
-		a.BackInvalidations += b.BackInvalidations
-		a.BytesFromBelow += b.BytesFromBelow
-		a.BytesToBelow += b.BytesToBelow
+		p.Caches[i].add(&q.Caches[i])
+	}
+	for i := range p.Processors {
+		a, b := &p.Processors[i], &q.Processors[i]
+		if err := sameCaches(a.Caches, b.Caches); err != nil {
+			return fmt.Errorf("%w (processor %d)", err, a.Processor)
+		}
+		for j := range a.Caches {
+			a.Caches[j].add(&b.Caches[j])
+		}
+		for _, t := range b.Threads {
+			if !slices.Contains(a.Threads, t) {
+				a.Threads = append(a.Threads, t)
+			}
+		}
+		a.Upgrades += b.Upgrades
+		a.Interventions += b.Interventions
+		a.InvalidationsSent += b.InvalidationsSent
+		a.InvalidationsReceived += b.InvalidationsReceived
 	}
 	p.Events += q.Events
 	AddCounts(&p.EventsByKind, q.EventsByKind)

@@ -53,8 +53,14 @@ type Stats struct {
 // (MemSpy: the first event that removed it).
 type Causes struct {
 	Cold         uint64 `json:"cold"`         // never there before
-	Replacement  uint64 `json:"replacement"`  // evicted to make room for a fill
-	Invalidation uint64 `json:"invalidation"` // invalidated, or back-invalidated by an inclusive cache below
+	Replacement  uint64 `json:"replacement"`  // evicted to make room for a fill, here or in an inclusive cache below (back-invalidation)
+	Invalidation uint64 `json:"invalidation"` // invalidated by another processor's write or an invalidate record of the trace
+	// TrueSharing and FalseSharing split the invalidations by other
+	// processors' writes: whether the processor had used bytes of the line
+	// that the invalidating write wrote. They sum to Invalidation unless
+	// the trace has invalidate records.
+	TrueSharing  uint64 `json:"true_sharing,omitempty"`
+	FalseSharing uint64 `json:"false_sharing,omitempty"`
 }
 
 // Add adds b's counts to c.
@@ -62,6 +68,8 @@ func (c *Causes) Add(b Causes) {
 	c.Cold += b.Cold
 	c.Replacement += b.Replacement
 	c.Invalidation += b.Invalidation
+	c.TrueSharing += b.TrueSharing
+	c.FalseSharing += b.FalseSharing
 }
 
 // AddCounts adds the counts of b to *m by key, making *m when b has any.

@@ -24,7 +24,8 @@ const (
 	neverHeld   uint8 = iota // a miss is cold
 	held                     // in the cache since its last fill
 	replaced                 // evicted to make room: a miss is a replacement miss
-	invalidated              // invalidated or back-invalidated: an invalidation miss
+	invalidated              // invalidated by a trace record: an invalidation miss
+	// (then trueSharing and falseSharing, in coherence.go)
 )
 
 // refKey identifies an access point: the instruction at pc (0 for
@@ -49,6 +50,7 @@ type refSlot struct {
 type refStats struct {
 	acc, miss                       [numAccessKinds]uint64
 	cold, replacement, invalidation uint64
+	trueSharing, falseSharing       uint64 // of the invalidations, by other processors' writes
 	temporal, spatial               uint64
 	used, fetched                   uint64           // bytes touched of the lines it filled, and their size, as they left
 	evictedBy                       map[int32]uint64 // evicting access point → lines of this one's fills it evicted
@@ -484,6 +486,12 @@ func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32) {
 		st.replacement++
 	case invalidated:
 		st.invalidation++
+	case trueSharing:
+		st.invalidation++
+		st.trueSharing++
+	case falseSharing:
+		st.invalidation++
+		st.falseSharing++
 	}
 }
 

@@ -118,15 +118,37 @@ type level struct {
 	seen   map[uint64]struct{} // lines ever referenced
 
 	attr *levelAttrib // nil unless attributing
+
+	// cache is the index of the cache in the machine; proc is the processor
+	// owning this copy of a private cache, -1 for a shared cache.
+	// The rest is kept for private caches holding data on a coherent
+	// multiprocessor only (see coherence).
+	cache, proc int
+	// used holds, per slot, the line's granules the processor used (a bit
+	// per coherence granule).
+	used []uint64
+	// sharing maps the lines that an invalidation by another processor
+	// removed, and that have not been filled since, to trueSharing or
+	// falseSharing: the kind of a miss on them.
+	sharing                            map[uint64]uint8
+	invalidations, trueMiss, falseMiss uint64
 }
 
 // Hierarchy simulates one machine. It is not safe for concurrent use.
 type Hierarchy struct {
-	m            *machine.Machine
-	opt          Options
-	levels       []*level
-	ifirst       *level      // first cache holding instructions (nil: not simulated)
-	dfirst       *level      // first cache holding data (nil: memory)
+	m      *machine.Machine
+	opt    Options
+	levels []*level // every cache copy, in machine order (a private cache's copies by processor)
+	caches [][]*level
+	// procs are the processors; cur is the one running the current event,
+	// the processor of thread curTid (tids places threads on processors).
+	procs        []*processor
+	cur          *processor
+	curTid       uint32
+	tids         map[uint32]*processor
+	coh          *coherence  // nil unless several processors have private data caches
+	ifirst       *level      // first cache holding instructions of cur (nil: not simulated)
+	dfirst       *level      // first cache holding data of cur (nil: memory)
 	kinds        [256]uint64 // events simulated, by kind (extended events are not)
 	notSimulated uint64
 	mem          profile.MemoryStats
@@ -144,80 +166,82 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	if len(m.Caches) == 0 {
 		return nil, fmt.Errorf("sim: machine %q has no caches", m.Name)
 	}
-	h := &Hierarchy{m: m, opt: opt}
+	procs := max(1, m.Processors)
+	if procs > 1 && opt.CacheLab {
+		return nil, fmt.Errorf("sim: the cache lab conventions are for one processor, and machine %q has %d", m.Name, procs)
+	}
+	if procs > 1 && opt.Classify {
+		return nil, fmt.Errorf("sim: 3C classification is for one processor, and machine %q has %d", m.Name, procs)
+	}
+	h := &Hierarchy{m: m, opt: opt, tids: map[uint32]*processor{}}
 	h.none.memo, h.none.memo2 = noMemo, noMemo // and fastLimit 0: never bypassed
 	h.none.mruCache = noMRU
+	for p := range procs {
+		h.procs = append(h.procs, &processor{id: p})
+	}
 	for i := range m.Caches {
 		spec := &m.Caches[i]
 		if spec.Line <= 0 || spec.Line&(spec.Line-1) != 0 {
 			return nil, fmt.Errorf("sim: cache %q: line size %d is not a power of two", spec.Name, spec.Line)
 		}
-		c, err := cache.New(spec)
-		if err != nil {
-			return nil, fmt.Errorf("sim: cache %q: %w", spec.Name, err)
+		copies := 1
+		if procs > 1 && !spec.Shared {
+			copies = procs
 		}
-		l := &level{
-			spec:      spec,
-			c:         c,
-			shift:     uint(bits.TrailingZeros(uint(spec.Line))),
-			lineSize:  uint64(spec.Line),
-			offMask:   uint64(spec.Line - 1),
-			fastLimit: uint64(spec.Line),
-			memo:      noMemo,
-			memo2:     noMemo,
-			writeBack: spec.WriteBack,
-			allocate:  spec.WriteAllocate,
-			inclusive: spec.Inclusion == machine.Inclusive,
-			exclusive: spec.Inclusion == machine.Exclusive,
-		}
-		if opt.Classify {
-			l.shadow, err = cache.NewGeometry(1, spec.Lines(), spec.Replacement, spec.Seed)
+		var cs []*level
+		for p := range copies {
+			l, err := newLevel(spec, opt)
 			if err != nil {
-				return nil, fmt.Errorf("sim: cache %q: 3C classification needs a fully associative twin: %w", spec.Name, err)
+				return nil, err
 			}
-			l.seen = make(map[uint64]struct{})
+			l.proc, l.cache = -1, i
+			if copies > 1 {
+				l.proc = p
+			}
+			cs = append(cs, l)
+			h.levels = append(h.levels, l)
 		}
-		l.mruCache = noMRU
-		if l.shadow == nil {
-			l.mruCache = c
-		}
-		if opt.Attribute {
-			l.attr = newLevelAttrib(spec.Sets*spec.Assoc, uint64(spec.Line))
-		}
-		switch {
-		case l.shift == 0:
-			// 1-byte lines: every address starts a line, noMemo too; no bypass.
-			l.fastLimit = 0
-		case opt.CacheLab:
-			l.fastLimit = 1 << 63
-		}
-		h.levels = append(h.levels, l)
+		h.caches = append(h.caches, cs)
 	}
 	// Paths: the next cache of a kind is the first later-listed cache at a
-	// higher level holding that kind.
-	nextOf := func(i int, instr bool) *level {
-		for j := i + 1; j < len(h.levels); j++ {
-			s := h.levels[j].spec
-			if s.Level > h.levels[i].spec.Level && (instr && s.HoldsInstructions() || !instr && s.HoldsData()) {
-				return h.levels[j]
+	// higher level holding that kind: the processor's own copy of a private
+	// one.
+	nextOf := func(i int, l *level, instr bool) (*level, error) {
+		for j := i + 1; j < len(h.caches); j++ {
+			s := h.caches[j][0].spec
+			if s.Level > l.spec.Level && (instr && s.HoldsInstructions() || !instr && s.HoldsData()) {
+				if len(h.caches[j]) == 1 {
+					return h.caches[j][0], nil
+				}
+				if l.proc < 0 {
+					return nil, fmt.Errorf("sim: shared cache %q is above private cache %q", l.spec.Name, s.Name)
+				}
+				return h.caches[j][l.proc], nil
 			}
 		}
-		return nil
+		return nil, nil
 	}
-	for i, l := range h.levels {
-		l.instrNext = nextOf(i, true)
-		l.dataNext = nextOf(i, false)
-		// A cache sends only down the paths it is on: an instruction-only
-		// cache sends everything (fills, write-backs, the writes a merged
-		// back-invalidation can bring it) down its instruction path, a
-		// data-only cache down its data path.
-		switch {
-		case !l.spec.HoldsData():
-			l.dataNext = l.instrNext
-		case !l.spec.HoldsInstructions():
-			l.instrNext = l.dataNext
+	for i, cs := range h.caches {
+		for _, l := range cs {
+			var err error
+			if l.instrNext, err = nextOf(i, l, true); err != nil {
+				return nil, err
+			}
+			if l.dataNext, err = nextOf(i, l, false); err != nil {
+				return nil, err
+			}
+			// A cache sends only down the paths it is on: an
+			// instruction-only cache sends everything (fills, write-backs,
+			// the writes a merged back-invalidation can bring it) down its
+			// instruction path, a data-only cache down its data path.
+			switch {
+			case !l.spec.HoldsData():
+				l.dataNext = l.instrNext
+			case !l.spec.HoldsInstructions():
+				l.instrNext = l.dataNext
+			}
+			l.victimNext = l.dataNext // the instruction path of an instruction-only cache
 		}
-		l.victimNext = l.dataNext // the instruction path of an instruction-only cache
 	}
 	for _, x := range h.levels {
 		if !x.exclusive {
@@ -229,12 +253,20 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 			}
 		}
 	}
-	for _, l := range h.levels {
-		if h.ifirst == nil && l.spec.HoldsInstructions() {
-			h.ifirst = l
-		}
-		if h.dfirst == nil && l.spec.HoldsData() {
-			h.dfirst = l
+	for _, p := range h.procs {
+		for _, l := range h.levels {
+			if l.proc >= 0 && l.proc != p.id {
+				continue
+			}
+			if p.ifirst == nil && l.spec.HoldsInstructions() {
+				p.ifirst = l
+			}
+			if p.dfirst == nil && l.spec.HoldsData() {
+				p.dfirst = l
+			}
+			if l.proc == p.id && l.spec.HoldsData() {
+				p.private = append(p.private, l)
+			}
 		}
 	}
 	for _, l := range h.levels {
@@ -245,12 +277,60 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		}
 	}
 	if opt.CacheLab {
-		h.ifirst = nil // the cache lab ignores instruction fetches
+		h.procs[0].ifirst = nil // the cache lab ignores instruction fetches
 	}
+	if err := h.newCoherence(); err != nil {
+		return nil, err
+	}
+	h.use(h.procs[0])
 	if opt.Attribute {
 		h.attr = newAttribution(opt)
 	}
 	return h, nil
+}
+
+// newLevel returns an empty level simulating one copy of the cache spec.
+func newLevel(spec *machine.Cache, opt Options) (*level, error) {
+	c, err := cache.New(spec)
+	if err != nil {
+		return nil, fmt.Errorf("sim: cache %q: %w", spec.Name, err)
+	}
+	l := &level{
+		spec:      spec,
+		c:         c,
+		shift:     uint(bits.TrailingZeros(uint(spec.Line))),
+		lineSize:  uint64(spec.Line),
+		offMask:   uint64(spec.Line - 1),
+		fastLimit: uint64(spec.Line),
+		memo:      noMemo,
+		memo2:     noMemo,
+		writeBack: spec.WriteBack,
+		allocate:  spec.WriteAllocate,
+		inclusive: spec.Inclusion == machine.Inclusive,
+		exclusive: spec.Inclusion == machine.Exclusive,
+	}
+	if opt.Classify {
+		l.shadow, err = cache.NewGeometry(1, spec.Lines(), spec.Replacement, spec.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("sim: cache %q: 3C classification needs a fully associative twin: %w", spec.Name, err)
+		}
+		l.seen = make(map[uint64]struct{})
+	}
+	l.mruCache = noMRU
+	if l.shadow == nil {
+		l.mruCache = c
+	}
+	if opt.Attribute {
+		l.attr = newLevelAttrib(spec.Sets*spec.Assoc, uint64(spec.Line))
+	}
+	switch {
+	case l.shift == 0:
+		// 1-byte lines: every address starts a line, noMemo too; no bypass.
+		l.fastLimit = 0
+	case opt.CacheLab:
+		l.fastLimit = 1 << 63
+	}
+	return l, nil
 }
 
 // reaches reports whether a request or victim leaving u can arrive at l.
@@ -278,6 +358,10 @@ func reaches(u, l *level) bool {
 // them in the level (memo2), and the cache does the swap once at the end.
 // Every other event takes the slow path.
 func (h *Hierarchy) Process(b *trace.Batch) {
+	if len(h.procs) > 1 {
+		h.processParallel(b)
+		return
+	}
 	kinds := b.Kind
 	addrs := b.Addr[:len(kinds)]
 	sizes := b.Size[:len(kinds)]
@@ -535,11 +619,15 @@ func (h *Hierarchy) resetStats() {
 		clear(h.attr.strides)
 	}
 	h.mem = profile.MemoryStats{}
+	for _, p := range h.procs {
+		p.upgrades, p.interventions, p.invSent, p.invRecv = 0, 0, 0, 0
+	}
 	for _, l := range h.levels {
 		l.acc, l.miss = [numAccessKinds]uint64{}, [numAccessKinds]uint64{}
 		l.evictions, l.writebacks, l.backInval = 0, 0, 0
 		l.bytesFromBelow, l.bytesToBelow = 0, 0
 		l.compulsory, l.capacity, l.conflict = 0, 0, 0
+		l.invalidations, l.trueMiss, l.falseMiss = 0, 0, 0
 		if l.attr != nil {
 			l.attr.resetStats()
 		}
@@ -548,6 +636,10 @@ func (h *Hierarchy) resetStats() {
 
 // dataRef performs a data reference of kind k from the CPU.
 func (h *Hierarchy) dataRef(k int, a, s uint64) {
+	if h.coh != nil {
+		h.coherentRef(k, a, s)
+		return
+	}
 	if l := h.dfirst; l != nil && l.cpuHit(k, a, s) {
 		l.acc[k]++
 		return
@@ -675,6 +767,14 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	}
 	l.miss[k]++
 	l.memo = noMemo
+	if l.sharing != nil {
+		switch l.sharing[line] {
+		case trueSharing:
+			l.trueMiss++
+		case falseSharing:
+			l.falseMiss++
+		}
+	}
 	if l.attr != nil {
 		if ref < 0 {
 			ref = h.attr.ref(h.binOf(pa))
@@ -703,6 +803,9 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	l.bytesFromBelow += l.lineSize
 	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, ref)
 	l.c.Install(slot, line)
+	if l.used != nil {
+		h.privateFilled(l, slot, line)
+	}
 	if l.attr != nil {
 		h.filled(l, slot, line, ref, true, pa, ps)
 	}
@@ -781,6 +884,9 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) {
 		st.evictedBy[by]++
 		l.removed(slot, replaced)
 	}
+	if l.used != nil {
+		h.privateRemoving(l, slot)
+	}
 	if l.inclusive {
 		lo := line << l.shift
 		for _, u := range l.uppers {
@@ -843,7 +949,10 @@ func (h *Hierarchy) backInvalidate(u *level, lo, hi uint64) bool {
 		if slot := u.c.Lookup(line); slot >= 0 {
 			dirty = dirty || u.c.Dirty(slot)
 			if u.attr != nil {
-				u.removed(slot, invalidated)
+				u.removed(slot, replaced) // by a replacement below
+			}
+			if u.used != nil {
+				h.privateRemoving(u, slot)
 			}
 			u.c.Remove(slot)
 			u.backInval++
@@ -907,6 +1016,9 @@ func (h *Hierarchy) invalidate(a, s uint64) {
 			if l.attr != nil {
 				l.removed(slot, invalidated)
 			}
+			if l.used != nil {
+				h.privateRemoving(l, slot)
+			}
 			l.c.Remove(slot)
 		})
 		if l.shadow != nil {
@@ -963,6 +1075,7 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	}
 	p.Events = h.events()
 	p.Caches = h.cacheStats()
+	p.Processors = h.processorStats()
 	p.Dumps = slices.Clone(h.dumps)
 	p.Resets = h.resets
 	if h.attr != nil {
@@ -980,30 +1093,43 @@ func (h *Hierarchy) events() uint64 {
 	return n
 }
 
-// cacheStats returns the counters of every cache, in machine order.
+// cacheStats returns the counters of every cache, in machine order: of a
+// private cache, the sum over its copies.
 func (h *Hierarchy) cacheStats() []profile.CacheStats {
 	var out []profile.CacheStats
-	for _, l := range h.levels {
-		out = append(out, profile.CacheStats{
-			Name:              l.spec.Name,
-			Level:             l.spec.Level,
-			Accesses:          l.acc[kIFetch] + l.acc[kRead] + l.acc[kWrite],
-			Misses:            l.miss[kIFetch] + l.miss[kRead] + l.miss[kWrite],
-			IFetches:          l.acc[kIFetch],
-			Reads:             l.acc[kRead],
-			Writes:            l.acc[kWrite],
-			IFetchMisses:      l.miss[kIFetch],
-			ReadMisses:        l.miss[kRead],
-			WriteMisses:       l.miss[kWrite],
-			Compulsory:        l.compulsory,
-			Capacity:          l.capacity,
-			Conflict:          l.conflict,
-			Evictions:         l.evictions,
-			Writebacks:        l.writebacks,
-			BackInvalidations: l.backInval,
-			BytesFromBelow:    l.bytesFromBelow,
-			BytesToBelow:      l.bytesToBelow,
-		})
+	for _, cs := range h.caches {
+		var copies []profile.CacheStats
+		for _, l := range cs {
+			copies = append(copies, l.stats())
+		}
+		out = append(out, profile.Sum(copies))
 	}
 	return out
+}
+
+// stats returns the counters of l.
+func (l *level) stats() profile.CacheStats {
+	return profile.CacheStats{
+		Name:               l.spec.Name,
+		Level:              l.spec.Level,
+		Accesses:           l.acc[kIFetch] + l.acc[kRead] + l.acc[kWrite],
+		Misses:             l.miss[kIFetch] + l.miss[kRead] + l.miss[kWrite],
+		IFetches:           l.acc[kIFetch],
+		Reads:              l.acc[kRead],
+		Writes:             l.acc[kWrite],
+		IFetchMisses:       l.miss[kIFetch],
+		ReadMisses:         l.miss[kRead],
+		WriteMisses:        l.miss[kWrite],
+		Compulsory:         l.compulsory,
+		Capacity:           l.capacity,
+		Conflict:           l.conflict,
+		Evictions:          l.evictions,
+		Writebacks:         l.writebacks,
+		BackInvalidations:  l.backInval,
+		BytesFromBelow:     l.bytesFromBelow,
+		BytesToBelow:       l.bytesToBelow,
+		Invalidations:      l.invalidations,
+		TrueSharingMisses:  l.trueMiss,
+		FalseSharingMisses: l.falseMiss,
+	}
 }

@@ -24,12 +24,13 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	}
 	nm := h.newNamer()
 	levels := h.levelStats(nm)
-	for i := range h.levels {
-		var c profile.Causes
+	for i := range p.Caches {
+		p.Caches[i].Causes = &profile.Causes{}
+	}
+	for i, l := range h.levels {
 		for _, st := range levels[i] {
-			c.Add(st.Causes)
+			p.Caches[l.cache].Causes.Add(st.Causes)
 		}
-		p.Caches[i].Causes = &c
 	}
 	funcs := map[string]*profile.Function{}
 	objs := map[string]*profile.Object{}
@@ -45,6 +46,10 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 			}
 			if per == nil {
 				per = map[string]*profile.Stats{}
+			}
+			if prev, ok := per[l.spec.Name]; ok {
+				prev.Add(st) // another processor's copy
+				continue
 			}
 			per[l.spec.Name] = st
 		}
@@ -225,7 +230,8 @@ func (h *Hierarchy) levelStats(nm *namer) []map[int32]*profile.Stats {
 				Accesses: acc, Misses: miss,
 				IFetches: r.acc[kIFetch], Reads: r.acc[kRead], Writes: r.acc[kWrite],
 				IFetchMisses: r.miss[kIFetch], ReadMisses: r.miss[kRead], WriteMisses: r.miss[kWrite],
-				Causes:       profile.Causes{Cold: r.cold, Replacement: r.replacement, Invalidation: r.invalidation},
+				Causes: profile.Causes{Cold: r.cold, Replacement: r.replacement, Invalidation: r.invalidation,
+					TrueSharing: r.trueSharing, FalseSharing: r.falseSharing},
 				TemporalHits: r.temporal, SpatialHits: r.spatial,
 				UsedBytes: r.used + u[0], FetchedBytes: r.fetched + u[1],
 			}

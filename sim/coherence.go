@@ -1,0 +1,391 @@
+package sim
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"memspy/profile"
+	"memspy/trace"
+)
+
+// The multiprocessor: every processor has its own copy of each private
+// cache, and the private caches holding data are kept coherent by a MESI
+// write-invalidate protocol (docs/semantics.md, "Several processors"):
+//
+//   - A write by processor p to a line other processors hold invalidates
+//     their copies (an upgrade when p holds the line too); a dirty copy is
+//     first written back from its processor's private caches (an
+//     intervention).
+//   - A read by p of a line another processor holds dirty makes that
+//     processor write it back (an intervention) and keep it clean.
+//   - A dirty copy is exclusive (M); a clean one is exclusive (E) or shared
+//     (S): a write to it looks the line up in the directory.
+//
+// The directory records, per line, the processors that may hold it (a bit
+// set when one of its private caches fills it, cleared when an
+// invalidation finds it gone) and the processor that may hold it dirty
+// (set by its writes, cleared by an intervention). Every action checks the
+// caches themselves, so a stale bit costs a lookup and never changes a
+// count.
+//
+// True and false sharing: each private cache keeps, per slot, the granules
+// of the line (bytes for lines up to 64 bytes) that its processor used
+// while it held the line in any private cache; the masks of a processor's
+// copies add up to that. An invalidation is true sharing when the
+// invalidated processor had used a granule the invalidating write writes,
+// false sharing otherwise; the processor's next misses on the line, at
+// each cache that lost it, have that cause.
+
+// processor is one processor's view of the hierarchy.
+type processor struct {
+	id             int
+	ifirst, dfirst *level   // the first caches of its instruction and data paths (nil: none)
+	private        []*level // its private caches holding data, from the CPU outward
+	threads        []uint32 // placed on it, in order of first appearance
+
+	upgrades, interventions, invSent, invRecv uint64
+}
+
+// Kinds of invalidation misses (level.sharing, levelAttrib.state).
+const (
+	trueSharing  = invalidated + 1 + iota // the processor had used bytes the write wrote
+	falseSharing                          // it had not
+)
+
+// coherence is the state of the coherence protocol.
+type coherence struct {
+	dir   map[uint64]dirEntry // line → holders
+	shift uint                // log2 of the coherence unit: the line size of the private caches
+	gran  uint                // log2 of the bytes per bit of a used mask
+}
+
+// dirEntry is a directory entry.
+type dirEntry struct {
+	sharers uint64 // processors that may hold the line
+	owner   int8   // 1 + the processor that may hold it dirty; 0: none
+}
+
+// newCoherence sets up the protocol when several processors have private
+// caches holding data, which must have one line size and not be exclusive
+// (as machine.Normalize requires).
+func (h *Hierarchy) newCoherence() error {
+	if len(h.procs) < 2 || len(h.procs[0].private) == 0 {
+		return nil
+	}
+	if len(h.procs) > 64 {
+		return fmt.Errorf("sim: %d processors: at most 64 can share data", len(h.procs))
+	}
+	l := h.procs[0].private[0]
+	for _, o := range h.procs[0].private {
+		if o.lineSize != l.lineSize {
+			return fmt.Errorf("sim: private caches %q and %q have different line sizes (%d and %d bytes): the coherence unit must be one", l.spec.Name, o.spec.Name, l.lineSize, o.lineSize)
+		}
+		if o.exclusive {
+			return fmt.Errorf("sim: private cache %q is exclusive: not supported with several processors", o.spec.Name)
+		}
+	}
+	c := &coherence{dir: map[uint64]dirEntry{}, shift: l.shift}
+	if l.lineSize > 64 {
+		c.gran = l.shift - 6
+	}
+	h.coh = c
+	for _, p := range h.procs {
+		for _, l := range p.private {
+			l.used = make([]uint64, l.c.Sets()*l.c.Ways())
+			l.sharing = map[uint64]uint8{}
+		}
+	}
+	return nil
+}
+
+// use makes p the processor running the current event.
+func (h *Hierarchy) use(p *processor) {
+	h.cur, h.ifirst, h.dfirst = p, p.ifirst, p.dfirst
+}
+
+// switchThread makes thread tid's processor current, placing the thread on
+// one when it first appears.
+func (h *Hierarchy) switchThread(tid uint32) {
+	p, ok := h.tids[tid]
+	if !ok {
+		p = h.procs[h.m.ProcessorOf(len(h.tids))]
+		h.tids[tid] = p
+		p.threads = append(p.threads, tid)
+	}
+	h.curTid = tid
+	h.use(p)
+}
+
+// processParallel is Process on several processors: each event runs on its
+// thread's processor. Its hit bypass takes a repeated access to the line
+// its processor's first cache accessed last (a write only to a dirty line,
+// which no other processor holds) and records the bytes used; everything
+// else takes the slow path.
+func (h *Hierarchy) processParallel(b *trace.Batch) {
+	at := h.attr
+	for i, k := range b.Kind {
+		if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
+			h.switchThread(t)
+		}
+		a, s := b.Addr[i], uint64(b.Size[i])
+		var l *level
+		kk := kRead
+		switch k {
+		case trace.IFetch:
+			l, kk = h.ifirst, kIFetch
+		case trace.Read:
+			l = h.dfirst
+		case trace.Write:
+			l, kk = h.dfirst, kWrite
+		}
+		if l != nil && l.memo == a&^l.offMask && a&l.offMask+s-1 < l.fastLimit &&
+			(kk != kWrite || l.writeBack && l.c.Dirty(l.memoSlot)) && (at == nil || b.Thread[i] == at.tid) {
+			slot := l.memoSlot
+			l.acc[kk]++
+			h.kinds[k]++
+			if l.used != nil && kk != kIFetch {
+				l.used[slot] |= h.coh.granules(a, s)
+			}
+			if at != nil {
+				at.pc = b.PC[i]
+				if kk == kIFetch {
+					at.fetched(1)
+					at.pc = 0
+				}
+				if !at.missOnly {
+					ref := at.ref(l.attr.bin[slot])
+					h.countHit(l, kk, slot, ref, a, s)
+					if kk != kIFetch {
+						at.stride(ref, a)
+					}
+				}
+			}
+			continue
+		}
+		il := h.ifirst
+		if il == nil {
+			il = &h.none
+		}
+		h.slow(b, i, il)
+	}
+}
+
+// granules returns the used-mask bits of bytes [a, a+s) within their
+// coherence line (s is at least 1 and the bytes lie in one line, or the
+// mask runs to the line's end).
+func (c *coherence) granules(a, s uint64) uint64 {
+	off := a & (1<<c.shift - 1)
+	first := off >> c.gran
+	last := min(off+max(s, 1)-1, 1<<c.shift-1) >> c.gran
+	if last-first >= 63 {
+		return ^uint64(0)
+	}
+	return (1<<(last-first+1) - 1) << first
+}
+
+// coherentRef performs a data reference of kind k from the current
+// processor: the protocol's actions for every line it touches, then the
+// reference, then the record of the bytes it used.
+func (h *Hierarchy) coherentRef(k int, a, s uint64) {
+	c, p := h.coh, h.cur
+	s = max(s, 1)
+	end := a + s - 1
+	if end < a {
+		end = ^uint64(0)
+	}
+	forParts := func(f func(line, pa, ps uint64)) {
+		for line := a >> c.shift; ; line++ {
+			pa := max(a, line<<c.shift)
+			pe := min(end, line<<c.shift|(1<<c.shift-1))
+			f(line, pa, pe-pa+1)
+			if line == end>>c.shift {
+				break
+			}
+		}
+	}
+	forParts(func(line, pa, ps uint64) {
+		if k == kWrite {
+			h.cohWrite(p, line, pa, ps)
+		} else {
+			h.cohRead(p, line)
+		}
+	})
+	if l := p.dfirst; l.cpuHit(k, a, s) {
+		l.acc[k]++
+	} else {
+		h.ref(l, k, a, s, false, -1)
+	}
+	forParts(func(line, pa, ps uint64) {
+		for _, l := range p.private {
+			if slot := l.c.Lookup(line); slot >= 0 {
+				l.used[slot] |= c.granules(pa, ps)
+				return
+			}
+		}
+	})
+}
+
+// cohWrite acts on a write by p to bytes [pa, pa+ps) of line: the copies
+// of every other processor are invalidated, and p may hold it dirty.
+func (h *Hierarchy) cohWrite(p *processor, line, pa, ps uint64) {
+	c := h.coh
+	if l := p.private[0]; l.writeBack {
+		if slot := l.c.Lookup(line); slot >= 0 && l.c.Dirty(slot) {
+			return // modified: no other processor holds it
+		}
+	}
+	e := c.dir[line]
+	if others := e.sharers &^ (1 << p.id); others != 0 {
+		w := c.granules(pa, ps)
+		sent := false
+		for o := others; o != 0; o &= o - 1 {
+			if h.invalidateCopies(h.procs[bits.TrailingZeros64(o)], line, w) {
+				p.invSent++
+				sent = true
+			}
+		}
+		if sent && h.holds(p, line) {
+			p.upgrades++
+		}
+		e.sharers &^= others
+	}
+	e.owner = int8(p.id + 1)
+	c.dir[line] = e
+}
+
+// cohRead acts on a read by p of line: a processor holding it dirty writes
+// it back and keeps it clean.
+func (h *Hierarchy) cohRead(p *processor, line uint64) {
+	c := h.coh
+	e, ok := c.dir[line]
+	if !ok || e.owner == 0 || int(e.owner) == p.id+1 {
+		return
+	}
+	q := h.procs[e.owner-1]
+	dirty, ref := false, int32(-1)
+	for _, l := range q.private {
+		if slot := l.c.Lookup(line); slot >= 0 && l.c.Dirty(slot) {
+			l.c.SetDirty(slot, false)
+			if !dirty && l.attr != nil {
+				ref = l.attr.fill[slot]
+			}
+			dirty = true
+		}
+	}
+	if dirty {
+		h.intervene(q, line, ref)
+	}
+	e.owner = 0
+	c.dir[line] = e
+}
+
+// holds reports whether one of p's private caches holds line.
+func (h *Hierarchy) holds(p *processor, line uint64) bool {
+	for _, l := range p.private {
+		if l.c.Lookup(line) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// invalidateCopies removes line from every private cache of q for a write
+// of the granules w by another processor, and reports whether q held it.
+// A dirty copy is written back first.
+func (h *Hierarchy) invalidateCopies(q *processor, line, w uint64) bool {
+	var used uint64
+	held, dirty, ref := false, false, int32(-1)
+	for _, l := range q.private {
+		if slot := l.c.Lookup(line); slot >= 0 {
+			held = true
+			used |= l.used[slot]
+			if l.c.Dirty(slot) && !dirty {
+				dirty = true
+				if l.attr != nil {
+					ref = l.attr.fill[slot]
+				}
+			}
+		}
+	}
+	if !held {
+		return false
+	}
+	if dirty {
+		h.intervene(q, line, ref)
+	}
+	kind := falseSharing
+	if used&w != 0 {
+		kind = trueSharing
+	}
+	for _, l := range q.private {
+		if slot := l.c.Lookup(line); slot >= 0 {
+			if l.attr != nil {
+				l.removed(slot, kind)
+			}
+			l.c.Remove(slot)
+			l.memo = noMemo
+			l.invalidations++
+			l.sharing[line] = kind
+		}
+	}
+	q.invRecv++
+	return true
+}
+
+// intervene writes the dirty line back from q's private caches to the
+// level below them, for access point ref (when attributing): counted as a
+// write-back of q's outermost private cache.
+func (h *Hierarchy) intervene(q *processor, line uint64, ref int32) {
+	q.interventions++
+	l := q.private[len(q.private)-1]
+	l.writebacks++
+	l.bytesToBelow += l.lineSize
+	h.ref(l.victimNext, kWrite, line<<l.shift, l.lineSize, true, ref)
+}
+
+// privateFilled records that the private cache l filled line into slot:
+// its processor holds the line, and has used none of the slot's bytes.
+func (h *Hierarchy) privateFilled(l *level, slot int, line uint64) {
+	l.used[slot] = 0
+	delete(l.sharing, line)
+	e := h.coh.dir[line]
+	e.sharers |= 1 << l.proc
+	h.coh.dir[line] = e
+}
+
+// privateRemoving passes the used bytes of the line in slot of the private
+// cache l, which is leaving it, to another private cache of its processor
+// that holds the line; when none does, the processor's use of the line
+// ends and they are forgotten.
+func (h *Hierarchy) privateRemoving(l *level, slot int) {
+	line := l.c.Line(slot)
+	for _, o := range h.procs[l.proc].private {
+		if o == l {
+			continue
+		}
+		if s := o.c.Lookup(line); s >= 0 {
+			o.used[s] |= l.used[slot]
+			return
+		}
+	}
+}
+
+// processorStats returns the counters of every processor (nil on one).
+func (h *Hierarchy) processorStats() []profile.ProcessorStats {
+	if len(h.procs) < 2 {
+		return nil
+	}
+	var out []profile.ProcessorStats
+	for _, p := range h.procs {
+		ps := profile.ProcessorStats{Processor: p.id, Threads: slices.Clone(p.threads),
+			Upgrades: p.upgrades, Interventions: p.interventions, InvalidationsSent: p.invSent, InvalidationsReceived: p.invRecv}
+		for _, l := range h.levels {
+			if l.proc == p.id {
+				ps.Caches = append(ps.Caches, l.stats())
+			}
+		}
+		out = append(out, ps)
+	}
+	return out
+}
