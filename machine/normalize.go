@@ -40,9 +40,28 @@ const (
 // each kind it holds, a cache directly above it, with the same line size.
 // Gaps in levels (a data L1 and a data L3 with no data L2) are allowed:
 // levels only order the caches a reference passes through.
+//
+// Processors: 0 means 1; at most MaxProcessors. Mapping defaults to
+// round-robin; pinned needs a non-empty Pin, whose entries are processors
+// (0 to Processors-1); a Pin with the round-robin mapping is an error (an
+// empty Pin is dropped). With several processors every cache not Shared is
+// private, one copy per processor kept coherent by MESI, and:
+//
+//   - no private cache is below a shared one on a path: a private cache may
+//     not be at a higher level than a shared cache holding an overlapping
+//     kind of reference (private caches come first, from the CPU outward);
+//   - every private cache holding data has the same line size, the unit of
+//     coherence;
+//   - a private cache may not be exclusive (not supported yet).
+//
+// Shared on a machine of one processor is kept but changes nothing.
 func (m *Machine) Normalize() error {
 	if m.MemoryLatency < 0 {
 		return &ConfigError{Key: "memory_latency", Msg: fmt.Sprintf("must be positive, not %d", m.MemoryLatency)}
+	}
+	procs, mapping, pin, err := m.normalizeProcessors()
+	if err != nil {
+		return err
 	}
 	if len(m.Caches) == 0 {
 		return &ConfigError{Msg: "no caches: give --machine, --config or --cache"}
@@ -57,12 +76,104 @@ func (m *Machine) Normalize() error {
 			return err
 		}
 	}
+	if procs > 1 {
+		if err := checkPrivate(caches); err != nil {
+			return err
+		}
+	}
 	m.Caches = caches
+	m.Processors, m.Mapping, m.Pin = procs, mapping, pin
 	if m.MemoryLatency == 0 {
 		m.MemoryLatency = DefaultMemoryLatency
 	}
 	if m.Name == "" {
 		m.Name = "custom"
+	}
+	return nil
+}
+
+// MaxProcessors is the largest Machine.Processors Normalize accepts.
+const MaxProcessors = 64
+
+// normalizeProcessors returns the normalized Processors, Mapping and Pin
+// of m, or why they are invalid.
+func (m *Machine) normalizeProcessors() (int, Mapping, []int, *ConfigError) {
+	procs := m.Processors
+	switch {
+	case procs == 0:
+		procs = 1
+	case procs < 0:
+		return 0, "", nil, &ConfigError{Key: "processors", Msg: fmt.Sprintf("must be positive, not %d", procs)}
+	case procs > MaxProcessors:
+		return 0, "", nil, &ConfigError{Key: "processors", Msg: fmt.Sprintf("%d is more than %d, the most memspy simulates", procs, MaxProcessors)}
+	}
+	mapping := m.Mapping
+	if mapping == "" {
+		mapping = RoundRobin
+	}
+	pin := m.Pin
+	if len(pin) == 0 {
+		pin = nil
+	}
+	switch mapping {
+	case RoundRobin:
+		if pin != nil {
+			return 0, "", nil, &ConfigError{Key: "pin", Msg: "given with the round-robin mapping (pin needs mapping pinned)"}
+		}
+	case Pinned:
+		if pin == nil {
+			return 0, "", nil, &ConfigError{Key: "mapping", Msg: "pinned needs pin, the processor of each thread in the order threads appear"}
+		}
+	default:
+		return 0, "", nil, &ConfigError{Key: "mapping", Msg: unknownMapping(string(mapping))}
+	}
+	for i, p := range pin {
+		if p < 0 || p >= procs {
+			return 0, "", nil, &ConfigError{Key: "pin", Msg: fmt.Sprintf("entry %d: processor %d is out of range (%s)", i+1, p, processorRange(procs))}
+		}
+	}
+	return procs, mapping, pin, nil
+}
+
+// processorRange describes the processor numbers of a machine of n
+// processors.
+func processorRange(n int) string {
+	if n == 1 {
+		return "the machine has one processor, 0"
+	}
+	return fmt.Sprintf("the machine has %d processors, 0 to %d", n, n-1)
+}
+
+// checkPrivate checks the rules for the private caches of a machine of
+// several processors; caches are normalized.
+func checkPrivate(caches []Cache) *ConfigError {
+	var unit *Cache // the first private cache holding data
+	for i := range caches {
+		c := &caches[i]
+		if c.Shared {
+			continue
+		}
+		fail := func(key, format string, args ...any) *ConfigError {
+			return &ConfigError{Cache: c.Name, Key: key, Msg: fmt.Sprintf(format, args...), index: i + 1}
+		}
+		for _, s := range caches[:i] {
+			if s.Shared && s.Level < c.Level && overlaps(s.Holds, c.Holds) {
+				return fail("shared", "private, below the shared cache %q (level %d), which also holds %s (with several processors, the private caches of a path come before its shared ones: make %q shared too)",
+					s.Name, s.Level, shared(s.Holds, c.Holds), c.Name)
+			}
+		}
+		if c.Inclusion == Exclusive {
+			return fail("inclusion", "exclusive is not supported with several processors yet on a private cache (make it shared, or not exclusive)")
+		}
+		if !c.HoldsData() {
+			continue
+		}
+		if unit == nil {
+			unit = c
+		} else if c.Line != unit.Line {
+			return fail("line", "%d bytes, not the %d of the private cache %q (with several processors, every private cache holding data has one line size, the unit of coherence)",
+				c.Line, unit.Line, unit.Name)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package machine
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -57,7 +58,7 @@ func TestNormalizeDefaults(t *testing.T) {
 	if err := m.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	want := &Machine{Name: "custom", MemoryLatency: 100, Caches: []Cache{
+	want := &Machine{Name: "custom", MemoryLatency: 100, Processors: 1, Mapping: RoundRobin, Caches: []Cache{
 		{Name: "A", Level: 1, Size: 32 << 10, Sets: 64, Assoc: 8, Line: 64, Replacement: LRU, Holds: Unified, Inclusion: NonInclusive, Latency: 1},
 		{Name: "B", Level: 2, Size: 1 << 20, Sets: 1024, Assoc: 16, Line: 64, Replacement: Random, Seed: 1, Holds: Unified, Inclusion: NonInclusive, Latency: 1},
 		{Name: "C", Level: 3, Size: 1 << 20, Sets: 1024, Assoc: 16, Line: 64, Replacement: BRRIP, Seed: 9, Holds: Unified, Inclusion: NonInclusive, Latency: 1},
@@ -120,14 +121,67 @@ func TestConfigErrors(t *testing.T) {
 		return c
 	}
 	tests := []struct {
-		name   string
-		caches []Cache
-		memLat int
-		err    string
-		cache  string // ConfigError.Cache
-		key    string // ConfigError.Key
+		name    string
+		caches  []Cache
+		memLat  int
+		procs   int
+		mapping Mapping
+		pin     []int
+		err     string
+		cache   string // ConfigError.Cache
+		key     string // ConfigError.Key
 	}{
 		{name: "no caches", err: "no caches: give --machine, --config or --cache"},
+		// Processors and mapping.
+		{name: "negative processors", procs: -2, caches: []Cache{{Name: "L1"}},
+			err: "processors: must be positive, not -2", key: "processors"},
+		{name: "too many processors", procs: 65, caches: []Cache{{Name: "L1"}},
+			err: "processors: 65 is more than 64, the most memspy simulates", key: "processors"},
+		{name: "unknown mapping", procs: 2, mapping: "spread", caches: []Cache{{Name: "L1"}},
+			err: `mapping: unknown mapping "spread" (want round-robin, rr or pinned)`, key: "mapping"},
+		{name: "rr is for the parsers", procs: 2, mapping: "rr", caches: []Cache{{Name: "L1"}},
+			err: `mapping: unknown mapping "rr" (want round-robin, rr or pinned)`, key: "mapping"},
+		{name: "pinned without pin", procs: 2, mapping: Pinned, caches: []Cache{{Name: "L1"}},
+			err: "mapping: pinned needs pin, the processor of each thread in the order threads appear", key: "mapping"},
+		{name: "pinned with empty pin", procs: 2, mapping: Pinned, pin: []int{}, caches: []Cache{{Name: "L1"}},
+			err: "mapping: pinned needs pin, the processor of each thread in the order threads appear", key: "mapping"},
+		{name: "pin with round-robin", procs: 2, mapping: RoundRobin, pin: []int{0, 1}, caches: []Cache{{Name: "L1"}},
+			err: "pin: given with the round-robin mapping (pin needs mapping pinned)", key: "pin"},
+		{name: "pin with the default mapping", procs: 2, pin: []int{1}, caches: []Cache{{Name: "L1"}},
+			err: "pin: given with the round-robin mapping (pin needs mapping pinned)", key: "pin"},
+		{name: "pin out of range", procs: 4, mapping: Pinned, pin: []int{0, 1, 4}, caches: []Cache{{Name: "L1"}},
+			err: "pin: entry 3: processor 4 is out of range (the machine has 4 processors, 0 to 3)", key: "pin"},
+		{name: "pin negative", procs: 4, mapping: Pinned, pin: []int{-1}, caches: []Cache{{Name: "L1"}},
+			err: "pin: entry 1: processor -1 is out of range (the machine has 4 processors, 0 to 3)", key: "pin"},
+		{name: "pin on the default processor", mapping: Pinned, pin: []int{0, 1}, caches: []Cache{{Name: "L1"}},
+			err: "pin: entry 2: processor 1 is out of range (the machine has one processor, 0)", key: "pin"},
+		{name: "processors before caches", procs: -1,
+			err: "processors: must be positive, not -1", key: "processors"},
+		// Private and shared caches of several processors.
+		{name: "private below shared", procs: 2, caches: []Cache{{Name: "L1", Shared: true}, {Name: "L2", Size: 1 << 20, Assoc: 16}},
+			err:   `cache "L2": shared: private, below the shared cache "L1" (level 1), which also holds instructions and data (with several processors, the private caches of a path come before its shared ones: make "L2" shared too)`,
+			cache: "L2", key: "shared"},
+		{name: "private data cache below shared unified", procs: 2, caches: []Cache{
+			{Name: "L1I", Holds: Instructions}, {Name: "L1D", Holds: Data}, {Name: "L2", Size: 1 << 20, Assoc: 16, Shared: true},
+			{Name: "L3D", Holds: Data, Size: 4 << 20, Assoc: 16}},
+			err:   `cache "L3D": shared: private, below the shared cache "L2" (level 2), which also holds data (with several processors, the private caches of a path come before its shared ones: make "L3D" shared too)`,
+			cache: "L3D", key: "shared"},
+		{name: "private unified below shared instructions", procs: 3, caches: []Cache{
+			{Name: "L1I", Holds: Instructions, Shared: true}, {Name: "L1D", Holds: Data}, {Name: "L2", Size: 1 << 20, Assoc: 16}},
+			err:   `cache "L2": shared: private, below the shared cache "L1I" (level 1), which also holds instructions (with several processors, the private caches of a path come before its shared ones: make "L2" shared too)`,
+			cache: "L2", key: "shared"},
+		{name: "private line sizes differ", procs: 2, caches: []Cache{
+			{Name: "L1D", Holds: Data, Line: 32}, {Name: "L2", Size: 1 << 20, Assoc: 16}},
+			err:   `cache "L2": line: 64 bytes, not the 32 of the private cache "L1D" (with several processors, every private cache holding data has one line size, the unit of coherence)`,
+			cache: "L2", key: "line"},
+		{name: "private line sizes differ at level 1", procs: 2, caches: []Cache{
+			{Name: "L1I", Holds: Instructions, Line: 32}, {Name: "L1D", Holds: Data, Line: 128}, {Name: "L2", Size: 1 << 20, Assoc: 16, Line: 128},
+			{Name: "L3", Size: 4 << 20, Assoc: 16, Line: 64}},
+			err:   `cache "L3": line: 64 bytes, not the 128 of the private cache "L1D" (with several processors, every private cache holding data has one line size, the unit of coherence)`,
+			cache: "L3", key: "line"},
+		{name: "private exclusive", procs: 2, caches: []Cache{{Name: "L1"}, {Name: "L2", Size: 1 << 20, Assoc: 16, Inclusion: Exclusive}},
+			err:   `cache "L2": inclusion: exclusive is not supported with several processors yet on a private cache (make it shared, or not exclusive)`,
+			cache: "L2", key: "inclusion"},
 		{name: "memory latency", memLat: -1, caches: []Cache{{Name: "L1"}}, err: "memory_latency: must be positive, not -1", key: "memory_latency"},
 		{name: "empty name", caches: []Cache{{Name: "L1"}, {}},
 			err: `cache #2: name: missing (every cache needs a name)`, key: "name"},
@@ -207,7 +261,7 @@ func TestConfigErrors(t *testing.T) {
 			err: `cache "L3": inclusion: exclusive needs the line size of "L2" above it (64 bytes, not 32)`, cache: "L3", key: "inclusion"},
 	}
 	for _, tt := range tests {
-		m := &Machine{Name: "t", MemoryLatency: tt.memLat}
+		m := &Machine{Name: "t", MemoryLatency: tt.memLat, Processors: tt.procs, Mapping: tt.mapping, Pin: tt.pin}
 		for _, c := range tt.caches {
 			m.Caches = append(m.Caches, geo(c))
 		}
@@ -283,6 +337,80 @@ func TestValidMachines(t *testing.T) {
 		m := &Machine{Caches: tt.caches}
 		if err := m.Normalize(); err != nil {
 			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+}
+
+// TestValidMultiprocessors checks machines of several processors (and
+// mappings) near the error cases that must be accepted, and what
+// Normalize makes of their processors, mapping and pin.
+func TestValidMultiprocessors(t *testing.T) {
+	l1 := func(name string, holds Holds, line int, shared bool) Cache {
+		return Cache{Name: name, Holds: holds, Size: 32 << 10, Assoc: 8, Line: line, Shared: shared}
+	}
+	big := func(name string, line int, shared bool, in Inclusion) Cache {
+		return Cache{Name: name, Size: 4 << 20, Assoc: 16, Line: line, Shared: shared, Inclusion: in}
+	}
+	tests := []struct {
+		name    string
+		m       Machine
+		procs   int
+		mapping Mapping
+		pin     []int
+	}{
+		{"defaults", Machine{Caches: []Cache{l1("L1", Unified, 0, false)}}, 1, RoundRobin, nil},
+		{"empty pin dropped", Machine{Pin: []int{}, Caches: []Cache{l1("L1", Unified, 0, false)}}, 1, RoundRobin, nil},
+		{"pinned on one processor", Machine{Mapping: Pinned, Pin: []int{0, 0}, Caches: []Cache{l1("L1", Unified, 0, false)}}, 1, Pinned, []int{0, 0}},
+		{"64 processors", Machine{Processors: 64, Caches: []Cache{l1("L1", Unified, 0, false)}}, 64, RoundRobin, nil},
+		{"pinned", Machine{Processors: 4, Mapping: Pinned, Pin: []int{3, 3, 0}, Caches: []Cache{l1("L1", Unified, 0, false)}}, 4, Pinned, []int{3, 3, 0}},
+		{"all shared", Machine{Processors: 2, Caches: []Cache{l1("L1", Unified, 32, true), big("L2", 128, true, Inclusive)}}, 2, RoundRobin, nil},
+		{"private instructions have their own line size", Machine{Processors: 2, Caches: []Cache{
+			l1("L1I", Instructions, 32, false), l1("L1D", Data, 64, false), big("L2", 64, false, NonInclusive), big("L3", 128, true, Inclusive)}}, 2, RoundRobin, nil},
+		{"shared instructions above private data", Machine{Processors: 2, Caches: []Cache{
+			l1("L1I", Instructions, 64, true), {Name: "L2D", Holds: Data, Level: 2, Size: 1 << 20, Assoc: 16}}}, 2, RoundRobin, nil},
+		{"shared exclusive under private", Machine{Processors: 8, Caches: []Cache{
+			l1("L1", Unified, 64, false), big("L2", 64, true, Exclusive)}}, 8, RoundRobin, nil},
+		{"one processor: the rules of several do not apply", Machine{Processors: 1, Caches: []Cache{
+			l1("L1", Unified, 32, true), big("L2", 32, false, Exclusive), {Name: "L3", Size: 8 << 20, Assoc: 16}}}, 1, RoundRobin, nil},
+	}
+	for _, tt := range tests {
+		m := tt.m
+		if err := m.Normalize(); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if m.Processors != tt.procs || m.Mapping != tt.mapping || !reflect.DeepEqual(m.Pin, tt.pin) {
+			t.Errorf("%s: processors %d mapping %q pin %#v; want %d %q %#v", tt.name, m.Processors, m.Mapping, m.Pin, tt.procs, tt.mapping, tt.pin)
+		}
+		// Normalizing again changes nothing.
+		again := m
+		again.Caches = slices.Clone(m.Caches)
+		if err := again.Normalize(); err != nil || !reflect.DeepEqual(again, m) {
+			t.Errorf("%s: second Normalize: %v\n%+v", tt.name, err, again)
+		}
+	}
+}
+
+func TestProcessorOf(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Machine
+		want []int // of threads 0, 1, 2, ...
+	}{
+		{"not normalized", Machine{}, []int{0, 0, 0}},
+		{"one processor", Machine{Processors: 1, Mapping: RoundRobin}, []int{0, 0, 0}},
+		{"round-robin", Machine{Processors: 3, Mapping: RoundRobin}, []int{0, 1, 2, 0, 1, 2, 0}},
+		{"pinned", Machine{Processors: 4, Mapping: Pinned, Pin: []int{3, 3, 0}}, []int{3, 3, 0, 3, 0, 1, 2, 3}},
+		{"pinned, all threads", Machine{Processors: 2, Mapping: Pinned, Pin: []int{1, 1, 1, 0}}, []int{1, 1, 1, 0}},
+		{"pin ignored by round-robin", Machine{Processors: 2, Mapping: RoundRobin, Pin: []int{1, 1}}, []int{0, 1, 0}},
+	}
+	for _, tt := range tests {
+		var got []int
+		for i := range tt.want {
+			got = append(got, tt.m.ProcessorOf(i))
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: ProcessorOf(0...) = %v; want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -22,12 +22,14 @@ type preset struct {
 var presets = []preset{
 	{PresetInfo{"memspy-seq", "MemSpy's uniprocessor: 128 KiB direct-mapped data cache, 32-byte lines, 1-cycle hit, 50-cycle memory"},
 		func() (*Machine, error) { return memspy("memspy-seq", 128*KiB), nil }},
-	{PresetInfo{"memspy-par", "MemSpy's per-processor cache: 64 KiB direct-mapped data cache, 32-byte lines, 1-cycle hit, 50-cycle memory (one processor)"},
-		func() (*Machine, error) { return memspy("memspy-par", 64*KiB), nil }},
+	{PresetInfo{"memspy-par", "MemSpy's multiprocessor: 16 processors, each with a private 64 KiB direct-mapped data cache, 32-byte lines, 1-cycle hit, 50-cycle memory"},
+		memspyPar},
 	{PresetInfo{"r12000", "MIPS R12000 L1 data cache: 32 KiB 2-way LRU, 32-byte lines, 2-cycle hit, ~100-cycle memory (approximate)"},
 		r12000},
 	{PresetInfo{"x86-modern", "Generic recent x86-64 core: 32 KiB 8-way L1I and L1D, 1 MiB 16-way L2, 32 MiB 16-way L3, 64-byte lines (approximate latencies)"},
 		x86Modern},
+	{PresetInfo{"x86-multicore", "Generic recent x86-64 multicore: 8 cores with private 32 KiB 8-way L1I, 48 KiB 12-way L1D and 1.25 MiB 10-way L2, a shared 30 MiB 12-way L3, 64-byte lines (approximate latencies)"},
+		x86Multicore},
 	{PresetInfo{"host", "This machine's caches, detected from /sys/devices/system/cpu/cpu0/cache (Linux; approximate latencies)"},
 		Host},
 }
@@ -82,6 +84,14 @@ func memspy(name string, size int64) *Machine {
 	}
 }
 
+// memspyPar is the multiprocessor of the MemSpy paper: 16 processors, each
+// with its own 64 KiB cache of the memspy kind, kept coherent.
+func memspyPar() (*Machine, error) {
+	m := memspy("memspy-par", 64*KiB)
+	m.Processors = 16
+	return m, nil
+}
+
 // r12000 is the primary data cache of the MIPS R12000, which keeps the
 // R10000's: 32 KiB, 2-way set associative, LRU, 32-byte lines, write-back
 // (MIPS R10000 Microprocessor User's Manual, version 2.0, 1996, chapter 1).
@@ -119,5 +129,31 @@ func x86Modern() (*Machine, error) {
 			c("L3", 3, Unified, 32*MiB, 16, 50),
 		},
 		MemoryLatency: 200,
+	}, nil
+}
+
+// x86Multicore is a generic recent x86-64 multicore: 8 cores, each with
+// private L1I, L1D and L2, sharing one L3. The geometry resembles the
+// performance cores of a 2021 desktop part (Intel Alder Lake: 8 P-cores,
+// 30 MB L3), leaving out its efficiency cores; the latencies (load-to-use
+// cycles) and the memory latency are approximations, not any one part's.
+func x86Multicore() (*Machine, error) {
+	c := func(name string, level int, holds Holds, size int64, assoc, latency int, shared bool) Cache {
+		return Cache{
+			Name: name, Level: level, Size: size, Assoc: assoc, Line: 64,
+			Replacement: LRU, WriteBack: true, WriteAllocate: true,
+			Holds: holds, Inclusion: NonInclusive, Latency: latency, Shared: shared,
+		}
+	}
+	return &Machine{
+		Name: "x86-multicore",
+		Caches: []Cache{
+			c("L1I", 1, Instructions, 32*KiB, 8, 5, false),
+			c("L1D", 1, Data, 48*KiB, 12, 5, false),
+			c("L2", 2, Unified, 1280*KiB, 10, 15, false),
+			c("L3", 3, Unified, 30*MiB, 12, 50, true),
+		},
+		MemoryLatency: 250,
+		Processors:    8,
 	}, nil
 }

@@ -32,16 +32,24 @@ func TestPresets(t *testing.T) {
 		name   string
 		caches []geom
 		memory int
+		procs  int
+		shared []string // names of the shared caches
 	}{
-		{"memspy-seq", []geom{{"L1D", 1, Data, 128 << 10, 4096, 1, 32, 1}}, 50},
-		{"memspy-par", []geom{{"L1D", 1, Data, 64 << 10, 2048, 1, 32, 1}}, 50},
-		{"r12000", []geom{{"L1D", 1, Data, 32 << 10, 512, 2, 32, 2}}, 100},
+		{"memspy-seq", []geom{{"L1D", 1, Data, 128 << 10, 4096, 1, 32, 1}}, 50, 1, nil},
+		{"memspy-par", []geom{{"L1D", 1, Data, 64 << 10, 2048, 1, 32, 1}}, 50, 16, nil},
+		{"r12000", []geom{{"L1D", 1, Data, 32 << 10, 512, 2, 32, 2}}, 100, 1, nil},
 		{"x86-modern", []geom{
 			{"L1I", 1, Instructions, 32 << 10, 64, 8, 64, 4},
 			{"L1D", 1, Data, 32 << 10, 64, 8, 64, 4},
 			{"L2", 2, Unified, 1 << 20, 1024, 16, 64, 14},
 			{"L3", 3, Unified, 32 << 20, 32768, 16, 64, 50},
-		}, 200},
+		}, 200, 1, nil},
+		{"x86-multicore", []geom{
+			{"L1I", 1, Instructions, 32 << 10, 64, 8, 64, 5},
+			{"L1D", 1, Data, 48 << 10, 64, 12, 64, 5},
+			{"L2", 2, Unified, 1280 << 10, 2048, 10, 64, 15},
+			{"L3", 3, Unified, 30 << 20, 40960, 12, 64, 50},
+		}, 250, 8, []string{"L3"}},
 	}
 	var names []string
 	for _, p := range Presets() {
@@ -50,7 +58,7 @@ func TestPresets(t *testing.T) {
 			t.Errorf("preset %s has no description", p.Name)
 		}
 	}
-	if want := []string{"memspy-seq", "memspy-par", "r12000", "x86-modern", "host"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"memspy-seq", "memspy-par", "r12000", "x86-modern", "x86-multicore", "host"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("Presets() = %v; want %v", names, want)
 	}
 	for _, tt := range tests {
@@ -64,6 +72,18 @@ func TestPresets(t *testing.T) {
 		}
 		if got := geoms(m); !reflect.DeepEqual(got, tt.caches) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.caches)
+		}
+		if m.Processors != tt.procs || m.Mapping != RoundRobin || m.Pin != nil {
+			t.Errorf("%s: processors %d, mapping %q, pin %v; want %d round-robin", tt.name, m.Processors, m.Mapping, m.Pin, tt.procs)
+		}
+		var shared []string
+		for _, c := range m.Caches {
+			if c.Shared {
+				shared = append(shared, c.Name)
+			}
+		}
+		if !reflect.DeepEqual(shared, tt.shared) {
+			t.Errorf("%s: shared caches %v; want %v", tt.name, shared, tt.shared)
 		}
 		for _, c := range m.Caches {
 			if c.Replacement != LRU || !c.WriteBack || !c.WriteAllocate || c.Inclusion != NonInclusive {
@@ -80,7 +100,7 @@ func TestPresets(t *testing.T) {
 		t.Errorf("Preset is case sensitive: %v", err)
 	}
 	_, err := Preset("pdp11")
-	if want := `unknown machine "pdp11" (known: memspy-seq, memspy-par, r12000, x86-modern, host)`; err == nil || err.Error() != want {
+	if want := `unknown machine "pdp11" (known: memspy-seq, memspy-par, r12000, x86-modern, x86-multicore, host)`; err == nil || err.Error() != want {
 		t.Errorf("Preset(pdp11) error %v; want %s", err, want)
 	}
 }
@@ -230,6 +250,45 @@ func TestDescribe(t *testing.T) {
   memory latency 77 cycles
 `
 	if got := m.Describe(); got != want {
+		t.Errorf("Describe:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestDescribeProcessors(t *testing.T) {
+	m, err := Parse([]byte(`
+name: mp
+processors: 4
+mapping: pinned
+pin: [3, 3, 0]
+memory_latency: 80
+caches:
+  - {name: L1D, holds: data, size: 32k, assoc: 8}
+  - {name: L2, size: 1m, assoc: 16, latency: 12, shared: true}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `mp
+  4 processors; threads pinned to processors 3,3,0 in the order they appear, further threads round-robin
+  CACHE  LEVEL  SIZE   ASSOC   SETS  LINE  HOLDS    REPLACEMENT  WRITE          INCLUSION  LATENCY  SHARING
+  L1D    1      32KiB  8-way   64    64B   data     lru          back+allocate  none       1        private
+  L2     2      1MiB   16-way  1024  64B   unified  lru          back+allocate  none       12       shared
+  memory latency 80 cycles
+`
+	if got := m.Describe(); got != want {
+		t.Errorf("Describe:\n%s\nwant\n%s", got, want)
+	}
+	p, err := Preset("memspy-par")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `memspy-par: MemSpy's multiprocessor: 16 processors, each with a private 64 KiB direct-mapped data cache, 32-byte lines, 1-cycle hit, 50-cycle memory
+  16 processors; threads placed round-robin in the order they appear
+  CACHE  LEVEL  SIZE   ASSOC   SETS  LINE  HOLDS  REPLACEMENT  WRITE          INCLUSION  LATENCY  SHARING
+  L1D    1      64KiB  direct  2048  32B   data   lru          back+allocate  none       1        private
+  memory latency 50 cycles
+`
+	if got := p.Describe(); got != want {
 		t.Errorf("Describe:\n%s\nwant\n%s", got, want)
 	}
 }

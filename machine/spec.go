@@ -11,7 +11,7 @@ import (
 // YAML cache entries take these and "name".
 var Keys = []string{
 	"size", "sets", "assoc", "line", "replacement", "seed",
-	"write", "allocate", "holds", "level", "inclusion", "latency",
+	"write", "allocate", "holds", "level", "inclusion", "latency", "shared",
 }
 
 // Replacements lists the replacement policies (do not modify).
@@ -159,12 +159,16 @@ func setKey(c *Cache, key, val string) *ConfigError {
 		default:
 			return fail("unknown policy %q (want back or through)", val)
 		}
-	case "allocate":
+	case "allocate", "shared":
 		b, ok := parseBool(lower)
 		if !ok {
 			return fail("%q is not true or false", val)
 		}
-		c.WriteAllocate = b
+		if key == "shared" {
+			c.Shared = b
+		} else {
+			c.WriteAllocate = b
+		}
 	default:
 		return fail("unknown key (want %s)", strings.Join(Keys, ", "))
 	}
@@ -230,7 +234,8 @@ func checkInclusion(in Inclusion) string {
 }
 
 // Spec returns c as an inline cache spec that ParseCacheSpec reads back,
-// giving every key. It is meant for normalized caches.
+// giving every key (shared only when true). It is meant for normalized
+// caches.
 func (c *Cache) Spec() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:size=%s,assoc=%d,line=%d,sets=%d,level=%d,holds=%s,replacement=%s",
@@ -240,6 +245,9 @@ func (c *Cache) Spec() string {
 	}
 	fmt.Fprintf(&b, ",write=%s,allocate=%t,inclusion=%s,latency=%d",
 		writeName(c.WriteBack), c.WriteAllocate, c.Inclusion, c.Latency)
+	if c.Shared {
+		b.WriteString(",shared=true")
+	}
 	return b.String()
 }
 
@@ -248,4 +256,53 @@ func writeName(back bool) string {
 		return "back"
 	}
 	return "through"
+}
+
+// ParseMapping parses the name of a thread mapping: round-robin (or rr)
+// or pinned, in any case. Errors are *ConfigError values for the key
+// mapping.
+func ParseMapping(s string) (Mapping, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "round-robin", "rr":
+		return RoundRobin, nil
+	case "pinned":
+		return Pinned, nil
+	case "":
+		return "", &ConfigError{Key: "mapping", Msg: "missing value"}
+	}
+	return "", &ConfigError{Key: "mapping", Msg: unknownMapping(s)}
+}
+
+func unknownMapping(s string) string {
+	return fmt.Sprintf("unknown mapping %q (want round-robin, rr or pinned)", s)
+}
+
+// ParsePin parses a comma-separated list of processor numbers, the pin of
+// a pinned mapping: "0,1,1,0" puts the first thread to appear on processor
+// 0, the second on 1, and so on. Spaces around numbers are ignored; every
+// item must be an integer. Whether the processors exist is checked by
+// Machine.Normalize. Errors are *ConfigError values for the key pin.
+func ParsePin(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, &ConfigError{Key: "pin", Msg: "missing value"}
+	}
+	var pin []int
+	for i, item := range strings.Split(s, ",") {
+		p, err := pinEntry(i, item)
+		if err != nil {
+			return nil, err
+		}
+		pin = append(pin, p)
+	}
+	return pin, nil
+}
+
+// pinEntry parses entry i (from 0) of a pin.
+func pinEntry(i int, s string) (int, *ConfigError) {
+	s = strings.TrimSpace(s)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, &ConfigError{Key: "pin", Msg: fmt.Sprintf("entry %d: %q is not a processor number", i+1, s)}
+	}
+	return n, nil
 }

@@ -3,6 +3,7 @@ package machine
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,13 @@ func TestParseCacheSpec(t *testing.T) {
 		{"R:replacement=BRRIP,seed=7", Cache{Name: "R", Replacement: BRRIP, Seed: 7, WriteBack: true, WriteAllocate: true}},
 		{"L3:level=3,inclusion=inclusive,latency=50", Cache{Name: "L3", Level: 3, Inclusion: Inclusive, Latency: 50, WriteBack: true, WriteAllocate: true}},
 		{"L3:inclusion=exclusive", Cache{Name: "L3", Inclusion: Exclusive, WriteBack: true, WriteAllocate: true}},
+		{"L3:size=8m,shared=true", Cache{Name: "L3", Size: 8 << 20, Shared: true, WriteBack: true, WriteAllocate: true}},
+		{"L3:SHARED=Yes", Cache{Name: "L3", Shared: true, WriteBack: true, WriteAllocate: true}},
+		{"L3:shared=on", Cache{Name: "L3", Shared: true, WriteBack: true, WriteAllocate: true}},
+		{"L3:shared=1", Cache{Name: "L3", Shared: true, WriteBack: true, WriteAllocate: true}},
+		{"L2:shared=false", Cache{Name: "L2", WriteBack: true, WriteAllocate: true}},
+		{"L2:shared=no,allocate=off", Cache{Name: "L2", WriteBack: true}},
+		{"L2:shared=0", Cache{Name: "L2", WriteBack: true, WriteAllocate: true}},
 	}
 	for _, tt := range tests {
 		got, err := ParseCacheSpec(tt.spec)
@@ -57,7 +65,7 @@ func TestParseCacheSpecErrors(t *testing.T) {
 		{"L1:size=", `cache "L1": size: missing value`},
 		{"L1:size=32k,size=64k", `cache "L1": size: given twice`},
 		{"L1:name=x", `cache "L1": name: give the name as the NAME: prefix of the spec`},
-		{"L1:ways=8", `cache "L1": ways: unknown key (want size, sets, assoc, line, replacement, seed, write, allocate, holds, level, inclusion, latency)`},
+		{"L1:ways=8", `cache "L1": ways: unknown key (want size, sets, assoc, line, replacement, seed, write, allocate, holds, level, inclusion, latency, shared)`},
 		{"L1:size=32q", `cache "L1": size: "32q" is not a size: unknown unit "q" (want k, m, g or t, optionally followed by B or iB)`},
 		{"L1:size=0", `cache "L1": size: must be positive, not 0`},
 		{"L1:size=-4k", `cache "L1": size: "-4k" is not a size: negative`},
@@ -76,6 +84,9 @@ func TestParseCacheSpecErrors(t *testing.T) {
 		{"L1:inclusion=nine", `cache "L1": inclusion: unknown policy "nine" (want none, inclusive or exclusive)`},
 		{"L1:write=around", `cache "L1": write: unknown policy "around" (want back or through)`},
 		{"L1:allocate=maybe", `cache "L1": allocate: "maybe" is not true or false`},
+		{"L3:shared=maybe", `cache "L3": shared: "maybe" is not true or false`},
+		{"L3:shared=", `cache "L3": shared: missing value`},
+		{"L3:shared=true,shared=false", `cache "L3": shared: given twice`},
 	}
 	for _, tt := range tests {
 		_, err := ParseCacheSpec(tt.spec)
@@ -139,14 +150,18 @@ func TestFromSpecs(t *testing.T) {
 
 // TestSpecRoundTrip checks that Cache.Spec gives back the same cache.
 func TestSpecRoundTrip(t *testing.T) {
-	for _, p := range []string{"memspy-seq", "r12000", "x86-modern"} {
+	for _, p := range []string{"memspy-seq", "memspy-par", "r12000", "x86-modern", "x86-multicore"} {
 		m, err := Preset(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var specs []string
 		for _, c := range m.Caches {
-			specs = append(specs, c.Spec())
+			spec := c.Spec()
+			if strings.Contains(spec, "shared") != c.Shared {
+				t.Errorf("%s: %s: shared %v", p, spec, c.Shared)
+			}
+			specs = append(specs, spec)
 		}
 		got, err := FromSpecs(specs, m.MemoryLatency)
 		if err != nil {
@@ -156,4 +171,63 @@ func TestSpecRoundTrip(t *testing.T) {
 			t.Errorf("%s: round trip\n got %+v\nwant %+v", p, got.Caches, m.Caches)
 		}
 	}
+}
+
+// TestParseMappingAndPin checks the parsers of the mapping and pin values
+// (the YAML keys, and --map in the command).
+func TestParseMappingAndPin(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want Mapping
+		err  string
+	}{
+		{"round-robin", RoundRobin, ""},
+		{" RR ", RoundRobin, ""},
+		{"Pinned", Pinned, ""},
+		{"", "", "mapping: missing value"},
+		{"roundrobin", "", `mapping: unknown mapping "roundrobin" (want round-robin, rr or pinned)`},
+		{"0,1", "", `mapping: unknown mapping "0,1" (want round-robin, rr or pinned)`},
+	} {
+		got, err := ParseMapping(tt.s)
+		if got != tt.want || errText(err) != tt.err {
+			t.Errorf("ParseMapping(%q) = %q, %v; want %q, %s", tt.s, got, err, tt.want, tt.err)
+		}
+		var ce *ConfigError
+		if err != nil && !errors.As(err, &ce) {
+			t.Errorf("ParseMapping(%q) error is %T, not *ConfigError", tt.s, err)
+		}
+	}
+	for _, tt := range []struct {
+		s   string
+		pin []int
+		err string
+	}{
+		{"0", []int{0}, ""},
+		{"0,1,1,0", []int{0, 1, 1, 0}, ""},
+		{" 3 , 2,1", []int{3, 2, 1}, ""},
+		{"-1", []int{-1}, ""}, // Normalize checks the range
+		{"", nil, "pin: missing value"},
+		{"  ", nil, "pin: missing value"},
+		{"0,1,", nil, `pin: entry 3: "" is not a processor number`},
+		{"0,,1", nil, `pin: entry 2: "" is not a processor number`},
+		{"0;1", nil, `pin: entry 1: "0;1" is not a processor number`},
+		{"1.5", nil, `pin: entry 1: "1.5" is not a processor number`},
+	} {
+		got, err := ParsePin(tt.s)
+		if !reflect.DeepEqual(got, tt.pin) || errText(err) != tt.err {
+			t.Errorf("ParsePin(%q) = %v, %v; want %v, %s", tt.s, got, err, tt.pin, tt.err)
+		}
+		var ce *ConfigError
+		if err != nil && !errors.As(err, &ce) {
+			t.Errorf("ParsePin(%q) error is %T, not *ConfigError", tt.s, err)
+		}
+	}
+}
+
+// errText returns the message of err, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -28,10 +28,13 @@ func Load(path string) (*Machine, error) {
 // directory and extension, as the machine's name when the file gives none.
 //
 // The top level is a mapping with the keys name, description,
-// memory_latency and caches; caches is a list of mappings with the key name
-// and the keys of the inline spec (Keys), taking the same values: sizes
-// like 32k or plain integers, assoc a number or full, write back or
-// through, allocate a boolean. Unknown and repeated keys are errors.
+// memory_latency, processors, mapping, pin and caches; caches is a list of
+// mappings with the key name and the keys of the inline spec (Keys),
+// taking the same values: sizes like 32k or plain integers, assoc a number
+// or full, write back or through, allocate and shared booleans. mapping is
+// round-robin (or rr) or pinned (see ParseMapping); pin is a list of
+// processor numbers, [0, 1, 1, 0], or the same as a comma-separated string
+// "0,1,1,0" (see ParsePin). Unknown and repeated keys are errors.
 // Errors are *FileError values giving the line, wrapping a *ConfigError
 // when the description itself is at fault.
 func Parse(data []byte, name string) (*Machine, error) {
@@ -61,7 +64,7 @@ type yamlParser struct {
 	keyLine   []map[string]int // cache index → key → line
 }
 
-var topKeys = []string{"name", "description", "memory_latency", "caches"}
+var topKeys = []string{"name", "description", "memory_latency", "processors", "mapping", "pin", "caches"}
 
 // errorf returns a *FileError at line wrapping a *ConfigError.
 func (p *yamlParser) errorf(line int, ce *ConfigError) error {
@@ -101,11 +104,22 @@ func (p *yamlParser) parse(data []byte) (*Machine, error) {
 		if !slices.Contains(topKeys, key) {
 			return nil, p.errorf(k.Line, &ConfigError{Msg: fmt.Sprintf("unknown key %q (want %s)", k.Value, strings.Join(topKeys, ", "))})
 		}
-		if key == "caches" {
+		switch key {
+		case "caches":
 			if err := p.caches(m, v); err != nil {
 				return nil, err
 			}
 			continue
+		case "pin":
+			switch v.Kind {
+			case yaml.SequenceNode:
+				if err := p.pinList(m, v); err != nil {
+					return nil, err
+				}
+				continue
+			case yaml.MappingNode:
+				return nil, p.errorf(v.Line, &ConfigError{Key: key, Msg: `want a list of processors, [0, 1, 1, 0], or "0,1,1,0"`})
+			}
 		}
 		val, err := p.scalar(v, &ConfigError{Key: key})
 		if err != nil {
@@ -122,9 +136,48 @@ func (p *yamlParser) parse(data []byte) (*Machine, error) {
 				return nil, p.errorf(v.Line, &ConfigError{Key: key, Msg: msg})
 			}
 			m.MemoryLatency = n
+		case "processors":
+			n, msg := positive(val)
+			if msg != "" {
+				return nil, p.errorf(v.Line, &ConfigError{Key: key, Msg: msg})
+			}
+			m.Processors = n
+		case "mapping":
+			mapping, err := ParseMapping(val)
+			if err != nil {
+				return nil, &FileError{File: p.file, Line: v.Line, Err: err}
+			}
+			m.Mapping = mapping
+		case "pin":
+			pin, err := ParsePin(val)
+			if err != nil {
+				return nil, &FileError{File: p.file, Line: v.Line, Err: err}
+			}
+			m.Pin = pin
 		}
 	}
 	return m, nil
+}
+
+// pinList reads pin given as a YAML list into m.
+func (p *yamlParser) pinList(m *Machine, list *yaml.Node) error {
+	if len(list.Content) == 0 {
+		return p.errorf(list.Line, &ConfigError{Key: "pin", Msg: "empty list (give the processor of each thread, or leave pin out)"})
+	}
+	pin := make([]int, 0, len(list.Content))
+	for i, n := range list.Content {
+		n = resolve(n)
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+			return p.errorf(n.Line, &ConfigError{Key: "pin", Msg: fmt.Sprintf("entry %d: want a processor number", i+1)})
+		}
+		x, err := pinEntry(i, n.Value)
+		if err != nil {
+			return p.errorf(n.Line, err)
+		}
+		pin = append(pin, x)
+	}
+	m.Pin = pin
+	return nil
 }
 
 // caches reads the caches list into m.

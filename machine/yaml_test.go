@@ -2,6 +2,7 @@ package machine
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,8 @@ func TestLoadExample(t *testing.T) {
 		Name:          "x86-example",
 		Description:   "Split L1s, 2 MiB L2, 30 MiB 20-way L3 (approximate latencies)",
 		MemoryLatency: 200,
+		Processors:    1,
+		Mapping:       RoundRobin,
 		Caches: []Cache{
 			{Name: "L1I", Level: 1, Size: 32 << 10, Sets: 64, Assoc: 8, Line: 64, Replacement: LRU,
 				WriteBack: true, WriteAllocate: true, Holds: Instructions, Inclusion: NonInclusive, Latency: 4},
@@ -54,6 +57,17 @@ func TestDocExample(t *testing.T) {
 	}
 	if !strings.Contains(string(doc), "```\n"+m.Describe()+"```\n") {
 		t.Errorf("docs/machine.md does not contain the example's description:\n%s", m.Describe())
+	}
+	// Every YAML example is valid.
+	blocks := strings.Split(string(doc), "```yaml\n")
+	for i, b := range blocks[1:] {
+		text, _, _ := strings.Cut(b, "```\n")
+		if _, err := Parse([]byte(text), fmt.Sprintf("block%d.yaml", i+1)); err != nil {
+			t.Errorf("docs/machine.md: %v\n%s", err, text)
+		}
+	}
+	if len(blocks) < 3 {
+		t.Errorf("docs/machine.md has %d YAML examples; want at least 2", len(blocks)-1)
 	}
 }
 
@@ -95,18 +109,18 @@ func TestParseErrors(t *testing.T) {
 		{"empty file", ``, `t.yaml: no caches: give --machine, --config or --cache`, true},
 		{"empty caches", "name: x\ncaches: []\n", `t.yaml:2: no caches: give --machine, --config or --cache`, true},
 		{"syntax", "name: x\ncaches:\n  - name: L1\n   size: 32k\n", `t.yaml:2: did not find expected '-' indicator`, false},
-		{"not a mapping", "- a\n- b\n", `t.yaml:1: want a mapping with keys name, description, memory_latency, caches`, true},
+		{"not a mapping", "- a\n- b\n", `t.yaml:1: want a mapping with keys name, description, memory_latency, processors, mapping, pin, caches`, true},
 		{"unknown top key", "name: x\nmemory: 100\ncaches: []\n",
-			`t.yaml:2: unknown key "memory" (want name, description, memory_latency, caches)`, true},
+			`t.yaml:2: unknown key "memory" (want name, description, memory_latency, processors, mapping, pin, caches)`, true},
 		{"top key twice", "name: x\nname: y\n", `t.yaml:2: name: given twice (first at line 1)`, true},
 		{"bad memory latency", "memory_latency: fast\n", `t.yaml:1: memory_latency: "fast" is not a positive integer`, true},
 		{"zero memory latency", "memory_latency: 0\n", `t.yaml:1: memory_latency: must be positive, not 0`, true},
 		{"caches not a list", "caches: L1\n", `t.yaml:1: caches: want a list of caches`, true},
 		{"cache not a mapping", "caches:\n  - L1\n", `t.yaml:2: caches: entry 1 is not a mapping of keys to values`, true},
 		{"unknown cache key", "name: t\ncaches:\n  - name: L1\n    size: 32k\n    asoc: 8\n",
-			`t.yaml:5: cache "L1": unknown key "asoc" (want name, size, sets, assoc, line, replacement, seed, write, allocate, holds, level, inclusion, latency)`, true},
+			`t.yaml:5: cache "L1": unknown key "asoc" (want name, size, sets, assoc, line, replacement, seed, write, allocate, holds, level, inclusion, latency, shared)`, true},
 		{"unknown key before name", "caches:\n  - ways: 8\n    name: L1\n",
-			`t.yaml:2: cache "L1": unknown key "ways" (want name, size, sets, assoc, line, replacement, seed, write, allocate, holds, level, inclusion, latency)`, true},
+			`t.yaml:2: cache "L1": unknown key "ways" (want name, size, sets, assoc, line, replacement, seed, write, allocate, holds, level, inclusion, latency, shared)`, true},
 		{"cache key twice", "caches:\n  - name: L1\n    size: 32k\n    size: 64k\n", `t.yaml:4: cache "L1": size: given twice (first at line 3)`, true},
 		{"bad size", "caches:\n  - name: L1\n    size: 32q\n    assoc: 8\n",
 			`t.yaml:3: cache "L1": size: "32q" is not a size: unknown unit "q" (want k, m, g or t, optionally followed by B or iB)`, true},
@@ -132,6 +146,43 @@ func TestParseErrors(t *testing.T) {
 			`t.yaml:3: cache "B": level: 1 is also the level of "A", which also holds instructions and data (one cache per level and kind of reference)`, true},
 		{"exclusive at level 1", "caches:\n  - name: A\n    size: 1k\n    assoc: 1\n    inclusion: exclusive\n",
 			`t.yaml:5: cache "A": inclusion: exclusive needs a cache above it, and a level-1 cache has none`, true},
+		// Processors, mapping, pin and shared.
+		{"bad processors", "processors: many\n", `t.yaml:1: processors: "many" is not a positive integer`, true},
+		{"zero processors", "processors: 0\n", `t.yaml:1: processors: must be positive, not 0`, true},
+		{"processors list", "processors: [2]\n", `t.yaml:1: processors: want a single value, not a list or mapping`, true},
+		{"processors twice", "processors: 2\nprocessors: 4\n", `t.yaml:2: processors: given twice (first at line 1)`, true},
+		{"bad mapping", "mapping: spread\n", `t.yaml:1: mapping: unknown mapping "spread" (want round-robin, rr or pinned)`, true},
+		{"empty mapping", "mapping: ''\n", `t.yaml:1: mapping: missing value`, true},
+		{"null mapping", "mapping:\n", `t.yaml:1: mapping: missing value`, true},
+		{"empty pin list", "pin: []\n", `t.yaml:1: pin: empty list (give the processor of each thread, or leave pin out)`, true},
+		{"bad pin entry", "pin:\n  - 0\n  - x\n", `t.yaml:3: pin: entry 2: "x" is not a processor number`, true},
+		{"nested pin entry", "pin: [0, [1]]\n", `t.yaml:1: pin: entry 2: want a processor number`, true},
+		{"null pin entry", "pin: [0, ~]\n", `t.yaml:1: pin: entry 2: want a processor number`, true},
+		{"bad pin string", "pin: 0,a\n", `t.yaml:1: pin: entry 2: "a" is not a processor number`, true},
+		{"empty pin string", "pin: ' '\n", `t.yaml:1: pin: missing value`, true},
+		{"pin mapping", "pin: {a: 1}\n", `t.yaml:1: pin: want a list of processors, [0, 1, 1, 0], or "0,1,1,0"`, true},
+		{"bad shared", "caches:\n  - name: L1\n    shared: sometimes\n", `t.yaml:3: cache "L1": shared: "sometimes" is not true or false`, true},
+		// Errors of processors found by Normalize point at the key.
+		{"too many processors", "name: t\nprocessors: 65\ncaches:\n  - {name: A, size: 1k, assoc: 1}\n",
+			`t.yaml:2: processors: 65 is more than 64, the most memspy simulates`, true},
+		{"pin out of range", "processors: 2\nmapping: pinned\npin: [0, 2]\ncaches:\n  - {name: A, size: 1k, assoc: 1}\n",
+			`t.yaml:3: pin: entry 2: processor 2 is out of range (the machine has 2 processors, 0 to 1)`, true},
+		{"pin beyond the default processor", "mapping: pinned\npin: 0,1\ncaches:\n  - {name: A, size: 1k, assoc: 1}\n",
+			`t.yaml:2: pin: entry 2: processor 1 is out of range (the machine has one processor, 0)`, true},
+		{"pinned without pin", "processors: 2\nmapping: pinned\ncaches:\n  - {name: A, size: 1k, assoc: 1}\n",
+			`t.yaml:2: mapping: pinned needs pin, the processor of each thread in the order threads appear`, true},
+		{"pin without mapping", "processors: 2\ncaches:\n  - {name: A, size: 1k, assoc: 1}\npin: [1, 0]\n",
+			`t.yaml:4: pin: given with the round-robin mapping (pin needs mapping pinned)`, true},
+		{"private below shared, cache line", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: true}\n  - name: L2\n    size: 4k\n    assoc: 1\n",
+			`t.yaml:4: cache "L2": shared: private, below the shared cache "L1" (level 1), which also holds instructions and data (with several processors, the private caches of a path come before its shared ones: make "L2" shared too)`, true},
+		{"private below shared, key line", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: true}\n  - name: L2\n    size: 4k\n    shared: no\n    assoc: 1\n",
+			`t.yaml:6: cache "L2": shared: private, below the shared cache "L1" (level 1), which also holds instructions and data (with several processors, the private caches of a path come before its shared ones: make "L2" shared too)`, true},
+		{"private line sizes", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, line: 32}\n  - name: L2\n    size: 4k\n    line: 128\n    assoc: 1\n",
+			`t.yaml:6: cache "L2": line: 128 bytes, not the 32 of the private cache "L1" (with several processors, every private cache holding data has one line size, the unit of coherence)`, true},
+		{"private line sizes, default line", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, line: 32}\n  - name: L2\n    size: 4k\n    assoc: 1\n",
+			`t.yaml:4: cache "L2": line: 64 bytes, not the 32 of the private cache "L1" (with several processors, every private cache holding data has one line size, the unit of coherence)`, true},
+		{"private exclusive", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n  - name: L2\n    inclusion: exclusive\n    size: 4k\n    assoc: 1\n",
+			`t.yaml:5: cache "L2": inclusion: exclusive is not supported with several processors yet on a private cache (make it shared, or not exclusive)`, true},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.yaml), "t.yaml")
@@ -181,9 +232,22 @@ func TestYAMLRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms = append(ms, ex)
-	ms = append(ms, &Machine{Name: `odd "name"`, Description: "tab\there: colon", MemoryLatency: 7,
+	ms = append(ms, &Machine{Name: `odd "name"`, Description: "tab\there: colon", MemoryLatency: 7, Processors: 1, Mapping: RoundRobin,
 		Caches: []Cache{{Name: "W", Level: 2, Size: 3072, Sets: 1, Assoc: 3, Line: 1024, Replacement: FIFO,
 			Holds: Data, Inclusion: NonInclusive, Latency: 9}}})
+	// Processors, mappings and shared caches.
+	for _, text := range []string{
+		"processors: 4\nmapping: pinned\npin: [3, 3, 0]\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n  - {name: L2, size: 8k, assoc: 2, shared: true}\n",
+		"processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: true}\n",
+		"mapping: pinned\npin: 0,0\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: on}\n",
+		"processors: 1\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: false}\n",
+	} {
+		m, err := Parse([]byte(text), "mp.yaml")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		ms = append(ms, m)
+	}
 	for _, m := range ms {
 		got, err := Parse(m.YAML(), m.Name+".yaml")
 		if err != nil {
@@ -194,4 +258,103 @@ func TestYAMLRoundTrip(t *testing.T) {
 			t.Errorf("%s: round trip\n got %+v\nwant %+v", m.Name, got, m)
 		}
 	}
+}
+
+// TestParseProcessors checks the machine keys of several processors and
+// the cache key shared.
+func TestParseProcessors(t *testing.T) {
+	const caches = "caches:\n  - {name: L1, size: 1k, assoc: 1}\n  - {name: L2, size: 8k, assoc: 2, shared: true}\n"
+	tests := []struct {
+		yaml    string
+		procs   int
+		mapping Mapping
+		pin     []int
+	}{
+		{"", 1, RoundRobin, nil},
+		{"processors: 16\n", 16, RoundRobin, nil},
+		{"processors: 4\nmapping: rr\n", 4, RoundRobin, nil},
+		{"processors: 4\nmapping: Round-Robin\n", 4, RoundRobin, nil},
+		{"processors: 4\nmapping: pinned\npin: [0, 1, 1, 0]\n", 4, Pinned, []int{0, 1, 1, 0}},
+		{"processors: 4\nMAPPING: PINNED\npin:\n  - 3\n  - 2\n", 4, Pinned, []int{3, 2}},
+		{"processors: 4\nmapping: pinned\npin: \"0, 1,1 ,0\"\n", 4, Pinned, []int{0, 1, 1, 0}},
+		{"processors: 4\nmapping: pinned\npin: 0,1,1,0\n", 4, Pinned, []int{0, 1, 1, 0}},
+		{"processors: 4\nmapping: pinned\npin: 2\n", 4, Pinned, []int{2}},
+		{"processors: 4\nmapping: pinned\npin: [&p 1, *p, 0]\n", 4, Pinned, []int{1, 1, 0}},
+	}
+	for _, tt := range tests {
+		m, err := Parse([]byte(tt.yaml+caches), "mp.yaml")
+		if err != nil {
+			t.Errorf("%q: %v", tt.yaml, err)
+			continue
+		}
+		if m.Processors != tt.procs || m.Mapping != tt.mapping || !reflect.DeepEqual(m.Pin, tt.pin) {
+			t.Errorf("%q: processors %d mapping %q pin %v; want %d %q %v", tt.yaml, m.Processors, m.Mapping, m.Pin, tt.procs, tt.mapping, tt.pin)
+		}
+		if m.Caches[0].Shared || !m.Caches[1].Shared {
+			t.Errorf("%q: shared %v %v; want false true", tt.yaml, m.Caches[0].Shared, m.Caches[1].Shared)
+		}
+	}
+	for _, v := range []string{"true", "yes", "on", "1", "True", "\"YES\""} {
+		m, err := Parse([]byte("caches:\n  - {name: L1, size: 1k, assoc: 1, shared: "+v+"}\n"), "s.yaml")
+		if err != nil || !m.Caches[0].Shared {
+			t.Errorf("shared: %s: %v %+v", v, err, m)
+		}
+	}
+	for _, v := range []string{"false", "no", "off", "0"} {
+		m, err := Parse([]byte("caches:\n  - {name: L1, size: 1k, assoc: 1, shared: "+v+"}\n"), "s.yaml")
+		if err != nil || m.Caches[0].Shared {
+			t.Errorf("shared: %s: %v %+v", v, err, m)
+		}
+	}
+}
+
+// FuzzParse checks that Parse either fails with a *FileError or returns a
+// machine that Machine.YAML writes back exactly, and whose caches' specs
+// (Cache.Spec) read back to the same caches.
+func FuzzParse(f *testing.F) {
+	example, err := os.ReadFile(filepath.Join("testdata", "example.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(example))
+	for _, s := range []string{
+		"caches:\n  - {name: L1, size: 1k, assoc: 1}\n",
+		"processors: 4\nmapping: pinned\npin: [3, 3, 0]\ncaches:\n  - {name: L1, holds: d, size: 1k, assoc: 1, line: 32}\n  - {name: L2, size: 8k, assoc: 2, line: 32, shared: true}\n",
+		"processors: 16\nmapping: rr\ncaches:\n  - {name: L1D, holds: data, size: 64k, assoc: 1, line: 32, latency: 1}\nmemory_latency: 50\n",
+		"mapping: pinned\npin: \"0,0\"\ncaches:\n  - {name: V, size: 4k, assoc: full, shared: yes, inclusion: inclusive}\n",
+		"processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n  - {name: L2, size: 4k, assoc: 2, inclusion: exclusive, shared: on, replacement: brrip}\n",
+		"processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: true}\n  - {name: L2, size: 4k, assoc: 2}\n",
+		"processors: 65\npin: [0, x]\ncaches: []\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := Parse([]byte(text), "f.yaml")
+		if err != nil {
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T, not *FileError: %v", err, err)
+			}
+			return
+		}
+		_ = m.Describe()
+		back, err := Parse(m.YAML(), m.Name+".yaml")
+		if err != nil {
+			t.Fatalf("YAML does not parse: %v\n%s", err, m.YAML())
+		}
+		if !reflect.DeepEqual(back, m) {
+			t.Fatalf("YAML round trip\n got %+v\nwant %+v\n%s", back, m, m.YAML())
+		}
+		var specs []string
+		for _, c := range m.Caches {
+			specs = append(specs, c.Spec())
+		}
+		s, err := FromSpecs(specs, m.MemoryLatency)
+		if err != nil {
+			t.Fatalf("specs %q: %v", specs, err)
+		}
+		if !reflect.DeepEqual(s.Caches, m.Caches) {
+			t.Fatalf("spec round trip\n got %+v\nwant %+v", s.Caches, m.Caches)
+		}
+	})
 }
