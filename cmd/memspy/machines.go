@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,24 +42,94 @@ func newMachinesCmd() *cobra.Command {
 	}
 }
 
-// machineFlags select the simulated machine on the command line.
+// machineFlags select the simulated machine on the command line: its
+// source (--machine, --config or --cache), then the processors and thread
+// mapping that override the source's (--procs, --map).
 type machineFlags struct {
 	preset        string
 	config        string
 	caches        []string
 	memoryLatency int
+	procs         int
+	mapping       string
+
+	flags interface{ Changed(name string) bool } // the command's flags: was --procs given?
 }
 
 func (f *machineFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
+	f.flags = fl
 	fl.StringVar(&f.preset, "machine", "", "preset machine (see `memspy machines`; default x86-modern)")
 	fl.StringVar(&f.config, "config", "", "machine description `FILE` (YAML, see docs/machine.md)")
-	fl.StringArrayVar(&f.caches, "cache", nil, "inline cache `SPEC` 'NAME:key=value,...', repeatable, from the CPU outward")
+	fl.StringArrayVar(&f.caches, "cache", nil, "inline cache `SPEC` 'NAME:key=value,...', repeatable, from the CPU outward (shared=true: one copy for all processors)")
 	fl.IntVar(&f.memoryLatency, "memory-latency", 0, "memory latency in cycles for --cache machines (default 100)")
+	fl.IntVar(&f.procs, "procs", 0, "simulate `N` processors instead of the machine's; each has its own copy of every cache not shared (default: the machine's, 1 for --cache)")
+	fl.StringVar(&f.mapping, "map", "", "place threads on processors in the order they appear: `MAP` is round-robin (rr), or a processor per thread like 0,1,1,0, later threads round-robin (default: the machine's)")
 }
 
 // build returns the machine the flags select.
 func (f *machineFlags) build() (*machine.Machine, error) {
+	m, err := f.source()
+	if err != nil {
+		return nil, err
+	}
+	if err := f.override(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// override applies --procs and --map to m and normalizes it again.
+func (f *machineFlags) override(m *machine.Machine) error {
+	procs := f.flags != nil && f.flags.Changed("procs")
+	if !procs && f.mapping == "" {
+		return nil
+	}
+	var given []string
+	if procs {
+		if f.procs < 1 {
+			return fmt.Errorf("--procs %d: want at least 1 processor", f.procs)
+		}
+		m.Processors = f.procs
+		given = append(given, fmt.Sprintf("--procs %d", f.procs))
+	}
+	if f.mapping != "" {
+		mapping, pin, err := parseMap(f.mapping)
+		if err != nil {
+			return err
+		}
+		m.Mapping, m.Pin = mapping, pin
+		given = append(given, "--map "+f.mapping)
+	}
+	if err := m.Normalize(); err != nil {
+		return fmt.Errorf("%s on machine %s: %w", strings.Join(given, " "), m.Name, err)
+	}
+	return nil
+}
+
+// parseMap parses the value of --map: a mapping name, or the processors
+// of the threads (a pinned mapping).
+func parseMap(s string) (machine.Mapping, []int, error) {
+	if mapping, err := machine.ParseMapping(s); err == nil {
+		if mapping == machine.Pinned {
+			return "", nil, fmt.Errorf("--map %s: give the processor of each thread instead, like --map 0,1,1,0", s)
+		}
+		return mapping, nil, nil
+	}
+	pin, err := machine.ParsePin(s)
+	if err != nil {
+		msg := fmt.Sprintf("--map %s: want round-robin (rr), or a comma-separated list of processors like 0,1,1,0", s)
+		var ce *machine.ConfigError
+		if strings.Contains(s, ",") && errors.As(err, &ce) {
+			msg += " (" + ce.Msg + ")"
+		}
+		return "", nil, errors.New(msg)
+	}
+	return machine.Pinned, pin, nil
+}
+
+// source returns the machine of --machine, --config or --cache.
+func (f *machineFlags) source() (*machine.Machine, error) {
 	given := 0
 	for _, set := range []bool{f.preset != "", f.config != "", len(f.caches) > 0} {
 		if set {
