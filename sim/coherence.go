@@ -10,17 +10,21 @@ import (
 )
 
 // The multiprocessor: every processor has its own copy of each private
-// cache, and the private caches holding data are kept coherent by a MESI
-// write-invalidate protocol (docs/semantics.md, "Several processors"):
+// cache, and the private caches are kept coherent by a MESI write-invalidate
+// protocol (docs/semantics.md, "Several processors"):
 //
 //   - A write by processor p to a line other processors hold invalidates
 //     their copies (an upgrade when p holds the line too); a dirty copy is
 //     first written back from its processor's private caches (an
 //     intervention).
-//   - A read by p of a line another processor holds dirty makes that
-//     processor write it back (an intervention) and keep it clean.
-//   - A dirty copy is exclusive (M); a clean one is exclusive (E) or shared
-//     (S): a write to it looks the line up in the directory.
+//   - A read or instruction fetch by p of a line another processor holds
+//     dirty makes that processor write it back (an intervention) and keep
+//     it clean.
+//   - The first data cache of a processor marks the lines its processor
+//     wrote since it became their only holder (M): only a write to any
+//     other line looks the line up in the directory. (A dirty line is not
+//     always M: an exclusive cache below hands lines up with their dirty
+//     bit.)
 //
 // The directory records, per line, the processors that may hold it (a bit
 // set when one of its private caches fills it, cleared when an
@@ -41,7 +45,8 @@ import (
 type processor struct {
 	id             int
 	ifirst, dfirst *level   // the first caches of its instruction and data paths (nil: none)
-	private        []*level // its private caches holding data, from the CPU outward
+	private        []*level // its private caches, from the CPU outward
+	outer          *level   // the last of them holding data (else the last): interventions leave from it
 	threads        []uint32 // placed on it, in order of first appearance
 
 	upgrades, interventions, invSent, invRecv uint64
@@ -67,8 +72,8 @@ type dirEntry struct {
 }
 
 // newCoherence sets up the protocol when several processors have private
-// caches holding data, which must have one line size and not be exclusive
-// (as machine.Normalize requires).
+// caches, which must have one line size and not be exclusive (as
+// machine.Normalize requires).
 func (h *Hierarchy) newCoherence() error {
 	if len(h.procs) < 2 || len(h.procs[0].private) == 0 {
 		return nil
@@ -94,6 +99,9 @@ func (h *Hierarchy) newCoherence() error {
 		for _, l := range p.private {
 			l.used = make([]uint64, l.c.Sets()*l.c.Ways())
 			l.sharing = map[uint64]uint8{}
+			if l == p.dfirst && l.writeBack {
+				l.mod = make([]bool, len(l.used))
+			}
 		}
 	}
 	return nil
@@ -119,9 +127,11 @@ func (h *Hierarchy) switchThread(tid uint32) {
 
 // processParallel is Process on several processors: each event runs on its
 // thread's processor. Its hit bypass takes a repeated access to the line
-// its processor's first cache accessed last (a write only to a dirty line,
-// which no other processor holds) and records the bytes used; everything
-// else takes the slow path.
+// its processor's first cache accessed last, when no other processor can
+// hold the line dirty (the cache is private, or there is no coherence) and
+// a write would change nothing (the line is dirty, and in state M when
+// coherent), and records the bytes used; everything else takes the slow
+// path.
 func (h *Hierarchy) processParallel(b *trace.Batch) {
 	at := h.attr
 	for i, k := range b.Kind {
@@ -140,7 +150,8 @@ func (h *Hierarchy) processParallel(b *trace.Batch) {
 			l, kk = h.dfirst, kWrite
 		}
 		if l != nil && l.memo == a&^l.offMask && a&l.offMask+s-1 < l.fastLimit &&
-			(kk != kWrite || l.writeBack && l.c.Dirty(l.memoSlot)) && (at == nil || b.Thread[i] == at.tid) {
+			(kk != kWrite || l.writeBack && l.c.Dirty(l.memoSlot)) && (at == nil || b.Thread[i] == at.tid) &&
+			(h.coh == nil || l.proc >= 0 && (kk != kWrite || l.mod[l.memoSlot])) {
 			slot := l.memoSlot
 			l.acc[kk]++
 			h.kinds[k]++
@@ -184,6 +195,27 @@ func (c *coherence) granules(a, s uint64) uint64 {
 	return (1<<(last-first+1) - 1) << first
 }
 
+// coherentFetch performs an instruction fetch of bytes [a, a+s) from the
+// current processor's first instruction cache il: a read for the protocol.
+func (h *Hierarchy) coherentFetch(il *level, a, s uint64) {
+	c := h.coh
+	end := a + max(s, 1) - 1
+	if end < a {
+		end = ^uint64(0)
+	}
+	for line := a >> c.shift; ; line++ {
+		h.cohRead(h.cur, line)
+		if line == end>>c.shift {
+			break
+		}
+	}
+	if il.cpuHit(kIFetch, a, s) {
+		il.acc[kIFetch]++
+	} else {
+		h.ref(il, kIFetch, a, s, false, -1)
+	}
+}
+
 // coherentRef performs a data reference of kind k from the current
 // processor: the protocol's actions for every line it touches, then the
 // reference, then the record of the bytes it used.
@@ -211,12 +243,17 @@ func (h *Hierarchy) coherentRef(k int, a, s uint64) {
 			h.cohRead(p, line)
 		}
 	})
-	if l := p.dfirst; l.cpuHit(k, a, s) {
+	if l := p.dfirst; l != nil && l.cpuHit(k, a, s) {
 		l.acc[k]++
 	} else {
 		h.ref(l, k, a, s, false, -1)
 	}
 	forParts(func(line, pa, ps uint64) {
+		if l := p.dfirst; k == kWrite && l != nil && l.mod != nil {
+			if slot := l.c.Lookup(line); slot >= 0 && l.c.Dirty(slot) {
+				l.mod[slot] = true
+			}
+		}
 		for _, l := range p.private {
 			if slot := l.c.Lookup(line); slot >= 0 {
 				l.used[slot] |= c.granules(pa, ps)
@@ -230,8 +267,8 @@ func (h *Hierarchy) coherentRef(k int, a, s uint64) {
 // of every other processor are invalidated, and p may hold it dirty.
 func (h *Hierarchy) cohWrite(p *processor, line, pa, ps uint64) {
 	c := h.coh
-	if l := p.private[0]; l.writeBack {
-		if slot := l.c.Lookup(line); slot >= 0 && l.c.Dirty(slot) {
+	if l := p.dfirst; l != nil && l.mod != nil {
+		if slot := l.c.Lookup(line); slot >= 0 && l.mod[slot] {
 			return // modified: no other processor holds it
 		}
 	}
@@ -265,7 +302,14 @@ func (h *Hierarchy) cohRead(p *processor, line uint64) {
 	q := h.procs[e.owner-1]
 	dirty, ref := false, int32(-1)
 	for _, l := range q.private {
-		if slot := l.c.Lookup(line); slot >= 0 && l.c.Dirty(slot) {
+		slot := l.c.Lookup(line)
+		if slot < 0 {
+			continue
+		}
+		if l.mod != nil {
+			l.mod[slot] = false
+		}
+		if l.c.Dirty(slot) {
 			l.c.SetDirty(slot, false)
 			if !dirty && l.attr != nil {
 				ref = l.attr.fill[slot]
@@ -338,19 +382,27 @@ func (h *Hierarchy) invalidateCopies(q *processor, line, w uint64) bool {
 // write-back of q's outermost private cache.
 func (h *Hierarchy) intervene(q *processor, line uint64, ref int32) {
 	q.interventions++
-	l := q.private[len(q.private)-1]
+	l := q.outer
 	l.writebacks++
 	l.bytesToBelow += l.lineSize
 	h.ref(l.victimNext, kWrite, line<<l.shift, l.lineSize, true, ref)
 }
 
-// privateFilled records that the private cache l filled line into slot:
-// its processor holds the line, and has used none of the slot's bytes.
-func (h *Hierarchy) privateFilled(l *level, slot int, line uint64) {
+// privateFilled records that the private cache l filled line into slot,
+// dirty when an exclusive cache below handed it up dirty: its processor
+// holds the line (not modified since), and has used none of the slot's
+// bytes.
+func (h *Hierarchy) privateFilled(l *level, slot int, line uint64, dirty bool) {
 	l.used[slot] = 0
+	if l.mod != nil {
+		l.mod[slot] = false
+	}
 	delete(l.sharing, line)
 	e := h.coh.dir[line]
 	e.sharers |= 1 << l.proc
+	if dirty {
+		e.owner = int8(l.proc + 1)
+	}
 	h.coh.dir[line] = e
 }
 

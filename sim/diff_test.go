@@ -52,8 +52,9 @@ func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
 // genMachine returns a random normalized machine of 1 to 4 caches. Under
 // classify, plru is only used where the fully associative twin can have it
-// too.
-func genMachine(ch chooser, classify bool) *machine.Machine {
+// too. A parallel machine has 2 to 4 processors, private caches (of one
+// line size, none exclusive) and shared ones after them.
+func genMachine(ch chooser, classify, parallel bool) *machine.Machine {
 	n := 1 + ch.intn(4)
 	split := n >= 2 && pick(ch, 1, 3)
 	m := &machine.Machine{Name: "random", MemoryLatency: 100}
@@ -116,6 +117,30 @@ func genMachine(ch chooser, classify bool) *machine.Machine {
 		c.Size = int64(c.Sets) * int64(c.Assoc) * int64(c.Line)
 		m.Caches = append(m.Caches, c)
 	}
+	if parallel {
+		m.Processors = 2 + ch.intn(3)
+		if pick(ch, 1, 3) {
+			m.Mapping = machine.Pinned
+			for range 1 + ch.intn(5) {
+				m.Pin = append(m.Pin, ch.intn(m.Processors))
+			}
+		}
+		// A suffix of the caches is shared.
+		shared := ch.intn(len(m.Caches) + 1)
+		line := 0
+		for i := range m.Caches {
+			c := &m.Caches[i]
+			if i >= shared {
+				c.Shared = true
+				continue
+			}
+			if line == 0 {
+				line = c.Line
+			}
+			c.Line = line
+			c.Size = int64(c.Sets) * int64(c.Assoc) * int64(c.Line)
+		}
+	}
 	// Inclusion, decided in order once the paths are known.
 	for i := range m.Caches {
 		c := &m.Caches[i]
@@ -123,6 +148,9 @@ func genMachine(ch chooser, classify bool) *machine.Machine {
 		case 0:
 			c.Inclusion = machine.Inclusive
 		case 1:
+			if m.Processors > 1 && !c.Shared {
+				break // not supported
+			}
 			if line, ok := exclusiveLine(m, i); ok {
 				c.Inclusion = machine.Exclusive
 				if line != 0 {
@@ -142,7 +170,9 @@ func exclusiveLine(m *machine.Machine, i int) (int, bool) {
 	if m.Caches[i].Level <= 1 {
 		return 0, false
 	}
-	r := newRefModel(m, false, false)
+	one := *m
+	one.Processors = 1
+	r := newRefModel(&one, false, false)
 	x := r.caches[i]
 	line := 0
 	for _, u := range r.caches {
@@ -189,9 +219,19 @@ func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
 	n := 1 + ch.intn(maxEvents)
 	events := make([]refEvent, 0, n)
 	var prev, prev2 uint64
+	threads := 1
+	if m.Processors > 1 {
+		threads = 1 + ch.intn(6)
+	}
+	var tid uint32
 	for range n {
+		if pick(ch, 1, 8) { // a run of another thread
+			tid = uint32(ch.intn(threads)) * 1000
+		}
 		if pick(ch, 1, 12) {
-			events = append(events, genExtended(ch, len(events)))
+			e := genExtended(ch, len(events))
+			e.Thread = tid
+			events = append(events, e)
 			continue
 		}
 		var e refEvent
@@ -242,6 +282,7 @@ func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
 			}
 		}
 		prev, prev2 = e.Addr, prev
+		e.Thread = tid
 		events = append(events, e)
 	}
 	return events
@@ -296,7 +337,7 @@ func runEngine(t testing.TB, m *machine.Machine, opt sim.Options, events []refEv
 			p.Caches[i].Causes = nil // the reference model has no attribution
 		}
 	}
-	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated, Dumps: p.Dumps, Resets: p.Resets}
+	return refResult{Caches: p.Caches, Memory: p.Memory, NotSimulated: p.NotSimulated, Dumps: p.Dumps, Resets: p.Resets, Processors: p.Processors}
 }
 
 // engineProfile runs events through the engine in batches cut at random
@@ -318,9 +359,9 @@ func engineProfile(t testing.TB, m *machine.Machine, opt sim.Options, events []r
 		b.Reset()
 		for j, e := range events[i : i+n] {
 			if e.Kind.IsExtended() {
-				b.AppendExt(e.Kind, e.Addr, 0, 0, e.Ext)
+				b.AppendExt(e.Kind, e.Addr, 0, e.Thread, e.Ext)
 			} else {
-				b.Append(e.Kind, e.Addr, e.Size, 0x400000+uint64((i+j)%5)*4, 0)
+				b.Append(e.Kind, e.Addr, e.Size, 0x400000+uint64((i+j)%5)*4, e.Thread)
 			}
 		}
 		h.Process(b)
@@ -460,9 +501,9 @@ func formatEvents(ev []refEvent) string {
 	var b strings.Builder
 	for _, e := range ev {
 		if e.Kind.IsExtended() {
-			fmt.Fprintf(&b, "\t{Kind: trace.%s, Addr: %#x, Ext: %#v},\n", kindConst(e.Kind), e.Addr, e.Ext)
+			fmt.Fprintf(&b, "\t{Kind: trace.%s, Addr: %#x, Ext: %#v, Thread: %d},\n", kindConst(e.Kind), e.Addr, e.Ext, e.Thread)
 		} else {
-			fmt.Fprintf(&b, "\t{Kind: trace.%s, Addr: %#x, Size: %d},\n", kindConst(e.Kind), e.Addr, e.Size)
+			fmt.Fprintf(&b, "\t{Kind: trace.%s, Addr: %#x, Size: %d, Thread: %d},\n", kindConst(e.Kind), e.Addr, e.Size, e.Thread)
 		}
 	}
 	return b.String()
@@ -506,7 +547,11 @@ func checkCase(t *testing.T, seed uint64) bool {
 	ch := rngChooser{rng}
 	opt := sim.Options{Classify: pick(ch, 1, 2), CacheLab: pick(ch, 1, 5), Attribute: pick(ch, 1, 3)}
 	opt.MissOnly = opt.Attribute && pick(ch, 1, 2)
-	m := genMachine(ch, opt.Classify)
+	parallel := pick(ch, 1, 3)
+	if parallel {
+		opt.Classify, opt.CacheLab = false, false // for one processor
+	}
+	m := genMachine(ch, opt.Classify, parallel)
 	events := genTrace(ch, m, maxEvents)
 	batchSeed := rng.Uint64() | 1
 	d := diffCase(t, m, opt, events, batchSeed)
@@ -526,11 +571,15 @@ func checkCase(t *testing.T, seed uint64) bool {
 // foldRuns folds events into trace.IFetchRun events as the Valgrind reader
 // does with SetIFetchRuns(block): a fetch lying inside one block joins the
 // run of the last fetch when it is in the same block and only data
-// references came between them; a run of one stays an IFetch.
+// references of its thread came between them; a run of one stays an
+// IFetch.
 func foldRuns(events []refEvent, block uint64) []refEvent {
 	var out []refEvent
 	open := -1 // index in out of the run the next fetch may join
 	for _, e := range events {
+		if open >= 0 && e.Thread != out[open].Thread {
+			open = -1 // runs are one thread's
+		}
 		switch {
 		case e.Kind == trace.Read || e.Kind == trace.Write || e.Kind == trace.Modify:
 		case e.Kind == trace.IFetch && e.Size > 0 && e.Addr&(block-1)+uint64(e.Size) <= block:

@@ -42,10 +42,11 @@ func FuzzHierarchy(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ch := &byteChooser{data}
-		flags := ch.intn(8)
-		opt := sim.Options{Classify: flags&1 != 0, CacheLab: flags&2 != 0}
+		flags := ch.intn(16)
+		parallel := flags&4 != 0
+		opt := sim.Options{Classify: flags&1 != 0 && !parallel, CacheLab: flags&2 != 0 && !parallel, Attribute: flags&8 != 0}
 		batchSeed := uint64(ch.intn(256))
-		m := genMachine(ch, opt.Classify)
+		m := genMachine(ch, opt.Classify, parallel)
 		events := genTrace(ch, m, 300)
 		if d := diffCase(t, m, opt, events, batchSeed); d != "" {
 			short := shrink(t, m, opt, events)

@@ -125,8 +125,10 @@ type level struct {
 	// multiprocessor only (see coherence).
 	cache, proc int
 	// used holds, per slot, the line's granules the processor used (a bit
-	// per coherence granule).
+	// per coherence granule); mod, in a processor's first data cache when
+	// it is write-back, marks the lines in state M.
 	used []uint64
+	mod  []bool
 	// sharing maps the lines that an invalidation by another processor
 	// removed, and that have not been filled since, to trueSharing or
 	// falseSharing: the kind of a miss on them.
@@ -264,8 +266,11 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 			if p.dfirst == nil && l.spec.HoldsData() {
 				p.dfirst = l
 			}
-			if l.proc == p.id && l.spec.HoldsData() {
+			if l.proc == p.id {
 				p.private = append(p.private, l)
+				if l.spec.HoldsData() || p.outer == nil {
+					p.outer = l
+				}
 			}
 		}
 	}
@@ -562,6 +567,8 @@ func (h *Hierarchy) fetch(il *level, a, s uint64) {
 	switch {
 	case il == &h.none:
 		h.notSimulated++
+	case h.coh != nil:
+		h.coherentFetch(il, a, s)
 	case il.cpuHit(kIFetch, a, s):
 		il.acc[kIFetch]++
 	default:
@@ -804,7 +811,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, ref)
 	l.c.Install(slot, line)
 	if l.used != nil {
-		h.privateFilled(l, slot, line)
+		h.privateFilled(l, slot, line, dirty)
 	}
 	if l.attr != nil {
 		h.filled(l, slot, line, ref, true, pa, ps)
@@ -884,9 +891,6 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) {
 		st.evictedBy[by]++
 		l.removed(slot, replaced)
 	}
-	if l.used != nil {
-		h.privateRemoving(l, slot)
-	}
 	if l.inclusive {
 		lo := line << l.shift
 		for _, u := range l.uppers {
@@ -894,6 +898,10 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) {
 				dirty = true
 			}
 		}
+	}
+	if l.used != nil {
+		// After the copies above have passed theirs here.
+		h.privateRemoving(l, slot)
 	}
 	l.c.Remove(slot)
 	l.memo = noMemo

@@ -10,6 +10,7 @@ package sim_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,10 +21,11 @@ import (
 
 // refEvent is one trace event as the reference model sees it.
 type refEvent struct {
-	Kind trace.Kind
-	Addr uint64
-	Size uint32    // not for extended events
-	Ext  trace.Ext // extended events only
+	Kind   trace.Kind
+	Addr   uint64
+	Size   uint32    // not for extended events
+	Ext    trace.Ext // extended events only
+	Thread uint32
 }
 
 func (e refEvent) String() string {
@@ -117,6 +119,14 @@ type refCache struct {
 	// Topology, per the "Paths" section.
 	instrNext, dataNext *refCache
 	uppers              []*refCache // caches from which this one can be reached
+
+	// Several processors: the machine's cache this is a copy of, the
+	// processor owning the copy (-1: shared), and for a private cache
+	// holding data on a coherent machine, the kind of the last coherence
+	// invalidation of each line not filled since.
+	idx     int
+	proc    int
+	sharing map[uint64]uint8
 }
 
 func newRefCache(spec machine.Cache) *refCache {
@@ -319,10 +329,11 @@ func (c *refCache) twinAccess(line uint64, allocate bool) bool {
 
 // refModel is the reference hierarchy.
 type refModel struct {
-	caches       []*refCache
+	m            *machine.Machine
+	caches       []*refCache // every copy, in machine order, a private cache's by processor
 	classify     bool
 	cachelab     bool
-	ifirst       *refCache
+	ifirst       *refCache // the current processor's
 	dfirst       *refCache
 	mem          profile.MemoryStats
 	notSimulated uint64
@@ -330,25 +341,55 @@ type refModel struct {
 	dumps        []profile.Dump
 	resets       uint64
 	finished     bool
+
+	procs    []*refProc
+	cur      *refProc
+	tids     map[uint32]*refProc
+	coherent bool                 // several processors with private data caches
+	used     map[[2]uint64]uint64 // {processor, line} → granules used while it holds the line
+}
+
+// refProc is one processor.
+type refProc struct {
+	id             int
+	ifirst, dfirst *refCache
+	private        []*refCache // its private caches
+	outer          *refCache   // the last of them holding data (else the last)
+	st             profile.ProcessorStats
 }
 
 func newRefModel(m *machine.Machine, classify, cachelab bool) *refModel {
-	r := &refModel{classify: classify, cachelab: cachelab}
-	for _, spec := range m.Caches {
-		c := newRefCache(spec)
-		if classify {
-			tw := spec
-			tw.Sets, tw.Assoc = 1, spec.Sets*spec.Assoc
-			c.twin = newRefCache(tw)
-			c.seen = map[uint64]bool{}
+	r := &refModel{m: m, classify: classify, cachelab: cachelab, tids: map[uint32]*refProc{}, used: map[[2]uint64]uint64{}}
+	nproc := max(1, m.Processors)
+	for i := range nproc {
+		r.procs = append(r.procs, &refProc{id: i, st: profile.ProcessorStats{Processor: i}})
+	}
+	for i, spec := range m.Caches {
+		copies := 1
+		if nproc > 1 && !spec.Shared {
+			copies = nproc
 		}
-		r.caches = append(r.caches, c)
+		for p := range copies {
+			c := newRefCache(spec)
+			c.idx, c.proc = i, -1
+			if copies > 1 {
+				c.proc = p
+			}
+			if classify {
+				tw := spec
+				tw.Sets, tw.Assoc = 1, spec.Sets*spec.Assoc
+				c.twin = newRefCache(tw)
+				c.seen = map[uint64]bool{}
+			}
+			r.caches = append(r.caches, c)
+		}
 	}
 	// The next cache on the instruction (data) path: the first cache
-	// listed later, at a higher level, holding instructions (data).
+	// listed later, at a higher level, holding instructions (data): a
+	// shared one or the processor's own copy.
 	for i, c := range r.caches {
 		for _, d := range r.caches[i+1:] {
-			if d.spec.Level <= c.spec.Level {
+			if d.spec.Level <= c.spec.Level || d.proc >= 0 && d.proc != c.proc {
 				continue
 			}
 			if c.instrNext == nil && !d.dataOnly() {
@@ -359,13 +400,30 @@ func newRefModel(m *machine.Machine, classify, cachelab bool) *refModel {
 			}
 		}
 	}
-	for _, c := range r.caches {
-		if r.ifirst == nil && !c.dataOnly() {
-			r.ifirst = c
+	for _, p := range r.procs {
+		for _, c := range r.caches {
+			if c.proc >= 0 && c.proc != p.id {
+				continue
+			}
+			if p.ifirst == nil && !c.dataOnly() {
+				p.ifirst = c
+			}
+			if p.dfirst == nil && !c.instrOnly() {
+				p.dfirst = c
+			}
+			if c.proc == p.id {
+				p.private = append(p.private, c)
+				c.sharing = map[uint64]uint8{}
+				if !c.instrOnly() || p.outer == nil {
+					p.outer = c
+				}
+			}
 		}
-		if r.dfirst == nil && !c.instrOnly() {
-			r.dfirst = c
-		}
+	}
+	r.coherent = nproc > 1 && len(r.procs[0].private) > 0
+	r.use(r.procs[0])
+	if cachelab {
+		r.ifirst = nil
 	}
 	// uppers: everything from which a chain of sends arrives at the cache.
 	for _, x := range r.caches {
@@ -376,6 +434,11 @@ func newRefModel(m *machine.Machine, classify, cachelab bool) *refModel {
 		}
 	}
 	return r
+}
+
+// use makes p the current processor.
+func (r *refModel) use(p *refProc) {
+	r.cur, r.ifirst, r.dfirst = p, p.ifirst, p.dfirst
 }
 
 func (r *refModel) reachable(from, to *refCache) bool {
@@ -395,6 +458,15 @@ func (r *refModel) run(events []refEvent) {
 }
 
 func (r *refModel) event(e refEvent) {
+	if len(r.procs) > 1 {
+		p, ok := r.tids[e.Thread]
+		if !ok {
+			p = r.procs[r.m.ProcessorOf(len(r.tids))]
+			r.tids[e.Thread] = p
+			p.st.Threads = append(p.st.Threads, e.Thread)
+		}
+		r.use(p)
+	}
 	if e.Kind.IsExtended() {
 		// Not a reference; of the markers only reset and dump act.
 		if e.Kind == trace.Marker {
@@ -416,14 +488,14 @@ func (r *refModel) event(e refEvent) {
 			r.notSimulated++
 			return
 		}
-		r.reference(r.ifirst, accIFetch, a, s, false)
+		r.fetch(a, s)
 	case trace.Read:
-		r.reference(r.dfirst, accRead, a, s, false)
+		r.dataReference(accRead, a, s)
 	case trace.Write:
-		r.reference(r.dfirst, accWrite, a, s, false)
+		r.dataReference(accWrite, a, s)
 	case trace.Modify:
-		r.reference(r.dfirst, accRead, a, s, false)
-		r.reference(r.dfirst, accWrite, a, s, false)
+		r.dataReference(accRead, a, s)
+		r.dataReference(accWrite, a, s)
 	case trace.CopyBack:
 		r.copyBack(a, s)
 	case trace.Invalidate:
@@ -436,6 +508,9 @@ func (r *refModel) event(e refEvent) {
 func (r *refModel) reset() {
 	for _, c := range r.caches {
 		c.st = profile.CacheStats{Name: c.st.Name, Level: c.st.Level}
+	}
+	for _, p := range r.procs {
+		p.st = profile.ProcessorStats{Processor: p.id, Threads: p.st.Threads}
 	}
 	r.mem = profile.MemoryStats{}
 	r.notSimulated = 0
@@ -546,6 +621,12 @@ func (r *refModel) accessLine(c *refCache, k refAccess, line, pa, ps uint64, fro
 	}
 
 	st.Misses++
+	switch c.sharing[line] {
+	case sharingTrue:
+		st.TrueSharingMisses++
+	case sharingFalse:
+		st.FalseSharingMisses++
+	}
 	switch k {
 	case accIFetch:
 		st.IFetchMisses++
@@ -579,6 +660,7 @@ func (r *refModel) accessLine(c *refCache, k refAccess, line, pa, ps uint64, fro
 		dirty = true
 	}
 	c.fill(line, v, dirty)
+	delete(c.sharing, line)
 	if k == accWrite && !c.spec.WriteBack {
 		st.BytesToBelow += ps
 		passToBelow(accWrite, pa, ps)
@@ -591,6 +673,7 @@ func (r *refModel) evict(c *refCache, victim uint64) {
 	c.st.Evictions++
 	L := c.lineSize
 	_, dirty := c.drop(victim)
+	r.released(c, victim)
 	if c.inclusive() {
 		lo, hi := victim*L, victim*L+(L-1)
 		for _, u := range c.uppers {
@@ -615,6 +698,7 @@ func (r *refModel) backInvalidate(u *refCache, lo, hi uint64) bool {
 			dirty = dirty || w.dirty
 			w.valid, w.dirty = false, false
 			u.st.BackInvalidations++
+			r.released(u, w.line)
 		}
 	}
 	return dirty
@@ -717,6 +801,9 @@ func (r *refModel) invalidate(a, s uint64) {
 					w := &cc.sets[si][i]
 					if w.valid && (s == 0 || overlaps(w.line, cc.lineSize, a, last)) {
 						w.valid, w.dirty = false, false
+						if cc == c {
+							r.released(c, w.line)
+						}
 					}
 				}
 			}
@@ -739,12 +826,31 @@ type refResult struct {
 	NotSimulated uint64
 	Dumps        []profile.Dump
 	Resets       uint64
+	Processors   []profile.ProcessorStats
 }
 
 func (r *refModel) result() refResult {
 	var out refResult
-	for _, c := range r.caches {
-		out.Caches = append(out.Caches, c.st)
+	for i := range r.m.Caches {
+		var copies []profile.CacheStats
+		for _, c := range r.caches {
+			if c.idx == i {
+				copies = append(copies, c.st)
+			}
+		}
+		out.Caches = append(out.Caches, profile.Sum(copies))
+	}
+	if len(r.procs) > 1 {
+		for _, p := range r.procs {
+			st := p.st
+			st.Threads = slices.Clone(st.Threads)
+			for _, c := range r.caches {
+				if c.proc == p.id {
+					st.Caches = append(st.Caches, c.st)
+				}
+			}
+			out.Processors = append(out.Processors, st)
+		}
 	}
 	out.Memory = r.mem
 	out.NotSimulated = r.notSimulated
@@ -765,12 +871,12 @@ func runReference(m *machine.Machine, classify, cachelab bool, events []refEvent
 // describeMachine prints m as a Go literal for failure reports.
 func describeMachine(m *machine.Machine) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "&machine.Machine{Name: %q, Caches: []machine.Cache{\n", m.Name)
+	fmt.Fprintf(&b, "&machine.Machine{Name: %q, Processors: %d, Mapping: %q, Pin: %#v, Caches: []machine.Cache{\n", m.Name, m.Processors, m.Mapping, m.Pin)
 	for _, c := range m.Caches {
 		fmt.Fprintf(&b, "\t{Name: %q, Level: %d, Size: %d, Sets: %d, Assoc: %d, Line: %d, Replacement: %q, Seed: %d, "+
-			"WriteBack: %t, WriteAllocate: %t, Holds: %q, Inclusion: %q, Latency: %d},\n",
+			"WriteBack: %t, WriteAllocate: %t, Holds: %q, Inclusion: %q, Latency: %d, Shared: %t},\n",
 			c.Name, c.Level, c.Size, c.Sets, c.Assoc, c.Line, c.Replacement, c.Seed,
-			c.WriteBack, c.WriteAllocate, c.Holds, c.Inclusion, c.Latency)
+			c.WriteBack, c.WriteAllocate, c.Holds, c.Inclusion, c.Latency, c.Shared)
 	}
 	b.WriteString("}}")
 	return b.String()
