@@ -50,8 +50,8 @@ const (
 //   - no private cache is below a shared one on a path: a private cache may
 //     not be at a higher level than a shared cache holding an overlapping
 //     kind of reference (private caches come first, from the CPU outward);
-//   - every private cache holding data has the same line size, the unit of
-//     coherence;
+//   - every private cache has the same line size, the unit of coherence
+//     (instruction caches are kept coherent too);
 //   - a private cache may not be exclusive (not supported yet).
 //
 // Shared on a machine of one processor is kept but changes nothing.
@@ -147,7 +147,7 @@ func processorRange(n int) string {
 // checkPrivate checks the rules for the private caches of a machine of
 // several processors; caches are normalized.
 func checkPrivate(caches []Cache) *ConfigError {
-	var unit *Cache // the first private cache holding data
+	var unit *Cache // the first private cache
 	for i := range caches {
 		c := &caches[i]
 		if c.Shared {
@@ -165,13 +165,10 @@ func checkPrivate(caches []Cache) *ConfigError {
 		if c.Inclusion == Exclusive {
 			return fail("inclusion", "exclusive is not supported with several processors yet on a private cache (make it shared, or not exclusive)")
 		}
-		if !c.HoldsData() {
-			continue
-		}
 		if unit == nil {
 			unit = c
 		} else if c.Line != unit.Line {
-			return fail("line", "%d bytes, not the %d of the private cache %q (with several processors, every private cache holding data has one line size, the unit of coherence)",
+			return fail("line", "%d bytes, not the %d of the private cache %q (with several processors, every private cache has one line size, the unit of coherence)",
 				c.Line, unit.Line, unit.Name)
 		}
 	}

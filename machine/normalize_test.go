@@ -172,13 +172,13 @@ func TestConfigErrors(t *testing.T) {
 			cache: "L2", key: "shared"},
 		{name: "private line sizes differ", procs: 2, caches: []Cache{
 			{Name: "L1D", Holds: Data, Line: 32}, {Name: "L2", Size: 1 << 20, Assoc: 16}},
-			err:   `cache "L2": line: 64 bytes, not the 32 of the private cache "L1D" (with several processors, every private cache holding data has one line size, the unit of coherence)`,
+			err:   `cache "L2": line: 64 bytes, not the 32 of the private cache "L1D" (with several processors, every private cache has one line size, the unit of coherence)`,
 			cache: "L2", key: "line"},
 		{name: "private line sizes differ at level 1", procs: 2, caches: []Cache{
 			{Name: "L1I", Holds: Instructions, Line: 32}, {Name: "L1D", Holds: Data, Line: 128}, {Name: "L2", Size: 1 << 20, Assoc: 16, Line: 128},
 			{Name: "L3", Size: 4 << 20, Assoc: 16, Line: 64}},
-			err:   `cache "L3": line: 64 bytes, not the 128 of the private cache "L1D" (with several processors, every private cache holding data has one line size, the unit of coherence)`,
-			cache: "L3", key: "line"},
+			err:   `cache "L1D": line: 128 bytes, not the 32 of the private cache "L1I" (with several processors, every private cache has one line size, the unit of coherence)`,
+			cache: "L1D", key: "line"},
 		{name: "private exclusive", procs: 2, caches: []Cache{{Name: "L1"}, {Name: "L2", Size: 1 << 20, Assoc: 16, Inclusion: Exclusive}},
 			err:   `cache "L2": inclusion: exclusive is not supported with several processors yet on a private cache (make it shared, or not exclusive)`,
 			cache: "L2", key: "inclusion"},
@@ -364,8 +364,8 @@ func TestValidMultiprocessors(t *testing.T) {
 		{"64 processors", Machine{Processors: 64, Caches: []Cache{l1("L1", Unified, 0, false)}}, 64, RoundRobin, nil},
 		{"pinned", Machine{Processors: 4, Mapping: Pinned, Pin: []int{3, 3, 0}, Caches: []Cache{l1("L1", Unified, 0, false)}}, 4, Pinned, []int{3, 3, 0}},
 		{"all shared", Machine{Processors: 2, Caches: []Cache{l1("L1", Unified, 32, true), big("L2", 128, true, Inclusive)}}, 2, RoundRobin, nil},
-		{"private instructions have their own line size", Machine{Processors: 2, Caches: []Cache{
-			l1("L1I", Instructions, 32, false), l1("L1D", Data, 64, false), big("L2", 64, false, NonInclusive), big("L3", 128, true, Inclusive)}}, 2, RoundRobin, nil},
+		{"shared caches have their own line size", Machine{Processors: 2, Caches: []Cache{
+			l1("L1I", Instructions, 64, false), l1("L1D", Data, 64, false), big("L2", 64, false, NonInclusive), big("L3", 128, true, Inclusive)}}, 2, RoundRobin, nil},
 		{"shared instructions above private data", Machine{Processors: 2, Caches: []Cache{
 			l1("L1I", Instructions, 64, true), {Name: "L2D", Holds: Data, Level: 2, Size: 1 << 20, Assoc: 16}}}, 2, RoundRobin, nil},
 		{"shared exclusive under private", Machine{Processors: 8, Caches: []Cache{

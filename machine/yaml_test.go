@@ -178,9 +178,9 @@ func TestParseErrors(t *testing.T) {
 		{"private below shared, key line", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: true}\n  - name: L2\n    size: 4k\n    shared: no\n    assoc: 1\n",
 			`t.yaml:6: cache "L2": shared: private, below the shared cache "L1" (level 1), which also holds instructions and data (with several processors, the private caches of a path come before its shared ones: make "L2" shared too)`, true},
 		{"private line sizes", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, line: 32}\n  - name: L2\n    size: 4k\n    line: 128\n    assoc: 1\n",
-			`t.yaml:6: cache "L2": line: 128 bytes, not the 32 of the private cache "L1" (with several processors, every private cache holding data has one line size, the unit of coherence)`, true},
+			`t.yaml:6: cache "L2": line: 128 bytes, not the 32 of the private cache "L1" (with several processors, every private cache has one line size, the unit of coherence)`, true},
 		{"private line sizes, default line", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, line: 32}\n  - name: L2\n    size: 4k\n    assoc: 1\n",
-			`t.yaml:4: cache "L2": line: 64 bytes, not the 32 of the private cache "L1" (with several processors, every private cache holding data has one line size, the unit of coherence)`, true},
+			`t.yaml:4: cache "L2": line: 64 bytes, not the 32 of the private cache "L1" (with several processors, every private cache has one line size, the unit of coherence)`, true},
 		{"private exclusive", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n  - name: L2\n    inclusion: exclusive\n    size: 4k\n    assoc: 1\n",
 			`t.yaml:5: cache "L2": inclusion: exclusive is not supported with several processors yet on a private cache (make it shared, or not exclusive)`, true},
 	}
