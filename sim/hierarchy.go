@@ -582,8 +582,10 @@ func (h *Hierarchy) fetch(il *level, a, s uint64) {
 // before the data references between them; that changes nothing when the
 // first instruction cache sees only fetches (it holds no data and no
 // inclusive cache below can remove its lines on a data miss) and the
-// block lies in one of its lines. With no instruction cache any block
-// does: fetches are only counted. Attribution needs every fetch, unless it
+// block lies in one of its lines (and, with coherence, in one coherence
+// line: the first fetch of a run is a read for the protocol, the others find
+// nothing to do). With no instruction cache any block does: fetches are
+// only counted. Attribution needs every fetch, unless it
 // counts misses only.
 func (h *Hierarchy) IFetchRunBlock() int {
 	if h.attr != nil && !h.attr.missOnly {
@@ -600,6 +602,10 @@ func (h *Hierarchy) IFetchRunBlock() int {
 		if l.inclusive && slices.Contains(l.uppers, il) {
 			return 0
 		}
+	}
+	if h.coh != nil {
+		// Each coherence line of a fetch is a read for the protocol.
+		return int(min(il.lineSize, 1<<h.coh.shift))
 	}
 	return int(il.lineSize)
 }
