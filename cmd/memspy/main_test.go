@@ -113,6 +113,57 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("%s has %d events, %s %d: difference %d, want %d", args[0], a.Events, args[1], b.Events, a.Events-b.Events, n)
 				}
 			},
+			// sharing PROFILE OBJECT KIND MIN: of OBJECT's invalidation
+			// misses at the focus cache (at least 100), the share of KIND
+			// (true or false) sharing is at least MIN percent; with !, below.
+			"sharing": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 4 {
+					ts.Fatalf("usage: sharing PROFILE OBJECT true|false MIN")
+				}
+				min, err := strconv.ParseFloat(args[3], 64)
+				ts.Check(err)
+				p := readProfile(ts, args[0])
+				for _, o := range p.Objects {
+					if o.Name != args[1] {
+						continue
+					}
+					c := o.Causes
+					n := c.TrueSharing
+					if args[2] == "false" {
+						n = c.FalseSharing
+					}
+					share := 100 * float64(n) / float64(max(c.Invalidation, 1))
+					if c.Invalidation < 100 || (share >= min) == neg {
+						ts.Fatalf("%s: %s sharing is %d of %d invalidation misses (%.1f%%), want %s %.1f%% of at least 100",
+							args[1], args[2], n, c.Invalidation, share, map[bool]string{false: "at least", true: "below"}[neg], min)
+					}
+					return
+				}
+				ts.Fatalf("%s: no object %q", args[0], args[1])
+			},
+			// procsum PROFILE: the processors' private caches add up to the
+			// totals of the caches.
+			"procsum": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: procsum PROFILE")
+				}
+				p := readProfile(ts, args[0])
+				if len(p.Processors) < 2 {
+					ts.Fatalf("%s: %d processors", args[0], len(p.Processors))
+				}
+				for i, c := range p.Processors[0].Caches {
+					var copies []profile.CacheStats
+					for _, q := range p.Processors {
+						copies = append(copies, q.Caches[i])
+					}
+					sum := profile.Sum(copies)
+					total, ok := p.Cache(c.Name)
+					sum.Causes = total.Causes
+					if d := cmp.Diff(*total, sum); !ok || d != "" {
+						ts.Fatalf("%s: cache %s: processors do not add up to the total (-total +sum):\n%s", args[0], c.Name, d)
+					}
+				}
+			},
 			// gzip SRC DST: compress SRC into DST.
 			"gzipfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {

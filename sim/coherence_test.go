@@ -1,0 +1,105 @@
+package sim_test
+
+import (
+	"testing"
+
+	"memspy/machine"
+	"memspy/profile"
+	"memspy/sim"
+	"memspy/trace"
+)
+
+// on runs e on thread tid.
+func on(tid uint32, e refEvent) refEvent {
+	e.Thread = tid
+	return e
+}
+
+// A worked example of the protocol on two processors with one private
+// 4-line direct-mapped cache each (32-byte lines) and memory: every
+// counter by hand.
+func TestCoherenceWorked(t *testing.T) {
+	m := mach(hc("L1", 1, 4, 1, 32, machine.LRU))
+	m.Processors = 2
+	events := []refEvent{
+		on(1, rd(0x100, 8)), // P0: cold miss, E
+		on(2, rd(0x108, 8)), // P1: cold miss, both S
+		on(1, wr(0x100, 8)), // P0: upgrade, P1's copy invalidated: P1 used 0x108, P0 writes 0x100: false sharing
+		on(2, rd(0x108, 8)), // P1: false-sharing miss; P0 holds it dirty: intervention
+		on(2, wr(0x100, 4)), // P1: upgrade, invalidates P0, which used 0x100: true sharing
+		on(1, rd(0x100, 8)), // P0: true-sharing miss; P1 dirty: intervention
+		on(1, wr(0x104, 4)), // P0: upgrade, invalidates P1, which used 0x100-0x103 and 0x108-0x10f: false (no miss follows)
+		on(1, wr(0x104, 4)), // P0: hit in M, nothing else
+		on(2, rd(0x140, 8)), // P1: cold miss, another line
+		on(1, wr(0x140, 8)), // P0: write miss, invalidates P1's copy (used 0x140-0x147): true (no miss follows)
+		on(2, rd(0x1c0, 8)), // P1: cold, different line
+	}
+	p := engineProfile(t, m, sim.Options{Attribute: true}, events, 0)
+	want := []profile.ProcessorStats{
+		{Processor: 0, Threads: []uint32{1}, Upgrades: 2, Interventions: 1, InvalidationsSent: 3, InvalidationsReceived: 1},
+		{Processor: 1, Threads: []uint32{2}, Upgrades: 1, Interventions: 1, InvalidationsSent: 1, InvalidationsReceived: 3},
+	}
+	for i, w := range want {
+		got := p.Processors[i]
+		got.Caches = nil
+		if got.Processor != w.Processor || got.Upgrades != w.Upgrades || got.Interventions != w.Interventions ||
+			got.InvalidationsSent != w.InvalidationsSent || got.InvalidationsReceived != w.InvalidationsReceived ||
+			len(got.Threads) != 1 || got.Threads[0] != w.Threads[0] {
+			t.Errorf("processor %d: got %+v, want %+v", i, got, w)
+		}
+	}
+	l1 := p.Caches[0]
+	if l1.Invalidations != 4 || l1.TrueSharingMisses != 1 || l1.FalseSharingMisses != 1 {
+		t.Errorf("L1: invalidations %d, true-sharing misses %d, false-sharing misses %d; want 4, 1, 1",
+			l1.Invalidations, l1.TrueSharingMisses, l1.FalseSharingMisses)
+	}
+	if c := *l1.Causes; c.Invalidation != 2 || c.TrueSharing != 1 || c.FalseSharing != 1 {
+		t.Errorf("L1 causes %+v, want 2 invalidations: 1 true, 1 false", c)
+	}
+	// The final flush writes P0's dirty lines (0x100 and 0x140) back.
+	if l1.Writebacks != 2+2 {
+		t.Errorf("L1 write-backs %d, want 2 interventions + 2 at the end", l1.Writebacks)
+	}
+	// Against the reference model too.
+	if d := diffCase(t, m, sim.Options{}, events, 0); d != "" {
+		t.Errorf("engine and reference differ:\n%s", d)
+	}
+}
+
+// Four threads incrementing adjacent counters of one heap block, their
+// increments interleaved one by one, on four processors: the counters'
+// invalidation misses are false sharing; padded to a line each, there are
+// none.
+func TestFalseSharingCounters(t *testing.T) {
+	for _, padded := range []bool{false, true} {
+		stride := uint64(8)
+		if padded {
+			stride = 64
+		}
+		m := mach(hc("L1D", 1, 64, 2, 64, machine.LRU))
+		m.Processors = 4
+		events := []refEvent{on(0, refEvent{Kind: trace.Alloc, Addr: 0x10000, Ext: trace.Ext{Size: 4 * stride, Stack: []uint64{0x400100}}})}
+		for range 1000 {
+			for tid := range uint32(4) {
+				events = append(events, on(tid, mod(0x10000+uint64(tid)*stride, 8)))
+			}
+		}
+		p := engineProfile(t, m, sim.Options{Attribute: true}, events, 0)
+		var counts *profile.Object
+		for i := range p.Objects {
+			if p.Objects[i].Name == "heap@0x400100" {
+				counts = &p.Objects[i]
+			}
+		}
+		if counts == nil {
+			t.Fatalf("padded %v: no object for the counters in %+v", padded, p.Objects)
+		}
+		c := counts.Causes
+		switch {
+		case !padded && (c.Invalidation < 3000 || c.FalseSharing*10 < c.Invalidation*9):
+			t.Errorf("adjacent counters: %d invalidation misses, %d false sharing; want most of ~4000 false", c.Invalidation, c.FalseSharing)
+		case padded && c.Invalidation != 0:
+			t.Errorf("padded counters: %d invalidation misses, want 0", c.Invalidation)
+		}
+	}
+}
