@@ -95,6 +95,7 @@ func TestFalseSharingCounters(t *testing.T) {
 			t.Fatalf("padded %v: no object for the counters in %+v", padded, p.Objects)
 		}
 		c := counts.Causes
+		t.Logf("padded %v: %d invalidation misses, %d false sharing, %d true", padded, c.Invalidation, c.FalseSharing, c.TrueSharing)
 		switch {
 		case !padded && (c.Invalidation < 3000 || c.FalseSharing*10 < c.Invalidation*9):
 			t.Errorf("adjacent counters: %d invalidation misses, %d false sharing; want most of ~4000 false", c.Invalidation, c.FalseSharing)
