@@ -28,6 +28,8 @@ const (
 	AdviceSpatialLocality   = "spatial-locality"
 	AdviceCapacity          = "capacity"
 	AdviceUseAfterFree      = "use-after-free"
+	AdviceFalseSharing      = "false-sharing"
+	AdviceTrueSharing       = "true-sharing"
 )
 
 // The thresholds of the rules. Shares are of the object's counters at the
@@ -49,11 +51,19 @@ const (
 	capacityMinReplacement = 0.5
 	// Spatial locality is poor when less than poorSpatialUse of the bytes
 	// of the lines the object's misses fetched were used, or when its cold
-	// misses fetched at least refetchFactor times its size.
+	// misses fetched at least refetchFactor times its size (on several
+	// processors with a private focus cache, times its size, at least a
+	// line, for each processor that ran threads: each fetches its own copy).
 	poorSpatialUse = 0.5
 	refetchFactor  = 2
 	// useAfterFreePlaces places of a use after free are listed.
 	useAfterFreePlaces = 5
+	// Processors share an object's lines when at least
+	// sharingMinInvalidation of its misses are invalidation misses; the
+	// sharing is false (true) when false (true) sharing makes at least
+	// sharingShare of them.
+	sharingMinInvalidation = 0.25
+	sharingShare           = 0.5
 )
 
 // Advise applies rules to the bottlenecks of p, the objects with the most
@@ -69,9 +79,15 @@ const (
 //     lines;
 //   - spatial-locality: less than poorSpatialUse of the bytes its misses
 //     fetched were used, or its cold misses fetched at least refetchFactor
-//     times its size; the most common stride of its pair with the most
+//     times its size (times the copies, on several processors); the most
+//     common stride of its pair with the most
 //     stall cycles is evidence, and when it spans a line or more of the
 //     focus cache the advice is on loop order, blocking and layout;
+//   - false-sharing: invalidation misses are many of its misses
+//     (≥ sharingMinInvalidation) and false sharing most of them
+//     (≥ sharingShare): processors write different bytes of its lines;
+//   - true-sharing: as many invalidation misses, true sharing most of them:
+//     processors use the same bytes, one writing what others read;
 //   - use-after-free: any object of kind freed that was accessed, whatever
 //     its stall cycles (listed first).
 //
@@ -121,8 +137,9 @@ func Advise(p *profile.Profile) []Advice {
 		if adv, ok := a.spatial(o); ok {
 			out = append(out, adv)
 		}
-		// True and false sharing (coherence misses by processor) come
-		// with the coherence data: their rules go here.
+		if adv, ok := a.sharing(o); ok {
+			out = append(out, adv)
+		}
 	}
 	return out
 }
@@ -262,7 +279,11 @@ func (a *adviser) spatial(o *profile.Object) (Advice, bool) {
 	if a.cache != nil && a.cache.Line > 0 {
 		line = uint64(a.cache.Line)
 	}
-	refetch := line > 0 && o.Size > 0 && o.Causes.Cold*line >= refetchFactor*o.Size
+	size, copies := o.Size, a.copies()
+	if copies > 1 {
+		size = max(size, line) * copies
+	}
+	refetch := line > 0 && o.Size > 0 && o.Causes.Cold*line >= refetchFactor*size
 	if !poor && !refetch {
 		return Advice{}, false
 	}
@@ -302,11 +323,104 @@ func (a *adviser) spatial(o *profile.Object) (Advice, bool) {
 		if o.Blocks > 1 {
 			blocks = fmt.Sprintf(" in %s blocks", Count(o.Blocks))
 		}
-		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s cold misses × %d B lines = %s, for %s of %s%s", Count(o.Causes.Cold),
-			line, Bytes(o.Causes.Cold*line), o.Name, Bytes(o.Size), blocks))
+		e := fmt.Sprintf("%s cold misses × %d B lines = %s, for %s of %s%s", Count(o.Causes.Cold),
+			line, Bytes(o.Causes.Cold*line), o.Name, Bytes(o.Size), blocks)
+		if copies > 1 {
+			e += fmt.Sprintf(", of which each of the %d processors that ran threads fetches its own copy", copies)
+		}
+		adv.Evidence = append(adv.Evidence, e)
 	}
 	adv.Message = strings.Join(parts, "; ")
 	return adv, true
+}
+
+// sharing applies the false and true sharing rules to o.
+func (a *adviser) sharing(o *profile.Object) (Advice, bool) {
+	k := o.Causes
+	if k.Invalidation == 0 || frac(k.Invalidation, o.Misses) < sharingMinInvalidation {
+		return Advice{}, false
+	}
+	var adv Advice
+	var kind string // the kind of sharing, for the evidence
+	count := func(c profile.Causes) uint64 { return c.FalseSharing }
+	switch {
+	case frac(k.FalseSharing, k.Invalidation) >= sharingShare:
+		adv, kind = a.advice(AdviceFalseSharing, o), "false"
+		line := "to the line size"
+		if n := a.coherenceUnit(); n > 0 {
+			line = fmt.Sprintf("to the line size, %d bytes", n)
+		}
+		adv.Message = fmt.Sprintf("pad or separate the per-thread parts of %s (%s) so that processors do not share lines", o.Name, line)
+	case frac(k.TrueSharing, k.Invalidation) >= sharingShare:
+		adv, kind = a.advice(AdviceTrueSharing, o), "true"
+		count = func(c profile.Causes) uint64 { return c.TrueSharing }
+		adv.Message = fmt.Sprintf("%s is written by one processor and read by others: reduce sharing "+
+			"(batch updates, per-thread copies merged at the end)", o.Name)
+	default:
+		return Advice{}, false
+	}
+	adv.Evidence = append(adv.Evidence,
+		fmt.Sprintf("%s of its %s misses at %s are invalidation misses (%s), on lines other processors' writes invalidated",
+			Count(k.Invalidation), Count(o.Misses), a.focus, share(k.Invalidation, o.Misses)),
+		sharingEvidence(k, kind))
+	if n := a.coherenceUnit(); kind == "false" && n > 0 && o.Size > 0 {
+		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s is %s; processors keep lines of %d B coherent", o.Name, Bytes(o.Size), n))
+	}
+	var top *profile.Pair // the pair with the most misses of this kind of sharing
+	for i := range a.p.Pairs {
+		if pr := &a.p.Pairs[i]; pr.Object == o.Name && count(pr.Causes) > 0 && (top == nil || count(pr.Causes) > count(top.Causes) ||
+			count(pr.Causes) == count(top.Causes) && pr.Function < top.Function) {
+			top = pr
+		}
+	}
+	if top != nil {
+		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s makes %s of its %s sharing misses (%s)", top.Function,
+			Count(count(top.Causes)), kind, share(count(top.Causes), count(k))))
+	}
+	return adv, true
+}
+
+// copies returns how many copies of a line the focus cache fetches cold:
+// on several processors, when it is private to each, one per processor
+// that ran threads; otherwise 1.
+func (a *adviser) copies() uint64 {
+	if a.cache == nil || a.cache.Shared {
+		return 1
+	}
+	var n uint64
+	for _, s := range a.p.Processors {
+		if len(s.Threads) > 0 {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// sharingEvidence splits the invalidation misses k into the kind of
+// sharing advised on ("true" or "false") and the other.
+func sharingEvidence(k profile.Causes, kind string) string {
+	this, that, other := k.FalseSharing, k.TrueSharing, "true"
+	if kind == "true" {
+		this, that, other = that, this, "false"
+	}
+	return fmt.Sprintf("%s of them are %s sharing (%s), %s %s sharing (%s)", Count(this), kind, share(this, k.Invalidation),
+		Count(that), other, share(that, k.Invalidation))
+}
+
+// coherenceUnit returns the line size of the private caches, the unit
+// of coherence (0 when unknown).
+func (a *adviser) coherenceUnit() int {
+	if a.p.Machine != nil {
+		for _, c := range a.p.Machine.Caches {
+			if !c.Shared {
+				return c.Line
+			}
+		}
+	}
+	if a.cache != nil {
+		return a.cache.Line
+	}
+	return 0
 }
 
 // touched reports whether o was accessed (or missed, under --miss-only)

@@ -14,12 +14,18 @@ const (
 	summaryEvictBy  = 3 // evictors shown per object
 )
 
-// causesLine is "misses by cause: cold N (s), replacement …".
+// causesLine is "misses by cause: cold N (s), replacement …", the
+// invalidations split into true and false sharing when there are any
+// ("invalidation 11 (0.3%; true sharing 6, false sharing 5)").
 func causesLine(c *profile.CacheStats) string {
 	k := c.Causes
 	all := k.Cold + k.Replacement + k.Invalidation
+	inval := share(k.Invalidation, all)
+	if k.TrueSharing+k.FalseSharing > 0 {
+		inval += fmt.Sprintf("; true sharing %s, false sharing %s", Count(k.TrueSharing), Count(k.FalseSharing))
+	}
 	return fmt.Sprintf("misses by cause: cold %s (%s), replacement %s (%s), invalidation %s (%s)", Count(k.Cold), share(k.Cold, all),
-		Count(k.Replacement), share(k.Replacement, all), Count(k.Invalidation), share(k.Invalidation, all))
+		Count(k.Replacement), share(k.Replacement, all), Count(k.Invalidation), inval)
 }
 
 // whereSummary writes the short where-and-why summary of p to b (Text ends
@@ -36,7 +42,7 @@ func whereSummary(b *strings.Builder, p *profile.Profile) {
 		pr := &p.Pairs[i]
 		pairs = append(pairs, item{[]Cell{textCell(pr.Function), textCell(pr.Object)}, &pr.Stats, pr.Function + "\x00" + pr.Object})
 	}
-	stats := append([]stat{statStall, shareOf("share", v.stall), statMisses}, causes...)
+	stats := concat([]stat{statStall, shareOf("share", v.stall), statMisses}, v.causes())
 	writeText(b, v.statTable("function × object, most stall cycles first:", []string{"function", "object"}, stats, rank(pairs)), "  ")
 
 	t := &Table{

@@ -16,12 +16,17 @@ const (
 	testMemLatency = 200
 )
 
-// lvl describes a reference's counters at one cache.
+// lvl describes a reference's counters at one cache: its misses are
+// cold, replacement or invalidation misses.
 type lvl struct {
 	acc, miss, cold, repl uint64
 	evictedBy             map[string]uint64
 	use                   float64 // spatial use; 0 means 1
 }
+
+// sharingOf splits the L1D invalidation misses of references (by PC)
+// into true sharing (the first) and false sharing (the rest).
+type sharingOf map[uint64]uint64
 
 // stats makes the Stats of l, a miss waiting lat cycles: 3/4 of the
 // accesses and misses are reads, 3/4 of the hits temporal, and the lines
@@ -76,7 +81,12 @@ type refPlace struct{ column, position int }
 //   - main calls everything: its inclusive counters are the run's, the
 //     others' are their own.
 func testProfile() *profile.Profile {
-	refs := []refSpec{
+	return buildProfile(testRefs(), nil)
+}
+
+// testRefs are the references of testProfile.
+func testRefs() []refSpec {
+	return []refSpec{
 		{0x401100, "mm.c", 12, "matmul", "B", "read",
 			lvl{100000, 20000, 2000, 18000, map[string]uint64{"B": 15000, "A": 2000, "C": 1000}, 0},
 			lvl{20000, 4000, 2000, 2000, nil, 0},
@@ -97,6 +107,12 @@ func testProfile() *profile.Profile {
 		{0x401400, "main.c", 40, "main", "buf", "read", lvl{5, 1, 1, 0, nil, 0}, lvl{1, 1, 1, 0, nil, 0}, nil},
 		{0x401420, "main.c", 52, "main", "buf", "write", lvl{7, 2, 2, 0, nil, 0}, lvl{2, 2, 2, 0, nil, 0}, nil},
 	}
+}
+
+// buildProfile builds the profile of refs (see testProfile), the
+// invalidation misses at L1D of those in trueSharing split into true and
+// false sharing.
+func buildProfile(refs []refSpec, trueSharing sharingOf) *profile.Profile {
 	places := map[uint64]refPlace{0x401100: {9, 0}, 0x401210: {3, 0}, 0x401200: {14, 1}}
 	strides := map[uint64]*profile.Strides{
 		0x401100: {Samples: 99999, Top: []profile.Stride{{Bytes: 4096, Count: 97000}, {Bytes: 8, Count: 2999}}},
@@ -136,13 +152,16 @@ func testProfile() *profile.Profile {
 			Position: places[spec.pc].position, Function: spec.fn, Object: spec.obj, Kind: spec.kind, Strides: strides[spec.pc],
 			Levels: map[string]*profile.Stats{"L1D": spec.l1.stats(testL2Latency), "L2": spec.l2.stats(testMemLatency)}}
 		r.Levels["L1D"].Evictors = spec.evictors
+		if ts, ok := trueSharing[spec.pc]; ok {
+			k := &r.Levels["L1D"].Causes
+			k.TrueSharing, k.FalseSharing = ts, k.Invalidation-ts
+		}
 		p.References = append(p.References, r)
 		for i, l := range []lvl{spec.l1, spec.l2} {
 			c := &p.Caches[i+1]
 			c.Accesses += l.acc
 			c.Misses += l.miss
-			c.Causes.Cold += l.cold
-			c.Causes.Replacement += l.repl
+			c.Causes.Add(r.Levels[c.Name].Causes)
 		}
 		key := spec.fn + "\x00" + spec.obj
 		if _, ok := pairAt[key]; !ok {
@@ -188,6 +207,10 @@ func testProfile() *profile.Profile {
 			o.Kind, o.Size, o.Blocks = "heap", 256<<10, 1
 		case "buf":
 			o.Kind, o.Size = "freed", 4096
+		case "counters":
+			o.Kind, o.Size = "global", 32
+		case "queue":
+			o.Kind, o.Size, o.Blocks = "heap", 4096, 1
 		}
 	}
 	for i := range p.Functions {
@@ -221,5 +244,74 @@ func testProfile() *profile.Profile {
 	if err := p.SetFocus("L1D"); err != nil {
 		panic(err)
 	}
+	return p
+}
+
+// testMultiProfile is testProfile on a machine of 8 processors, threads
+// placed round-robin, with private L1I and L1D and a shared L2, where 5
+// threads ran on processors 0 to 3 (4 to 7 ran none) and two more objects
+// have invalidation misses at L1D:
+//   - counters, 32 bytes of per-thread counters that work increments:
+//     mostly false sharing;
+//   - queue, which produce writes and consume reads: mostly true sharing.
+func testMultiProfile() *profile.Profile {
+	refs := append(testRefs(),
+		refSpec{0x401500, "work.c", 8, "work", "counters", "modify",
+			lvl{400000, 13000, 4, 0, nil, 0}, lvl{13000, 4, 4, 0, nil, 0}, nil},
+		refSpec{0x401600, "queue.c", 15, "consume", "queue", "read",
+			lvl{50000, 12000, 10, 0, nil, 0}, lvl{12000, 10, 10, 0, nil, 0}, nil},
+		refSpec{0x401610, "queue.c", 9, "produce", "queue", "write",
+			lvl{12000, 30, 10, 0, nil, 0}, lvl{30, 10, 10, 0, nil, 0}, nil},
+	)
+	p := buildProfile(refs, sharingOf{0x401500: 996, 0x401600: 10000, 0x401610: 20})
+	p.Machine.Processors, p.Machine.Mapping = 8, machine.RoundRobin
+	p.Machine.Caches[2].Shared = true
+	l1d := &p.Caches[1]
+	l1d.TrueSharingMisses, l1d.FalseSharingMisses = l1d.Causes.TrueSharing, l1d.Causes.FalseSharing
+	l1d.Invalidations = l1d.TrueSharingMisses + l1d.FalseSharingMisses + 100
+	// Processors 1 to 3 each have a fifth of the private caches' counters,
+	// processor 0 the rest.
+	part := func(c profile.CacheStats, n uint64) profile.CacheStats {
+		return profile.CacheStats{Name: c.Name, Level: c.Level, Accesses: c.Accesses / n, Misses: c.Misses / n,
+			IFetches: c.IFetches / n, IFetchMisses: c.IFetchMisses / n, Invalidations: c.Invalidations / n,
+			TrueSharingMisses: c.TrueSharingMisses / n, FalseSharingMisses: c.FalseSharingMisses / n}
+	}
+	rest := func(c profile.CacheStats, parts []profile.CacheStats) profile.CacheStats {
+		r := profile.CacheStats{Name: c.Name, Level: c.Level, Accesses: c.Accesses, Misses: c.Misses, IFetches: c.IFetches,
+			IFetchMisses: c.IFetchMisses, Invalidations: c.Invalidations, TrueSharingMisses: c.TrueSharingMisses,
+			FalseSharingMisses: c.FalseSharingMisses}
+		for _, x := range parts {
+			r.Accesses -= x.Accesses
+			r.Misses -= x.Misses
+			r.IFetches -= x.IFetches
+			r.IFetchMisses -= x.IFetchMisses
+			r.Invalidations -= x.Invalidations
+			r.TrueSharingMisses -= x.TrueSharingMisses
+			r.FalseSharingMisses -= x.FalseSharingMisses
+		}
+		return r
+	}
+	threads := [][]uint32{{1, 5}, {2}, {3}, {4}}
+	var others [2][]profile.CacheStats // of processors 1 to 3, for L1I and L1D
+	for i := range 8 {
+		ps := profile.ProcessorStats{Processor: i, Caches: []profile.CacheStats{{Name: "L1I", Level: 1}, {Name: "L1D", Level: 1}}}
+		if i >= 1 && i <= 3 {
+			for j := range 2 {
+				ps.Caches[j] = part(p.Caches[j], 5)
+				others[j] = append(others[j], ps.Caches[j])
+			}
+			ps.Upgrades, ps.Interventions = 100*uint64(i), 10*uint64(i)
+			ps.InvalidationsSent, ps.InvalidationsReceived = 1000*uint64(i), ps.Caches[1].Invalidations
+		}
+		if i < 4 {
+			ps.Threads = threads[i]
+		}
+		p.Processors = append(p.Processors, ps)
+	}
+	p0 := &p.Processors[0]
+	for j := range 2 {
+		p0.Caches[j] = rest(p.Caches[j], others[j])
+	}
+	p0.Upgrades, p0.Interventions, p0.InvalidationsSent, p0.InvalidationsReceived = 50, 5, 1000, p0.Caches[1].Invalidations
 	return p
 }

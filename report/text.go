@@ -1,8 +1,8 @@
 // Package report renders Profiles for people and scripts: the summary of
 // a run (Text, with its where-and-why summary), and the views of the
-// where and why (View: overview, stalls, data, detail, evictors, refs,
-// advice) as aligned text, CSV or JSON. It reads only the Profile, never
-// engine internals.
+// where and why and of the processors (View: overview, processors,
+// stalls, lines, data, detail, evictors, sharing, refs, advice) as aligned
+// text, CSV or JSON. It reads only the Profile, never engine internals.
 package report
 
 import (
@@ -16,10 +16,12 @@ import (
 	"memspy/profile"
 )
 
-// Text writes the summary of p: the input, then one table per cache (with
-// the causes of its misses when the run attributed its counters) and the
-// memory traffic, then a line per dump if the program asked for any, then
-// the where-and-why summary when the profile has it.
+// Text writes the summary of p: the input (and the processors, when the
+// machine has several), then one table per cache (with the causes of its
+// misses when the run attributed its counters, and its coherence counters
+// when it lost lines to other processors) and the memory traffic, then the
+// processor table on several processors, a line per dump if the program
+// asked for any, and the where-and-why summary when the profile has it.
 func Text(w io.Writer, p *profile.Profile) error {
 	var b strings.Builder
 	name := "(unnamed)"
@@ -27,6 +29,9 @@ func Text(w io.Writer, p *profile.Profile) error {
 		name = p.Machine.Name
 	}
 	fmt.Fprintf(&b, "memspy: %s (%s) on machine %s\n", p.Source.Name, p.Source.Format, name)
+	if procs := processorsText(p); procs != "" {
+		b.WriteString(procs + "\n")
+	}
 	fmt.Fprintf(&b, "events: %s", Count(p.Events))
 	if parts := eventParts(p.EventsByKind); parts != "" {
 		fmt.Fprintf(&b, " (%s)", parts)
@@ -79,9 +84,16 @@ func Text(w io.Writer, p *profile.Profile) error {
 		if c.Causes != nil {
 			b.WriteString("  " + causesLine(c) + "\n")
 		}
+		if s := coherenceLine(c); s != "" {
+			b.WriteString("  " + s + "\n")
+		}
 	}
 	fmt.Fprintf(&b, "\nmemory: %s reads (%s), %s writes (%s)\n", Count(p.Memory.Reads), Bytes(p.Memory.BytesRead),
 		Count(p.Memory.Writes), Bytes(p.Memory.BytesWritten))
+	if len(p.Processors) > 0 {
+		b.WriteString("\n")
+		writeText(&b, processorTable(p, false, 0), "")
+	}
 	if len(p.Dumps) > 0 {
 		b.WriteString("\ndumps (counted since the start or the last reset):\n")
 		for i := range p.Dumps {
@@ -155,8 +167,8 @@ func cacheHeader(m *machine.Machine, c *profile.CacheStats) string {
 	if spec.Inclusion != "" && spec.Inclusion != machine.NonInclusive {
 		incl = ", " + string(spec.Inclusion)
 	}
-	return fmt.Sprintf("%s (level %d, %s %s, %s, %d B lines, %s%s%s)\n", c.Name, c.Level, Bytes(uint64(spec.Size)),
-		spec.Holds, assoc, spec.Line, spec.Replacement, write, incl)
+	return fmt.Sprintf("%s (level %d, %s %s, %s, %d B lines, %s%s%s%s)\n", c.Name, c.Level, Bytes(uint64(spec.Size)),
+		spec.Holds, assoc, spec.Line, spec.Replacement, write, incl, sharedText(m, spec))
 }
 
 func eventParts(m map[string]uint64) string {

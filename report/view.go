@@ -29,8 +29,8 @@ const DefaultTop = 20
 // barWidth is the width of the overview's bars, in columns.
 const barWidth = 40
 
-// ErrNoWhere is the error of every view on a profile without where-and-why
-// data.
+// ErrNoWhere is the error of every view but processors on a profile without
+// where-and-why data.
 var ErrNoWhere = errors.New("the profile has no where-and-why data: run with --where")
 
 // ErrNoLines is the error of the lines view on a profile without source
@@ -48,19 +48,25 @@ const regionSuffix = " (region)"
 type view struct {
 	name, help string
 	build      func(*viewer) ([]*Table, error)
+	// anyProfile views render profiles without where-and-why data too.
+	anyProfile bool
 }
 
 // views, in the order of the help text (MemSpy's hierarchy of detail:
 // the whole program, then where, then one function or object, then why).
 var views = []view{
-	{"overview", "compute and memory stall cycles by function, with bars; --inclusive: with their callees", (*viewer).overview},
-	{"stalls", "stall cycles by function × object, by object and by function, with the causes of misses", (*viewer).stalls},
-	{"lines", "stall cycles by source line (optionally of one --function), with the causes of misses and spatial use", (*viewer).lines},
-	{"data", "one function (--function) broken down by object", (*viewer).data},
-	{"detail", "one object (--object, optionally with --function) by cache level: reads and writes, causes, locality", (*viewer).detail},
-	{"evictors", "whose fills evicted an object's lines (--object), self or cross interference", (*viewer).evictors},
-	{"refs", "per reference (METRIC): misses, temporal and spatial hits, spatial use; --evictors adds who evicted them", (*viewer).refs},
-	{"advice", "rules on the top bottlenecks, with their evidence", (*viewer).advice},
+	{"overview", "compute and memory stall cycles by function, with bars; --inclusive: with their callees", (*viewer).overview, false},
+	{"processors", "several processors: each one's threads, private caches and coherence traffic (--top N: the first N)",
+		(*viewer).processors, true},
+	{"stalls", "stall cycles by function × object, by object and by function, with the causes of misses", (*viewer).stalls, false},
+	{"lines", "stall cycles by source line (optionally of one --function), with the causes of misses and spatial use", (*viewer).lines, false},
+	{"data", "one function (--function) broken down by object", (*viewer).data, false},
+	{"detail", "one object (--object, optionally with --function) by cache level: reads and writes, causes, locality", (*viewer).detail, false},
+	{"evictors", "whose fills evicted an object's lines (--object), self or cross interference", (*viewer).evictors, false},
+	{"sharing", "several processors: objects and function × object pairs by invalidation misses, true and false sharing",
+		(*viewer).sharing, false},
+	{"refs", "per reference (METRIC): misses, temporal and spatial hits, spatial use; --evictors adds who evicted them", (*viewer).refs, false},
+	{"advice", "rules on the top bottlenecks, with their evidence", (*viewer).advice, false},
 }
 
 // Views lists the view names, in the order of the help text.
@@ -92,7 +98,7 @@ func View(w io.Writer, p *profile.Profile, name string, opt ViewOptions) error {
 	if opt.Format != "" && !slices.Contains(Formats(), opt.Format) {
 		return fmt.Errorf("unknown format %q (formats: %s)", opt.Format, strings.Join(Formats(), ", "))
 	}
-	if !HasWhere(p) {
+	if !views[i].anyProfile && !HasWhere(p) {
 		return ErrNoWhere
 	}
 	tables, err := views[i].build(newViewer(p, opt))
@@ -117,6 +123,7 @@ type viewer struct {
 	known   bool            // accesses, hits and locality were counted (not --miss-only)
 	more    string          // how to see the rows cut by top
 	regions map[string]bool // the functions that are code regions, by name
+	shared  bool            // the profile has true or false sharing misses
 }
 
 func newViewer(p *profile.Profile, opt ViewOptions) *viewer {
@@ -129,6 +136,7 @@ func newViewer(p *profile.Profile, opt ViewOptions) *viewer {
 		v.focus = "the focus cache"
 	}
 	v.stall = totalStall(p)
+	v.shared = hasSharing(p)
 	for _, f := range p.Functions {
 		if f.Region {
 			v.regions[f.Name] = true
@@ -211,6 +219,8 @@ var (
 	statCold     = counter("cold", false, func(s *profile.Stats) uint64 { return s.Causes.Cold })
 	statRepl     = counter("replacement", false, func(s *profile.Stats) uint64 { return s.Causes.Replacement })
 	statInval    = counter("invalidation", false, func(s *profile.Stats) uint64 { return s.Causes.Invalidation })
+	statTrue     = counter("true sharing", false, func(s *profile.Stats) uint64 { return s.Causes.TrueSharing })
+	statFalse    = counter("false sharing", false, func(s *profile.Stats) uint64 { return s.Causes.FalseSharing })
 	statTemporal = counter("temporal hits", true, func(s *profile.Stats) uint64 { return s.TemporalHits })
 	statSpatial  = counter("spatial hits", true, func(s *profile.Stats) uint64 { return s.SpatialHits })
 	statUsed     = counter("used bytes", true, func(s *profile.Stats) uint64 { return s.UsedBytes })
@@ -219,9 +229,20 @@ var (
 	statUse      = stat{"spatial use", true, func(s *profile.Stats) Cell {
 		return cond(s.FetchedBytes > 0, fracCell(s.SpatialUse))
 	}}
-	// causes are the columns of the causes of misses.
-	causes = []stat{statCold, statRepl, statInval}
+	// causes are the columns of the causes of misses; a profile with
+	// sharing misses adds sharingCauses (see viewer.causes).
+	causes        = []stat{statCold, statRepl, statInval}
+	sharingCauses = []stat{statTrue, statFalse}
 )
+
+// causes are the columns of the causes of misses: cold, replacement and
+// invalidation, then true and false sharing when the profile has any.
+func (v *viewer) causes() []stat {
+	if v.shared {
+		return concat(causes, sharingCauses)
+	}
+	return causes
+}
 
 // An item is a row in the making: its leading cells and its stats.
 type item struct {
@@ -379,7 +400,7 @@ func bar(compute, stall, biggest uint64) string {
 // stallStats are the columns of the stall tables: stall cycles, their
 // share of the run's, accesses, misses, miss rate and causes.
 func (v *viewer) stallStats() []stat {
-	return concat([]stat{statStall, shareOf("share", v.stall), statAccesses, statMisses, statMissRate}, causes)
+	return concat([]stat{statStall, shareOf("share", v.stall), statAccesses, statMisses, statMissRate}, v.causes())
 }
 
 // stallNote explains the counters of the stall tables.
@@ -471,7 +492,7 @@ func (v *viewer) data() ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	stats := concat([]stat{statStall, shareOf("share", f.StallCycles), statAccesses, statMisses, statMissRate}, causes,
+	stats := concat([]stat{statStall, shareOf("share", f.StallCycles), statAccesses, statMisses, statMissRate}, v.causes(),
 		[]stat{statUse})
 	var items []item
 	for i := range v.p.Pairs {
@@ -575,7 +596,7 @@ func (v *viewer) detail() ([]*Table, error) {
 		statMissRate, statReads, statWrites, statRMisses, statWMisses, statStall}, items)
 	access.Notes = append(append(s.notes, fmt.Sprintf("%s stall cycles in all (%s of the run)", Count(s.stats.StallCycles),
 		share(s.stats.StallCycles, v.stall))), access.Notes...)
-	why := v.statTable(s.label+": causes of misses and locality by cache", []string{"cache"}, concat([]stat{statMisses}, causes,
+	why := v.statTable(s.label+": causes of misses and locality by cache", []string{"cache"}, concat([]stat{statMisses}, v.causes(),
 		[]stat{statTemporal, statSpatial, statUsed, statFetched, statUse}), items)
 	return []*Table{access, why}, nil
 }
@@ -679,7 +700,11 @@ func (v *viewer) refs() ([]*Table, error) {
 	if fn != "" || obj != "" {
 		title = "references of " + strings.Trim(fn+" × "+obj, " ×") + " (" + v.focus + ")"
 	}
-	stats := []stat{statAccesses, statHits, statMisses, statMissRate, statTemporal, statSpatial, statUse}
+	stats := []stat{statAccesses, statHits, statMisses, statMissRate}
+	if v.shared {
+		stats = concat(stats, []stat{statInval}, sharingCauses)
+	}
+	stats = concat(stats, []stat{statTemporal, statSpatial, statUse})
 	t := &Table{Title: title, Columns: []Column{{Name: "pc"}, {Name: "file:line"}, {Name: "pos"}, {Name: "function"}, {Name: "object"},
 		{Name: "kind"}, {Name: "strides"}}}
 	for _, s := range stats {

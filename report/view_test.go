@@ -66,7 +66,7 @@ func inOrder(t *testing.T, text string, subs ...string) {
 }
 
 func TestViewsList(t *testing.T) {
-	want := []string{"overview", "stalls", "lines", "data", "detail", "evictors", "refs", "advice"}
+	want := []string{"overview", "processors", "stalls", "lines", "data", "detail", "evictors", "sharing", "refs", "advice"}
 	if got := Views(); !slices.Equal(got, want) {
 		t.Errorf("Views() = %v, want %v", got, want)
 	}
@@ -546,7 +546,7 @@ func TestViewErrors(t *testing.T) {
 		opt  ViewOptions
 		want string
 	}{
-		{"bogus", ViewOptions{}, `unknown view "bogus" (views: overview, stalls, lines, data, detail, evictors, refs, advice)`},
+		{"bogus", ViewOptions{}, `unknown view "bogus" (views: overview, processors, stalls, lines, data, detail, evictors, sharing, refs, advice)`},
 		{"lines", ViewOptions{Function: "sxpy"}, `no function "sxpy" in the profile (did you mean "saxpy"?)`},
 		{"stalls", ViewOptions{Format: "xml"}, `unknown format "xml" (formats: text, csv, json)`},
 		{"data", ViewOptions{}, "view data needs a function (--function NAME); functions with the most stall cycles: matmul, update, saxpy, main"},
@@ -565,7 +565,11 @@ func TestViewErrors(t *testing.T) {
 	}
 	bare := &profile.Profile{Caches: p.Caches}
 	for _, v := range Views() {
-		if err := View(&strings.Builder{}, bare, v, ViewOptions{Function: "f", Object: "o"}); err != ErrNoWhere {
+		want := ErrNoWhere
+		if v == "processors" { // it needs no where-and-why data, but several processors
+			want = ErrOneProcessor
+		}
+		if err := View(&strings.Builder{}, bare, v, ViewOptions{Function: "f", Object: "o"}); err != want {
 			t.Errorf("view %s of a profile without where: %v", v, err)
 		}
 	}
@@ -684,7 +688,11 @@ func TestCSV(t *testing.T) {
 func TestJSON(t *testing.T) {
 	p := testProfile()
 	for _, v := range Views() {
-		got := viewText(t, p, v, ViewOptions{Function: "matmul", Object: "B", Evictors: true, Format: "json"})
+		q := p
+		if v == "processors" { // of several processors only
+			q = testMultiProfile()
+		}
+		got := viewText(t, q, v, ViewOptions{Function: "matmul", Object: "B", Evictors: true, Format: "json"})
 		var tables []jsonTable
 		if err := json.Unmarshal([]byte(got), &tables); err != nil {
 			t.Fatalf("view %s: %v\n%s", v, err, got)

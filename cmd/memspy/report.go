@@ -19,14 +19,15 @@ func newReportCmd() *cobra.Command {
 	var f reportFlags
 	var help strings.Builder
 	for _, v := range report.Views() {
-		fmt.Fprintf(&help, "  %-9s %s\n", v, report.ViewHelp(v))
+		fmt.Fprintf(&help, "  %-10s %s\n", v, report.ViewHelp(v))
 	}
 	cmd := &cobra.Command{
 		Use:   "report PROFILE [VIEW]",
 		Short: "Render a view of a saved profile (--profile or --json of run/sim) without running again",
 		Long: `Render one view of the where and why of a saved profile (run or sim with
 --where and --profile FILE or --json FILE). Without VIEW, the summary that
-run and sim print.
+run and sim print. The processors view needs no --where, but a machine of
+several processors (--procs N).
 
 Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 ` + help.String(),
@@ -38,7 +39,10 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
   memspy report mm.memspy data --function mult
   memspy report mm.memspy detail --object B
   memspy report mm.memspy evictors --object B --focus L2
-  memspy report mm.memspy refs --evictors --format csv`,
+  memspy report mm.memspy refs --evictors --format csv
+  memspy run --machine memspy-par --procs 4 --where --profile c.memspy -- ./counters
+  memspy report c.memspy processors
+  memspy report c.memspy sharing`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := profile.ReadFile(args[0])
