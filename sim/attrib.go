@@ -288,23 +288,30 @@ func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 			if slot >= 0 && (kk != kWrite || l.writeBack && l.c.Dirty(slot)) {
 				l.acc[kk]++
 				h.kinds[k]++
-				if kk == kIFetch {
-					at.fetched(1)
-					at.pc = 0
-				} else {
-					at.pc = b.PC[i]
-				}
-				if !at.missOnly {
-					ref := at.ref(l.attr.bin[slot])
-					h.countHit(l, kk, slot, ref, a, s)
-					if kk != kIFetch {
-						at.stride(ref, a)
-					}
-				}
+				h.attributedHit(l, kk, slot, b.PC[i], a, s)
 				continue
 			}
 		}
 		h.slow(b, i, il)
+	}
+}
+
+// attributedHit counts, at its access point, a hit of kind kk on bytes
+// [a, a+s) of slot of l that the hit bypass took, made by the instruction
+// at pc.
+func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
+	at := h.attr
+	at.pc = pc
+	if kk == kIFetch {
+		at.fetched(1)
+		at.pc = 0
+	}
+	if !at.missOnly {
+		ref := at.ref(l.attr.bin[slot])
+		h.countHit(l, kk, slot, ref, a, s)
+		if kk != kIFetch {
+			at.stride(ref, a)
+		}
 	}
 }
 

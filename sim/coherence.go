@@ -159,18 +159,7 @@ func (h *Hierarchy) processParallel(b *trace.Batch) {
 				l.used[slot] |= h.coh.granules(a, s)
 			}
 			if at != nil {
-				at.pc = b.PC[i]
-				if kk == kIFetch {
-					at.fetched(1)
-					at.pc = 0
-				}
-				if !at.missOnly {
-					ref := at.ref(l.attr.bin[slot])
-					h.countHit(l, kk, slot, ref, a, s)
-					if kk != kIFetch {
-						at.stride(ref, a)
-					}
-				}
+				h.attributedHit(l, kk, slot, b.PC[i], a, s)
 			}
 			continue
 		}
