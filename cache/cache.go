@@ -39,6 +39,15 @@ const (
 
 const none = -1
 
+// noLine is the tag of an empty slot, so that a scan of a set's tags finds
+// a line without reading its valid bits; line noLine itself (the last byte
+// of memory with 1-byte lines) is looked up by the valid bits too.
+const noLine = ^uint64(0)
+
+// ordWays is the largest associativity whose LRU or FIFO order is one
+// word per set (see Cache.ord).
+const ordWays = 16
+
 // Cache is one cache array.
 type Cache struct {
 	sets, ways int
@@ -47,14 +56,24 @@ type Cache struct {
 	waysShift  int // log2(ways) when ways is a power of two, else -1
 	pol        policy
 
-	tag   []uint64 // line number per slot
+	tag   []uint64 // line number per slot, noLine when empty
 	valid []bool
 	dirty []bool
 
-	// LRU and FIFO: a doubly linked list per set, most recent first.
+	// LRU and FIFO with at most ordWays ways: the order of the ways of
+	// each set in one word, four bits per way, most recent first (nibble
+	// 0). It is a permutation of the ways whose first occupied[set]
+	// nibbles are the valid ways, in order; nibbles beyond the ways are
+	// 0xf.
+	ord []uint64
+	// LRU and FIFO with more ways: a doubly linked list of the valid
+	// slots per set, most recent first.
 	prev, next []int32
-	head, tail []int32
-	headTag    []uint64 // line of head[set], when head[set] >= 0
+	tail       []int32
+	// LRU and FIFO: the most recent slot of each set (-1 if the set is
+	// empty), and its line.
+	head    []int32
+	headTag []uint64
 
 	tree     []uint8 // PLRU: ways-1 node bits per set (heap order, node 1 is the root)
 	rrpv     []uint8 // SRRIP/BRRIP
@@ -106,18 +125,35 @@ func NewGeometry(sets, ways int, rep machine.Replacement, seed uint64) (*Cache, 
 	}
 	n := sets * ways
 	c.tag = make([]uint64, n)
+	for i := range c.tag {
+		c.tag[i] = noLine
+	}
 	c.valid = make([]bool, n)
 	c.dirty = make([]bool, n)
 	c.occupied = make([]int32, sets)
 	switch c.pol {
 	case lru, fifo:
-		c.prev = make([]int32, n)
-		c.next = make([]int32, n)
 		c.head = make([]int32, sets)
-		c.tail = make([]int32, sets)
 		c.headTag = make([]uint64, sets)
 		for s := range c.head {
-			c.head[s], c.tail[s] = none, none
+			c.head[s] = none
+		}
+		if ways <= ordWays {
+			var w uint64 = ^uint64(0) // 0xf beyond the ways
+			for i := range ways {
+				w = w&^(0xf<<(4*i)) | uint64(i)<<(4*i)
+			}
+			c.ord = make([]uint64, sets)
+			for s := range c.ord {
+				c.ord[s] = w
+			}
+		} else {
+			c.prev = make([]int32, n)
+			c.next = make([]int32, n)
+			c.tail = make([]int32, sets)
+			for s := range c.tail {
+				c.tail[s] = none
+			}
 		}
 	case plru:
 		c.tree = make([]uint8, sets*ways)
@@ -162,9 +198,23 @@ func (c *Cache) Lookup(line uint64) int {
 		return none
 	}
 	base := c.Set(line) * c.ways
-	for s := base; s < base+c.ways; s++ {
-		if c.tag[s] == line && c.valid[s] {
-			return s
+	return c.find(base, line)
+}
+
+// find returns the slot of the set starting at base that holds line, or
+// -1.
+func (c *Cache) find(base int, line uint64) int {
+	if line == noLine {
+		for s := base; s < base+c.ways; s++ {
+			if c.tag[s] == line && c.valid[s] {
+				return s
+			}
+		}
+		return none
+	}
+	for i, t := range c.tag[base : base+c.ways] {
+		if t == line {
+			return base + i
 		}
 	}
 	return none
@@ -188,13 +238,7 @@ func (c *Cache) Access(line uint64) int {
 			slot = int(s)
 		}
 	} else {
-		base := set * c.ways
-		for s := base; s < base+c.ways; s++ {
-			if c.tag[s] == line && c.valid[s] {
-				slot = s
-				break
-			}
-		}
+		slot = c.find(set*c.ways, line)
 	}
 	if slot < 0 {
 		return none
@@ -202,8 +246,7 @@ func (c *Cache) Access(line uint64) int {
 	switch c.pol {
 	case lru:
 		if int(c.head[set]) != slot {
-			c.unlink(set, slot)
-			c.pushFront(set, slot)
+			c.toFront(set, slot)
 		}
 	case plru:
 		c.plruTouch(slot)
@@ -244,6 +287,16 @@ func (c *Cache) Promote(line uint64) (slot, demoted int) {
 	if h < 0 {
 		return none, none
 	}
+	if c.ord != nil {
+		w := c.ord[set]
+		s := int(set)*c.ways + int(w>>4&0xf)
+		if c.occupied[set] < 2 || c.tag[s] != line {
+			return none, none
+		}
+		c.ord[set] = w&^0xff | w&0xf<<4 | w>>4&0xf
+		c.head[set], c.headTag[set] = int32(s), line
+		return s, int(h)
+	}
 	s := c.next[h]
 	if s < 0 || c.tag[s] != line {
 		return none, none // listed lines are valid
@@ -260,7 +313,7 @@ func (c *Cache) Promote(line uint64) (slot, demoted int) {
 	return int(s), int(h)
 }
 
-// Line returns the line number held in slot.
+// Line returns the line number held in slot (a valid one).
 func (c *Cache) Line(slot int) uint64 { return c.tag[slot] }
 
 // Valid reports whether slot holds a line.
@@ -328,6 +381,9 @@ func (c *Cache) Victim(line uint64) int {
 	}
 	switch c.pol {
 	case lru, fifo:
+		if c.ord != nil {
+			return base + int(c.ord[set]>>(4*(c.ways-1))&0xf)
+		}
 		return int(c.tail[set])
 	case random:
 		return base + int(c.rng.next()%uint64(c.ways))
@@ -357,8 +413,9 @@ func (c *Cache) Remove(slot int) {
 		delete(c.index, c.tag[slot])
 	}
 	if c.pol == lru || c.pol == fifo {
-		c.unlink(set, slot)
+		c.drop(set, slot)
 	}
+	c.tag[slot] = noLine
 	c.valid[slot] = false
 	c.dirty[slot] = false
 	c.occupied[set]--
@@ -377,7 +434,11 @@ func (c *Cache) Install(slot int, line uint64) {
 	}
 	switch c.pol {
 	case lru, fifo:
-		c.pushFront(set, slot)
+		if c.ord != nil {
+			c.toFront(set, slot)
+		} else {
+			c.pushFront(set, slot)
+		}
 	case plru:
 		c.plruTouch(slot)
 	case srrip:
@@ -406,8 +467,58 @@ func (c *Cache) moveToFront(slot int) {
 	if int(c.head[set]) == slot {
 		return
 	}
-	c.unlink(set, slot)
-	c.pushFront(set, slot)
+	c.toFront(set, slot)
+}
+
+// toFront makes slot, valid or being installed, the most recent of its
+// set; with lists, slot is listed.
+func (c *Cache) toFront(set, slot int) {
+	if c.ord == nil {
+		c.unlink(set, slot)
+		c.pushFront(set, slot)
+		return
+	}
+	w := c.ord[set]
+	way := uint64(slot - set*c.ways)
+	p := nibble(w, way)
+	below := uint64(1)<<(4*p) - 1 // the nibbles before way's
+	c.ord[set] = w&^(below<<4|0xf) | w&below<<4 | way
+	c.head[set], c.headTag[set] = int32(slot), c.tag[slot]
+}
+
+// drop takes the valid slot out of its set's order: to the end of the
+// ways with a word, out of the list with lists.
+func (c *Cache) drop(set, slot int) {
+	if c.ord == nil {
+		c.unlink(set, slot)
+		return
+	}
+	w := c.ord[set]
+	way := uint64(slot - set*c.ways)
+	p := nibble(w, way)
+	below := uint64(1)<<(4*p) - 1               // the nibbles before way's
+	before := uint64(1)<<(4*uint(c.ways-1)) - 1 // the nibbles before the last way's
+	all := before | 0xf<<(4*uint(c.ways-1))     // every way's
+	w = w&below | w>>4&^below&before | way<<(4*uint(c.ways-1)) | w&^all
+	c.ord[set] = w
+	if int(c.head[set]) == slot {
+		if c.occupied[set] > 1 {
+			h := set*c.ways + int(w&0xf)
+			c.head[set], c.headTag[set] = int32(h), c.tag[h]
+		} else {
+			c.head[set] = none
+		}
+	}
+}
+
+// nibble returns the position of way in the order word w: the lowest
+// 4-bit field of w equal to it.
+func nibble(w, way uint64) uint {
+	const ones, highs = 0x1111111111111111, 0x8888888888888888
+	v := w ^ way*ones // zero nibbles where w holds way
+	// The lowest nibble with its high bit set marks the lowest zero nibble
+	// exactly (borrows only make false marks above it).
+	return uint(bits.TrailingZeros64((v-ones)&^v&highs)) / 4
 }
 
 func (c *Cache) pushFront(set, slot int) {

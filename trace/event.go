@@ -196,6 +196,16 @@ type Reader interface {
 	Format() string
 }
 
+// Slimmer is implemented by readers that can do less for a consumer that
+// uses neither the PC and Thread columns nor Call and Return events (the
+// engine when it does not attribute).
+type Slimmer interface {
+	// Slim makes later Reads leave the PC and Thread columns of the
+	// events they deliver unspecified and drop Call and Return events;
+	// the other events and columns are as before.
+	Slim()
+}
+
 // Writer is a sink of events, such as an .mst encoder.
 type Writer interface {
 	Write(b *Batch) error

@@ -210,6 +210,7 @@ type StreamReader struct {
 	scratchPC  []uint64
 
 	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
+	slim     bool   // leave PC and Thread unset, drop calls and returns (see Slim)
 
 	// The ring (docs/valgrind-stream.md), when the stream's data comes
 	// through shared memory: r then carries the header and one word per
@@ -254,6 +255,12 @@ func (s *StreamReader) setRing(ring []byte, free io.Writer) {
 func (s *StreamReader) SetIFetchRuns(block int) {
 	s.runBlock = uint64(block)
 }
+
+// Slim implements trace.Slimmer: later Reads leave the PC and Thread
+// columns of the events they deliver unset and drop Call and Return
+// events, for a consumer that uses neither (the engine when it does not
+// attribute). The other events are the same.
+func (s *StreamReader) Slim() { s.slim = true }
 
 // Format implements trace.Reader: "valgrind".
 func (s *StreamReader) Format() string { return "valgrind" }
@@ -474,8 +481,7 @@ func (c columns) setExt(n int, k trace.Kind, addr, pc uint64, thr uint32, e trac
 // decode fills the columns with up to their length of events. It returns
 // the number of events and the error that stopped it early, if any.
 func (s *StreamReader) decode(c columns) (int, error) {
-	kind, addr, size, pc, thr := c.kind, c.addr, c.size, c.pc, c.thr
-	room := len(kind)
+	room := len(c.kind)
 	n := 0
 	for n < room {
 		if s.cur != nil {
@@ -485,6 +491,9 @@ func (s *StreamReader) decode(c columns) (int, error) {
 			}
 			continue
 		}
+		if n = s.execs(c, n); n == room {
+			break
+		}
 		if s.end-s.pos < 8 {
 			if err := s.more(8); err != nil {
 				return n, s.endError(err, false)
@@ -493,6 +502,8 @@ func (s *StreamReader) decode(c columns) (int, error) {
 		w := le.Uint64(s.buf[s.pos:])
 		switch w >> 60 {
 		case recExec:
+			// An EXEC that execs left: its words are not all in the
+			// buffer, its events do not fit, or it is corrupt.
 			id := w >> 16 & idMask
 			sb := s.lookup(id)
 			if sb == nil {
@@ -502,42 +513,9 @@ func (s *StreamReader) decode(c columns) (int, error) {
 			if e >= len(sb.exitEv) {
 				return n, s.corrupt(s.off(), "EXEC of superblock %d takes exit %d, but it has %d exits (exit %[3]d means it ran to its end)", id, e, len(sb.exitEv)-1)
 			}
-			nev, nd := int(sb.exitEv[e]), int(sb.exitData[e])
-			need, total := 8+8*nd, nev
-			final := sb.final != 0 && e == len(sb.exitEv)-1
-			if final {
-				need += 16
-				total++
-			}
-			if total <= room-n && (s.end-s.pos >= need || need <= len(s.buf) && s.more(need) == nil) {
-				// The whole record is in the buffer and its events fit.
-				words := s.buf[s.pos+8 : s.pos+need]
-				// One loop fills every column: superblocks are short, and
-				// a copy per column costs a call each.
-				a, k, sz, p, t := addr[n:n+nev], kind[n:n+nev], size[n:n+nev], pc[n:n+nev], thr[n:n+nev]
-				sk, ssz, sp := sb.kind[:nev], sb.size[:nev], sb.pc[:nev]
-				tid := s.tid
-				if sb.allData {
-					w := words[:8*nev]
-					for j := range a {
-						a[j] = le.Uint64(w[8*j:])
-						k[j], sz[j], p[j], t[j] = sk[j], ssz[j], sp[j], tid
-					}
-				} else {
-					for j := range a {
-						a[j], k[j], sz[j], p[j], t[j] = sp[j], sk[j], ssz[j], sp[j], tid
-					}
-					for j, i := range sb.dataPos[:nd] {
-						a[i] = le.Uint64(words[8*j:])
-					}
-				}
-				n += nev
-				if final {
-					c.setExt(n, sb.final, le.Uint64(words[8*nd:]), sb.finalPC, s.tid, trace.Ext{SP: le.Uint64(words[8*nd+8:])})
-					n++
-				}
-				s.pos += need
-				continue
+			need, fit, total := s.execSize(sb, e)
+			if fit <= room-n && (s.end-s.pos >= need || need <= len(s.buf) && s.more(need) == nil) {
+				continue // execs takes it now that its words are here
 			}
 			// Deliver it event by event, across Reads if need be.
 			s.cur, s.curEv, s.curEnd = sb, 0, total
@@ -570,6 +548,88 @@ func (s *StreamReader) decode(c columns) (int, error) {
 	return n, nil
 }
 
+// execSize returns the bytes of an EXEC record of sb that takes exit e,
+// the number of events it delivers (fit) and the number it has (total):
+// they differ by its final call or return when the reader is slim.
+func (s *StreamReader) execSize(sb *superblock, e int) (need, fit, total int) {
+	need, total = 8+8*int(sb.exitData[e]), int(sb.exitEv[e])
+	if sb.final != 0 && e == len(sb.exitEv)-1 {
+		need += 16
+		total++
+	}
+	fit = total
+	if s.slim && total > int(sb.exitEv[e]) {
+		fit--
+	}
+	return need, fit, total
+}
+
+// execs decodes EXEC records from s.pos into the columns from index n on,
+// as long as the next record is an EXEC that is whole in the buffer, of a
+// described superblock and exit, whose events fit. It returns the new
+// number of events. It is the decoder's hot path: buffer position and
+// columns stay in local variables, and each record's events are filled
+// from the superblock's description in one loop.
+func (s *StreamReader) execs(c columns, n int) int {
+	buf, pos := s.buf[:s.end], s.pos
+	kind, addr, size := c.kind, c.addr[:len(c.kind)], c.size[:len(c.kind)]
+	pc, thr := c.pc[:len(c.kind)], c.thr[:len(c.kind)]
+	slim, tid := s.slim, s.tid
+	for len(buf)-pos >= 8 {
+		w := le.Uint64(buf[pos:])
+		if w>>60 != recExec {
+			break
+		}
+		sb := s.lookup(w >> 16 & idMask)
+		e := int(w & 0xffff)
+		if sb == nil || e >= len(sb.exitEv) {
+			break
+		}
+		need, fit, _ := s.execSize(sb, e)
+		if fit > len(kind)-n || need > len(buf)-pos {
+			break
+		}
+		nev, nd := int(sb.exitEv[e]), int(sb.exitData[e])
+		words := buf[pos+8 : pos+need]
+		a := addr[n : n+nev]
+		k, sz := kind[n : n+nev][:len(a)], size[n : n+nev][:len(a)]
+		sk, ssz, sp := sb.kind[:len(a)], sb.size[:len(a)], sb.pc[:len(a)]
+		// One loop fills every column: superblocks are short, and a copy
+		// per column costs a call each.
+		switch {
+		case slim && sb.allData:
+			w := words[:8*len(a)]
+			for j := range a {
+				a[j] = le.Uint64(w[8*j:])
+				k[j], sz[j] = sk[j], ssz[j]
+			}
+		case slim:
+			for j := range a {
+				a[j], k[j], sz[j] = sp[j], sk[j], ssz[j]
+			}
+			for j, i := range sb.dataPos[:nd] {
+				a[i] = le.Uint64(words[8*j:])
+			}
+		default:
+			p, t := pc[n : n+nev][:len(a)], thr[n : n+nev][:len(a)]
+			for j := range a {
+				a[j], k[j], sz[j], p[j], t[j] = sp[j], sk[j], ssz[j], sp[j], tid
+			}
+			for j, i := range sb.dataPos[:nd] {
+				a[i] = le.Uint64(words[8*j:])
+			}
+		}
+		n += nev
+		if fit > nev {
+			c.setExt(n, sb.final, le.Uint64(words[8*nd:]), sb.finalPC, tid, trace.Ext{SP: le.Uint64(words[8*nd+8:])})
+			n++
+		}
+		pos += need
+	}
+	s.pos = pos
+	return n
+}
+
 // resume delivers events of the current EXEC record from event s.curEv on,
 // into the columns from index n, until the record or the batch ends.
 func (s *StreamReader) resume(c columns, n int) (int, error) {
@@ -582,9 +642,11 @@ func (s *StreamReader) resume(c columns, n int) (int, error) {
 			if err := s.more(16); err != nil {
 				return n, s.endError(err, false)
 			}
-			c.setExt(n, sb.final, le.Uint64(s.buf[s.pos:]), sb.finalPC, s.tid, trace.Ext{SP: le.Uint64(s.buf[s.pos+8:])})
+			if !s.slim {
+				c.setExt(n, sb.final, le.Uint64(s.buf[s.pos:]), sb.finalPC, s.tid, trace.Ext{SP: le.Uint64(s.buf[s.pos+8:])})
+				n++
+			}
 			s.pos += 16
-			n++
 			s.curEv++
 			continue
 		}

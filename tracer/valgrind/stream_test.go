@@ -1121,6 +1121,34 @@ func checkStreamFold(t *testing.T, data []byte, buf int, block uint64) {
 			t.Fatalf("cap %d: error %v, but %v with cap 1", c, err, firstErr)
 		}
 	}
+	// A slim reader delivers the same events but calls and returns, with
+	// the same error; their PC and Thread are unspecified.
+	var slimWant []ev
+	for _, e := range want {
+		if e.K != trace.Call && e.K != trace.Return {
+			slimWant = append(slimWant, e)
+		}
+	}
+	for i, c := range []int{1, 3, 4096} {
+		var in io.Reader = bytes.NewReader(data)
+		size := buf
+		if i == 1 {
+			in, size = &chunkReader{r: in}, 40
+		}
+		r := newStreamReaderSize(in, size)
+		r.SetIFetchRuns(int(block))
+		r.Slim()
+		got, err := readAll(t, r, c)
+		if fmt.Sprint(err) != fmt.Sprint(firstErr) {
+			t.Fatalf("slim, cap %d, runs in %d-byte blocks: stream %x: ended with %v, want %v", c, block, data, err, firstErr)
+		}
+		if !slices.EqualFunc(got, slimWant, func(g, w ev) bool {
+			g.PC, g.T, w.PC, w.T = 0, 0, 0, 0
+			return g == w
+		}) {
+			t.Fatalf("slim, cap %d, runs in %d-byte blocks: stream %x: events (-want +got):\n%s", c, block, data, cmp.Diff(slimWant, got))
+		}
+	}
 }
 
 func FuzzStream(f *testing.F) {

@@ -1,0 +1,183 @@
+package cache
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"memspy/machine"
+)
+
+// listModel is an obviously right LRU or FIFO cache: per set, a list of
+// the valid slots, most recent (or most recently installed) first.
+type listModel struct {
+	sets, ways int
+	fifo       bool
+	line       map[int]uint64 // valid slots' lines
+	order      [][]int        // per set
+}
+
+func newListModel(sets, ways int, fifo bool) *listModel {
+	return &listModel{sets: sets, ways: ways, fifo: fifo, line: map[int]uint64{}, order: make([][]int, sets)}
+}
+
+func (m *listModel) set(line uint64) int { return int(line % uint64(m.sets)) }
+
+func (m *listModel) lookup(line uint64) int {
+	for _, s := range m.order[m.set(line)] {
+		if m.line[s] == line {
+			return s
+		}
+	}
+	return -1
+}
+
+func (m *listModel) front(set, slot int) {
+	o := slices.DeleteFunc(m.order[set], func(s int) bool { return s == slot })
+	m.order[set] = append([]int{slot}, o...)
+}
+
+func (m *listModel) touch(set, slot int) {
+	if !m.fifo {
+		m.front(set, slot)
+	}
+}
+
+// victim is the lowest empty slot of the set, else its last listed.
+func (m *listModel) victim(line uint64) int {
+	set := m.set(line)
+	for s := set * m.ways; s < (set+1)*m.ways; s++ {
+		if _, ok := m.line[s]; !ok {
+			return s
+		}
+	}
+	o := m.order[set]
+	return o[len(o)-1]
+}
+
+func (m *listModel) remove(slot int) {
+	set := slot / m.ways
+	delete(m.line, slot)
+	m.order[set] = slices.DeleteFunc(m.order[set], func(s int) bool { return s == slot })
+}
+
+func (m *listModel) install(slot int, line uint64) {
+	m.line[slot] = line
+	m.front(slot/m.ways, slot)
+}
+
+// mru is the slot of line if it is the first listed of its set.
+func (m *listModel) mru(line uint64) int {
+	if o := m.order[m.set(line)]; len(o) > 0 && m.line[o[0]] == line && !m.fifo {
+		return o[0]
+	}
+	return -1
+}
+
+// The LRU and FIFO caches (the order word up to 16 ways, lists beyond)
+// agree with the list model on random operations, for every associativity
+// from 1 to 32 and for one and several sets.
+func TestLRUFIFOModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, rep := range []machine.Replacement{machine.LRU, machine.FIFO} {
+		for ways := 1; ways <= 32; ways++ {
+			for _, sets := range []int{1, 3, 4} {
+				c, err := NewGeometry(sets, ways, rep, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := newListModel(sets, ways, rep == machine.FIFO)
+				// Lines from a few more than fit, so that sets fill, hit and evict;
+				// line noLine takes the slow scans.
+				lines := uint64(sets * (ways + 3))
+				pick := func() uint64 {
+					if rng.IntN(50) == 0 {
+						return noLine - uint64(sets)*uint64(rng.IntN(2))
+					}
+					return uint64(rng.IntN(int(lines)))
+				}
+				for op := range 3000 {
+					line := pick()
+					check := func(what string, got, want int) {
+						t.Helper()
+						if got != want {
+							t.Fatalf("%s %d ways %d sets, op %d: %s(%#x) = %d, want %d", rep, ways, sets, op, what, line, got, want)
+						}
+					}
+					check("Lookup", c.Lookup(line), m.lookup(line))
+					switch rng.IntN(6) {
+					case 0: // Access
+						want := m.lookup(line)
+						if want >= 0 {
+							m.touch(m.set(line), want)
+						}
+						got := c.Access(line)
+						check("Access", got, want)
+						if got >= 0 {
+							check("Settled after a hit", b2i(c.Settled(got)), 1)
+						}
+					case 1: // a miss filled, or a hit touched
+						if s := m.lookup(line); s >= 0 {
+							m.touch(m.set(line), s)
+							c.Touch(s)
+							break
+						}
+						v := c.Victim(line)
+						check("Victim", v, m.victim(line))
+						check("Valid", b2i(c.Valid(v)), b2i(m.has(v)))
+						if c.Valid(v) {
+							if c.Line(v) != m.line[v] {
+								t.Fatalf("%s %d ways %d sets, op %d: Line(%d) = %#x, want %#x", rep, ways, sets, op, v, c.Line(v), m.line[v])
+							}
+							c.Remove(v)
+							m.remove(v)
+						}
+						c.Install(v, line)
+						m.install(v, line)
+					case 2: // Remove
+						if s := m.lookup(line); s >= 0 {
+							c.Remove(s)
+							m.remove(s)
+						}
+					case 3:
+						if c.pow2 {
+							check("MRU", c.MRU(line), m.mru(line))
+						}
+					case 4: // Promote: only the second most recent line moves
+						if !c.pow2 {
+							break
+						}
+						want, wantDemoted := -1, -1
+						if o := m.order[m.set(line)]; !m.fifo && len(o) >= 2 && m.line[o[1]] == line {
+							want, wantDemoted = o[1], o[0]
+							m.front(m.set(line), o[1])
+						}
+						got, demoted := c.Promote(line)
+						check("Promote", got, want)
+						check("Promote's demoted", demoted, wantDemoted)
+					case 5: // Settled of every valid slot of the set
+						set := m.set(line)
+						for s := set * ways; s < (set+1)*ways; s++ {
+							if m.has(s) {
+								want := rep == machine.FIFO || m.order[set][0] == s
+								check("Settled", b2i(c.Settled(s)), b2i(want))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func (m *listModel) has(slot int) bool {
+	_, ok := m.line[slot]
+	return ok
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
