@@ -37,11 +37,11 @@ type filled struct {
 // runs on a goroutine of its own, a few batches ahead of the engine, so that
 // the two overlap; Run returns only once that goroutine has stopped using
 // r. With one, Run reads in line, in small batches that stay in the
-// processor's caches. When h does not attribute, Run makes r slim if it
-// is a trace.Slimmer: the engine then reads neither PCs, threads, calls
-// nor returns.
+// processor's caches. When h does not attribute and simulates one
+// processor, Run makes r slim if it is a trace.Slimmer: the engine then
+// reads neither PCs, threads, calls nor returns.
 func Run(ctx context.Context, h *Hierarchy, r trace.Reader, progress func(events uint64)) error {
-	if sr, ok := r.(trace.Slimmer); ok && h.attr == nil {
+	if sr, ok := r.(trace.Slimmer); ok && h.attr == nil && len(h.procs) == 1 {
 		sr.Slim()
 	}
 	if runtime.GOMAXPROCS(0) < 2 {
