@@ -10,9 +10,9 @@ type Kind uint8
 
 // Event kinds. The numeric values are part of the .mst format: never
 // renumber them, only append. Values not listed here are reserved for
-// later kinds (sync, thread).
+// later kinds.
 //
-// Alloc, Free, Call, Return, Marker and Map are extended events: they are
+// Alloc, Free, Call, Return, Marker, Map and Sync are extended events: they are
 // not memory references, and what they carry beyond Addr, PC and Thread is
 // in Batch.Ext, at the index held in their Size column.
 const (
@@ -28,7 +28,8 @@ const (
 	Return     Kind = 9  // a procedure returned: Addr where control returns to, PC the return instruction
 	Marker     Kind = 10 // a program's own marker (memspy.h): Addr its address argument
 	Map        Kind = 11 // an object file is mapped: Addr the runtime address of its .text, Ext.Size its length, Ext.Name its path
-	numKinds        = 12
+	Sync       Kind = 12 // a synchronization operation (Ext.Sync says which): Addr the synchronization object, PC the call site
+	numKinds        = 13
 )
 
 // IFetchRun is Size instruction fetches in program order, the first at
@@ -42,7 +43,7 @@ const (
 const IFetchRun Kind = 128
 
 var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
-	"alloc", "free", "call", "return", "marker", "map"}
+	"alloc", "free", "call", "return", "marker", "map", "sync"}
 
 // String returns the kind's lower-case name.
 func (k Kind) String() string {
@@ -98,15 +99,55 @@ func (m MarkKind) String() string {
 // Valid reports whether m is a marker kind this version understands.
 func (m MarkKind) Valid() bool { return m < numMarkKinds }
 
+// SyncKind says which synchronization operation a Sync event is. Events
+// that make a thread wait (Acquire, BarrierLeave, CondWake, Start, Join)
+// are traced when the wait is over; those that let other threads go on
+// (Release, BarrierArrive, CondWait, CondSignal, Create, Exit) before the
+// operation.
+type SyncKind uint8
+
+// Synchronization kinds. The values are part of the .mst format and of the
+// Valgrind tool's stream: only append.
+const (
+	SyncAcquire       SyncKind = 0  // a lock was acquired: Addr the lock; Ext.Size 1 when shared (a read lock), else 0
+	SyncRelease       SyncKind = 1  // a lock is released: Addr the lock
+	SyncBarrierArrive SyncKind = 2  // a thread arrives at a barrier: Addr the barrier; Ext.Size its count, 0 when unknown
+	SyncBarrierLeave  SyncKind = 3  // a thread leaves a barrier: Addr the barrier
+	SyncCondWait      SyncKind = 4  // a thread waits on a condition variable: Addr the condition, Ext.Size the mutex it releases
+	SyncCondWake      SyncKind = 5  // a wait on a condition variable returned: Addr the condition, Ext.Size the mutex it holds again
+	SyncCondSignal    SyncKind = 6  // a condition variable is signalled or broadcast: Addr the condition
+	SyncCreate        SyncKind = 7  // a thread creates another: Addr a token that the new thread's Start names
+	SyncStart         SyncKind = 8  // a new thread starts: Addr its creator's token; Ext.Size the thread's handle (pthread_t)
+	SyncExit          SyncKind = 9  // a thread ends: Addr its handle
+	SyncJoin          SyncKind = 10 // a thread joined another: Addr the joined thread's handle
+	SyncAtomic        SyncKind = 11 // an atomic read-modify-write of the bytes at Addr (its Modify event follows)
+	numSyncKinds               = 12
+)
+
+var syncNames = [numSyncKinds]string{"acquire", "release", "barrier-arrive", "barrier-leave",
+	"cond-wait", "cond-wake", "cond-signal", "create", "start", "exit", "join", "atomic"}
+
+// String returns the synchronization kind's name.
+func (s SyncKind) String() string {
+	if s < numSyncKinds {
+		return syncNames[s]
+	}
+	return fmt.Sprintf("sync(%d)", uint8(s))
+}
+
+// Valid reports whether s is a synchronization kind this version understands.
+func (s SyncKind) Valid() bool { return s < numSyncKinds }
+
 // Ext is what an extended event carries beyond the common columns. Its
 // Stack and Name belong to the batch like the columns do: a consumer that
 // keeps them past the batch's next refill copies them.
 type Ext struct {
-	Size  uint64   // Alloc, Free: the block's size in bytes; Marker (range): the range's length; Map: the length of the .text
+	Size  uint64   // Alloc, Free: the block's size in bytes; Marker (range): the range's length; Map: the length of the .text; Sync: see SyncKind
 	SP    uint64   // Call: the stack pointer after the call; Return: after the return
 	Stack []uint64 // Alloc, Free: the call stack, innermost first (PC first, then return addresses)
 	Name  string   // Alloc, Free: the routine ("malloc", "free", an --alloc-fn); Marker: the name given; Map: the object file's path
 	Mark  MarkKind // Marker: what it marks
+	Sync  SyncKind // Sync: which operation
 }
 
 // BatchSize is the number of events readers put in one batch by default.

@@ -51,10 +51,11 @@ import (
 //	pc      per event, its PC minus the previous event's PC, in lens>>4
 //	        (0..8) bytes
 //	thread  runs {uvarint thread, uvarint length} covering the events
-//	ext     per extended event (alloc, free, call, return, marker, map;
-//	        their op entries have size 0), its Ext: u8 fields present, then
-//	        uvarint size, uvarint zigzag SP delta, uvarint depth and
-//	        zigzag stack deltas, uvarint name length and name, u8 mark
+//	ext     per extended event (alloc, free, call, return, marker, map,
+//	        sync; their op entries have size 0), its Ext: u8 fields present,
+//	        then uvarint size, uvarint zigzag SP delta, uvarint depth and
+//	        zigzag stack deltas, uvarint name length and name, u8 mark,
+//	        u8 sync
 //
 // Flags bit 0 puts an event in the instruction stream (else the data
 // stream). Each stream predicts its next address as its last address plus
@@ -75,9 +76,9 @@ const (
 	// writes. Readers reject files with a higher major version.
 	MSTVersionMajor = 1
 	// MSTVersionMinor is the minor .mst version this package writes
-	// (1.1 added extended events, 1.2 the map event). Readers accept any
-	// minor version of their major version.
-	MSTVersionMinor = 2
+	// (1.1 added extended events, 1.2 the map event, 1.3 the sync event).
+	// Readers accept any minor version of their major version.
+	MSTVersionMinor = 3
 	// MSTMaxChunkEvents is the largest number of events in one chunk.
 	MSTMaxChunkEvents = 1 << 20
 	// MSTDefaultChunkEvents is the writer's default chunk size in events.
@@ -135,7 +136,8 @@ const (
 	mstExtStack = 1 << 2
 	mstExtName  = 1 << 3
 	mstExtMark  = 1 << 4
-	mstExtKnown = mstExtSize | mstExtSP | mstExtStack | mstExtName | mstExtMark
+	mstExtSync  = 1 << 5 // since 1.3
+	mstExtKnown = mstExtSize | mstExtSP | mstExtStack | mstExtName | mstExtMark | mstExtSync
 
 	// mstMaxNames bounds the reader's table of interned names.
 	mstMaxNames = 1024
@@ -1060,6 +1062,14 @@ func (r *MSTReader) ext(pc uint64) (Ext, error) {
 			return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1,
 				"the file (.mst %d.%d) uses marker kind %d, which this memspy (.mst %d.%d) does not know: it was written by a newer memspy",
 				r.major, r.minor, e.Mark, MSTVersionMajor, MSTVersionMinor)
+		}
+	}
+	if fields&mstExtSync != 0 {
+		e.Sync = SyncKind(x.byte())
+		if !x.bad && !e.Sync.Valid() {
+			return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1,
+				"the file (.mst %d.%d) uses synchronization kind %d, which this memspy (.mst %d.%d) does not know: it was written by a newer memspy",
+				r.major, r.minor, e.Sync, MSTVersionMajor, MSTVersionMinor)
 		}
 	}
 	if x.bad {

@@ -36,13 +36,16 @@ func extEdgeEvents() *Batch {
 	}
 	b := NewBatch(0)
 	for i, e := range exts {
-		for k := Alloc; k <= Map; k++ {
+		for k := Alloc; k <= Sync; k++ {
 			b.Append(Read, 0x1000+uint64(i), 8, uint64(i)<<40, uint32(i))
 			b.AppendExt(k, uint64(k)<<60|uint64(i), 0x401000+uint64(i), uint32(k), e)
 		}
 	}
 	for m := range MarkKind(numMarkKinds) {
 		b.AppendExt(Marker, 0, 0, 0, Ext{Mark: m})
+	}
+	for s := range SyncKind(numSyncKinds) {
+		b.AppendExt(Sync, 0x601040, 0x401000, 3, Ext{Sync: s, Size: uint64(s)})
 	}
 	return b
 }
@@ -110,6 +113,7 @@ func TestMSTExtWriterErrors(t *testing.T) {
 		{"stack too deep", &Batch{Kind: []Kind{Alloc}, Addr: []uint64{1}, Size: []uint32{0}, Ext: []Ext{{Stack: deep}}}, "257 frames"},
 		{"name too long", &Batch{Kind: []Kind{Marker}, Addr: []uint64{1}, Size: []uint32{0}, Ext: []Ext{{Name: strings.Repeat("n", MSTMaxNameLen+1)}}}, "4097 bytes"},
 		{"invalid mark", &Batch{Kind: []Kind{Marker}, Addr: []uint64{1}, Size: []uint32{0}, Ext: []Ext{{Mark: numMarkKinds}}}, "invalid marker kind"},
+		{"invalid sync", &Batch{Kind: []Kind{Sync}, Addr: []uint64{1}, Size: []uint32{0}, Ext: []Ext{{Sync: numSyncKinds}}}, "invalid synchronization kind"},
 	} {
 		var buf bytes.Buffer
 		w, err := NewMSTWriter(&buf, MSTWriterOptions{})
@@ -210,8 +214,8 @@ func TestMSTBadExtColumn(t *testing.T) {
 			ErrMSTCorrupt, "ext column too short"},
 		{"ext column long", mstColExt, chunk(alloc, rep([]byte{0}, 11)),
 			ErrMSTCorrupt, "column lengths do not match"},
-		{"unknown ext field", mstColExt, chunk(alloc, cat(rep([]byte{0}, 9), []byte{0x20})),
-			ErrMSTUnsupported, "field bits 0x20"},
+		{"unknown ext field", mstColExt, chunk(alloc, cat(rep([]byte{0}, 9), []byte{0x40})),
+			ErrMSTUnsupported, "field bits 0x40"},
 		{"unknown marker kind", mstColExt, chunk(marker, cat(rep([]byte{0}, 9), []byte{0x10, 99})),
 			ErrMSTUnsupported, "marker kind 99"},
 		{"marker kind cut off", mstColExt, chunk(marker, cat(rep([]byte{0}, 9), []byte{0x10})),
@@ -258,11 +262,11 @@ func TestMSTBadExtColumn(t *testing.T) {
 
 // The examples of docs/mst.md §13, byte for byte.
 const (
-	mstSpecExample = "894d53540d0a1a0a0100020000000000140000007b2263726561746f72223a226d656d737079227d4d2c90a143000000" +
+	mstSpecExample = "894d53540d0a1a0a0100030000000000140000007b2263726561746f72223a226d656d737079227d446d2bb443000000" +
 		"0600000000000000000000002700000027000000eca62a1d9e5164b10502010304020100040000040801000108020102040a00" +
 		"0001020103040000401000fe7ff0f40049000000010000000600000000000000140000001400000027906beef81367632c0000" +
 		"0000000000000000000000000006000000730000000000000006000000000000000100000059c8bffc894d5354454e440a"
-	mstSpecExtExample = "894d53540d0a1a0a0100020000000000140000007b2263726561746f72223a226d656d737079227d4d2c90a143000500" +
+	mstSpecExtExample = "894d53540d0a1a0a0100030000000000140000007b2263726561746f72223a226d656d737079227d446d2bb443000500" +
 		"0500000000000000000000004d0000004d0000008972f75d741ff65e050801330002012004060013000a001300090112000b00" +
 		"081c0001020304001240a0524060adbf01fe001040000204040402f0bfe0ff0f0d400200fd07066d616c6c6f631804696e6974" +
 		"0802104900000001000000050000000000000014000000140000001e19498c568ce7e12c000000000000000000000000000000" +
@@ -379,6 +383,9 @@ func FuzzMSTRoundTrip(f *testing.F) {
 			}
 			if fields&16 != 0 {
 				e.Mark = MarkKind(in.next() % numMarkKinds)
+			}
+			if fields&32 != 0 {
+				e.Sync = SyncKind(in.next() % numSyncKinds)
 			}
 			b.AppendExt(k, addr, pc, thread, e)
 		}

@@ -68,6 +68,9 @@ func randExt(rng *rand.Rand) Ext {
 	if rng.IntN(2) == 0 {
 		e.Mark = MarkKind(rng.IntN(numMarkKinds))
 	}
+	if rng.IntN(2) == 0 {
+		e.Sync = SyncKind(rng.IntN(numSyncKinds))
+	}
 	return e
 }
 
@@ -300,7 +303,7 @@ func batchEqual(a, b *Batch) string {
 // extEqual reports whether x and y are equal, a nil Stack equal to an
 // empty one.
 func extEqual(x, y *Ext) bool {
-	return x.Size == y.Size && x.SP == y.SP && slices.Equal(x.Stack, y.Stack) && x.Name == y.Name && x.Mark == y.Mark
+	return x.Size == y.Size && x.SP == y.SP && slices.Equal(x.Stack, y.Stack) && x.Name == y.Name && x.Mark == y.Mark && x.Sync == y.Sync
 }
 
 // prefixOf reports whether a's events are the first events of b.

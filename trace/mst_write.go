@@ -243,6 +243,8 @@ func checkExtended(b *Batch, i int) error {
 		return fmt.Errorf("mst: %v event %d of the batch has a name of %d bytes, at most %d allowed", k, i, len(e.Name), MSTMaxNameLen)
 	case !e.Mark.Valid():
 		return fmt.Errorf("mst: %v event %d of the batch has invalid marker kind %v", k, i, e.Mark)
+	case !e.Sync.Valid():
+		return fmt.Errorf("mst: %v event %d of the batch has invalid synchronization kind %v", k, i, e.Sync)
 	}
 	return nil
 }
@@ -293,14 +295,14 @@ func (w *MSTWriter) appendExt(b *Batch, i int) error {
 
 // mstExtMaxBytes bounds the length of e's ext column entry.
 func mstExtMaxBytes(e *Ext) int {
-	return 1 + 10 + 10 + 2 + 10*len(e.Stack) + 2 + len(e.Name) + 1
+	return 1 + 10 + 10 + 2 + 10*len(e.Stack) + 2 + len(e.Name) + 1 + 1
 }
 
 // appendExtEntry appends the ext column entry of e, the Ext of an event
 // whose PC is pc: u8 fields, then the fields present (those that are not
 // zero) in this order: uvarint size, uvarint zigzag SP delta, uvarint depth
 // and depth uvarint zigzag stack deltas, uvarint name length and the name,
-// u8 marker kind.
+// u8 marker kind, u8 synchronization kind.
 func (w *MSTWriter) appendExtEntry(p []byte, e *Ext, pc uint64) []byte {
 	var fields byte
 	if e.Size != 0 {
@@ -317,6 +319,9 @@ func (w *MSTWriter) appendExtEntry(p []byte, e *Ext, pc uint64) []byte {
 	}
 	if e.Mark != 0 {
 		fields |= mstExtMark
+	}
+	if e.Sync != 0 {
+		fields |= mstExtSync
 	}
 	p = append(p, fields)
 	if e.Size != 0 {
@@ -340,6 +345,9 @@ func (w *MSTWriter) appendExtEntry(p []byte, e *Ext, pc uint64) []byte {
 	}
 	if e.Mark != 0 {
 		p = append(p, byte(e.Mark))
+	}
+	if e.Sync != 0 {
+		p = append(p, byte(e.Sync))
 	}
 	return p
 }
