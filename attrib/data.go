@@ -266,23 +266,30 @@ func (d *Data) StackBin(proc int32) int32 {
 // Lookup returns the bin of the heap, manual or global range holding addr,
 // or OtherBin.
 func (d *Data) Lookup(addr uint64) int32 {
+	bin, _ := d.Locate(addr)
+	return bin
+}
+
+// Locate returns the bin of the heap, manual or global range holding addr
+// and the range's first address, or OtherBin and addr.
+func (d *Data) Locate(addr uint64) (bin int32, start uint64) {
 	if len(d.manual.granules) > 0 {
 		if s, ok := d.manual.at(addr); ok {
-			return s.bin
+			return s.bin, s.start
 		}
 	}
 	if l := d.last; contains(l, addr) {
-		return l.bin
+		return l.bin, l.start
 	}
 	if s, ok := d.heap.at(addr); ok {
 		d.last = s
-		return s.bin
+		return s.bin, s.start
 	}
 	i := sort.Search(len(d.globals), func(i int) bool { return d.globals[i].start > addr }) - 1
 	if i >= 0 && contains(d.globals[i], addr) {
-		return d.globals[i].bin
+		return d.globals[i].bin, d.globals[i].start
 	}
-	return OtherBin
+	return OtherBin, addr
 }
 
 func contains(s span, a uint64) bool { return a >= s.start && a < s.end }

@@ -7,6 +7,7 @@ package profile
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -52,6 +53,16 @@ type Profile struct {
 	// Processors, on a machine of several, hold each processor's counters
 	// (nil on one processor).
 	Processors []ProcessorStats `json:"processors,omitempty"`
+	// Threads, on a machine of several processors, hold each thread's
+	// simulated time, in order of first appearance; Interleave and Quantum
+	// say how the engine ordered the threads' events.
+	Threads    []ThreadStats `json:"threads,omitempty"`
+	Interleave string        `json:"interleave,omitempty"` // "clock" or "trace"
+	Quantum    int           `json:"quantum,omitempty"`
+	// Sync holds the synchronization objects (locks, barriers, condition
+	// variables, joined threads, atomically updated words) with the time
+	// threads waited at them, most waiting first.
+	Sync []SyncObject `json:"sync,omitempty"`
 	// Dumps are the snapshots the program asked for with dump markers, in
 	// order.
 	Dumps []Dump `json:"dumps,omitempty"`
@@ -197,6 +208,78 @@ type ProcessorStats struct {
 	InvalidationsReceived uint64 `json:"invalidations_received"`
 }
 
+// ThreadStats are one thread's simulated time on a multiprocessor. A
+// thread's clock starts at its creator's and advances one cycle per event
+// (ComputeCycles), by the stall cycles of its misses (StallCycles, as in
+// the where views), and by the cycles it waited at synchronization
+// (SyncCycles).
+type ThreadStats struct {
+	Thread        uint32 `json:"thread"`
+	Processor     int    `json:"processor"`
+	Events        uint64 `json:"events"`
+	ComputeCycles uint64 `json:"compute_cycles"`
+	StallCycles   uint64 `json:"stall_cycles"`
+	SyncCycles    uint64 `json:"sync_cycles"`
+	// Start and End are its clock at its first and its last event.
+	Start uint64 `json:"start"`
+	End   uint64 `json:"end"`
+}
+
+// SyncObject is one synchronization object and the waiting it caused.
+type SyncObject struct {
+	// Name is the data bin holding it, with the offset in the bin (with
+	// --where), or its address; for a joined thread, "thread N".
+	Name string `json:"name"`
+	Addr uint64 `json:"addr"`
+	// Kind is lock, barrier, condition, join or atomic.
+	Kind string `json:"kind"`
+	// Operations count its acquisitions (lock), arrivals (barrier), wakes
+	// (condition), joins or atomic updates; Waits those that waited, and
+	// WaitCycles the cycles they waited.
+	Operations uint64 `json:"operations"`
+	Waits      uint64 `json:"waits"`
+	WaitCycles uint64 `json:"wait_cycles"`
+}
+
+// mergeThreads adds q's threads and synchronization objects to p's: those
+// of one thread (one object) add up, and a thread's clock spans both.
+func (p *Profile) mergeThreads(q *Profile) {
+	for _, b := range q.Threads {
+		i := slices.IndexFunc(p.Threads, func(a ThreadStats) bool { return a.Thread == b.Thread })
+		if i < 0 {
+			p.Threads = append(p.Threads, b)
+			continue
+		}
+		a := &p.Threads[i]
+		a.Events += b.Events
+		a.ComputeCycles += b.ComputeCycles
+		a.StallCycles += b.StallCycles
+		a.SyncCycles += b.SyncCycles
+		a.Start, a.End = min(a.Start, b.Start), max(a.End, b.End)
+	}
+	for _, b := range q.Sync {
+		i := slices.IndexFunc(p.Sync, func(a SyncObject) bool { return a.Kind == b.Kind && a.Name == b.Name })
+		if i < 0 {
+			p.Sync = append(p.Sync, b)
+			continue
+		}
+		a := &p.Sync[i]
+		a.Operations += b.Operations
+		a.Waits += b.Waits
+		a.WaitCycles += b.WaitCycles
+	}
+	SortSync(p.Sync)
+}
+
+// SortSync sorts synchronization objects most wait cycles first (then by
+// operations, kind and name).
+func SortSync(s []SyncObject) {
+	slices.SortFunc(s, func(a, b SyncObject) int {
+		return cmp.Or(cmp.Compare(b.WaitCycles, a.WaitCycles), cmp.Compare(b.Operations, a.Operations),
+			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+	})
+}
+
 // Hits returns Accesses - Misses.
 func (c *CacheStats) Hits() uint64 { return c.Accesses - c.Misses }
 
@@ -285,6 +368,7 @@ func (p *Profile) Merge(q *Profile) error {
 		a.InvalidationsSent += b.InvalidationsSent
 		a.InvalidationsReceived += b.InvalidationsReceived
 	}
+	p.mergeThreads(q)
 	p.Events += q.Events
 	AddCounts(&p.EventsByKind, q.EventsByKind)
 	p.NotSimulated += q.NotSimulated

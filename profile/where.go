@@ -104,6 +104,9 @@ type Function struct {
 	// one cycle to each.
 	Instructions  uint64 `json:"instructions"`
 	ComputeCycles uint64 `json:"compute_cycles"`
+	// SyncCycles are the cycles its threads waited at synchronization
+	// called from it (on a multiprocessor; see ThreadStats).
+	SyncCycles uint64 `json:"sync_cycles,omitempty"`
 	// Region marks a code region the program named with memspy.h rather
 	// than a procedure: a code bin nested in the procedure running when it
 	// began.
@@ -121,6 +124,7 @@ type Function struct {
 type Inclusive struct {
 	Instructions  uint64 `json:"instructions"`
 	ComputeCycles uint64 `json:"compute_cycles"`
+	SyncCycles    uint64 `json:"sync_cycles,omitempty"`
 	Stats
 	Levels map[string]*Stats `json:"levels"`
 }
@@ -426,6 +430,7 @@ func (p *Profile) mergeWhere(q *Profile) {
 	p.Functions = mergeEntries(p.Functions, q.Functions, func(a, b *Function) {
 		a.Instructions += b.Instructions
 		a.ComputeCycles += b.ComputeCycles
+		a.SyncCycles += b.SyncCycles
 		if b.Inclusive == nil {
 			return
 		}
@@ -434,6 +439,7 @@ func (p *Profile) mergeWhere(q *Profile) {
 		}
 		a.Inclusive.Instructions += b.Inclusive.Instructions
 		a.Inclusive.ComputeCycles += b.Inclusive.ComputeCycles
+		a.Inclusive.SyncCycles += b.Inclusive.SyncCycles
 		addLevels(a.Inclusive.Levels, b.Inclusive.Levels)
 	})
 	p.Objects = mergeEntries(p.Objects, q.Objects, func(a, b *Object) {

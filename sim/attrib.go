@@ -136,6 +136,7 @@ type attribution struct {
 	refIDs   map[refKey]int32
 	refCache [256]refSlot
 	instr    []uint64      // instructions fetched, by calling context
+	syncWait []uint64      // cycles waited at synchronization, by calling context
 	strides  []strideStats // by access point id
 	// procLocals caches the Symbolizer's local variables by procedure.
 	procLocals map[int32][]attrib.Local
@@ -231,6 +232,14 @@ func (at *attribution) ref(bin int32) int32 {
 	}
 	e.key, e.id = k, id
 	return id
+}
+
+// waited counts w cycles waited at synchronization in calling context ctx.
+func (at *attribution) waited(ctx int32, w uint64) {
+	if int(ctx) >= len(at.syncWait) {
+		at.syncWait = append(at.syncWait, make([]uint64, int(ctx)+1-len(at.syncWait)+16)...)
+	}
+	at.syncWait[ctx] += w
 }
 
 // fetched counts n instructions fetched in the current calling context.

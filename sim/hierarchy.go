@@ -6,6 +6,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -43,6 +44,13 @@ type Options struct {
 	// variables of each object file mapped (trace.Map events). Nil: names
 	// by address, no globals.
 	Symbols Symbolizer
+	// Interleave, Quantum (events; 0: DefaultQuantum) and Window (events;
+	// 0: DefaultWindow) say how Run orders the events of several threads on
+	// several processors; they do not apply to one processor, nor to
+	// Process, which takes events in the order given.
+	Interleave Interleave
+	Quantum    int
+	Window     int
 }
 
 // noMemo in level.memo arms no hit bypass: no line of 2 bytes or more
@@ -158,6 +166,7 @@ type Hierarchy struct {
 	resets       uint64 // reset markers seen
 	finished     bool
 	attr         *attribution // nil unless attributing
+	timing       *timing      // the threads' clocks: nil on one processor
 	// none stands in for a missing first cache in Process; it never takes
 	// the hit bypass.
 	none level
@@ -286,6 +295,9 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	}
 	if err := h.newCoherence(); err != nil {
 		return nil, err
+	}
+	if len(h.procs) > 1 {
+		h.timing = newTiming()
 	}
 	h.use(h.procs[0])
 	if opt.Attribute {
@@ -629,7 +641,11 @@ func (h *Hierarchy) resetStats() {
 	h.notSimulated = 0
 	if h.attr != nil {
 		clear(h.attr.instr)
+		clear(h.attr.syncWait)
 		clear(h.attr.strides)
+	}
+	if h.timing != nil {
+		h.timing.reset()
 	}
 	h.mem = profile.MemoryStats{}
 	for _, p := range h.procs {
@@ -1090,6 +1106,14 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	p.Events = h.events()
 	p.Caches = h.cacheStats()
 	p.Processors = h.processorStats()
+	if h.timing != nil {
+		p.Threads = h.threadStats()
+		p.Interleave = h.opt.Interleave.String()
+		if h.opt.Interleave == InterleaveClock {
+			p.Quantum = cmp.Or(h.opt.Quantum, DefaultQuantum)
+		}
+		p.Sync = h.syncObjects(nil)
+	}
 	p.Dumps = slices.Clone(h.dumps)
 	p.Resets = h.resets
 	if h.attr != nil {

@@ -37,7 +37,10 @@ type filled struct {
 // runs on a goroutine of its own, a few batches ahead of the engine, so that
 // the two overlap; Run returns only once that goroutine has stopped using
 // r. With one, Run reads in line, in small batches that stay in the
-// processor's caches. When h does not attribute and simulates one
+// processor's caches.
+//
+// On several processors, Run orders the events of the threads as
+// h's Options.Interleave says, keeping each thread's simulated clock. When h does not attribute and simulates one
 // processor, Run makes r slim if it is a trace.Slimmer: the engine then
 // reads neither PCs, threads, calls nor returns.
 func Run(ctx context.Context, h *Hierarchy, r trace.Reader, progress func(events uint64)) error {
@@ -83,13 +86,19 @@ func Run(ctx context.Context, h *Hierarchy, r trace.Reader, progress func(events
 // feed simulates the batches that next returns, handing each back to done,
 // until the input ends (see Run).
 func feed(ctx context.Context, h *Hierarchy, next func() filled, done func(*trace.Batch), progress func(events uint64)) error {
+	process := h.Process
+	if h.timing != nil {
+		s := newScheduler(h.opt.Interleave, h.opt.Quantum, h.opt.Window, h.runThread)
+		process = s.push
+		defer s.finish() // what was read is simulated, whatever ends the input
+	}
 	var n uint64
 	for i := 0; ; i++ {
 		if i%64 == 0 && ctx.Err() != nil {
 			return fmt.Errorf("interrupted after %d events: %w", n, ctx.Err())
 		}
 		f := next()
-		h.Process(f.b)
+		process(f.b)
 		n += uint64(f.b.Len())
 		if progress != nil {
 			progress(n)

@@ -97,6 +97,19 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 			in.ComputeCycles += n
 		}
 	}
+	for ctx, w := range at.syncWait {
+		if w == 0 {
+			continue
+		}
+		fn := nm.function(refKey{ctx: int32(ctx)})
+		entry(funcs, fn.Name, fn).SyncCycles += w
+		for _, in := range nm.inclusive(refKey{ctx: int32(ctx)}, funcs) {
+			in.SyncCycles += w
+		}
+	}
+	if h.timing != nil {
+		p.Sync = h.syncObjects(nm)
+	}
 	for _, f := range funcs {
 		p.Functions = append(p.Functions, *f)
 	}
@@ -121,7 +134,8 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		return cmp.Or(cmp.Compare(b.StallCycles, a.StallCycles), cmp.Compare(b.Misses, a.Misses), cmp.Compare(b.Accesses, a.Accesses))
 	}
 	slices.SortFunc(p.Functions, func(a, b profile.Function) int {
-		return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles, a.StallCycles+a.ComputeCycles), byStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles+b.SyncCycles, a.StallCycles+a.ComputeCycles+a.SyncCycles),
+			byStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
 	})
 	slices.SortFunc(p.Objects, func(a, b profile.Object) int { return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name)) })
 	slices.SortFunc(p.Pairs, func(a, b profile.Pair) int {
@@ -474,6 +488,15 @@ func (n *namer) object(id int32) *profile.Object {
 
 // newObject makes the object entry of data bin id, with its allocation
 // call path as "func.line" elements for a heap bin the Symbolizer knows.
+// binName returns the name of data bin id in the profile.
+func (n *namer) binName(id int32) string {
+	if o, ok := n.bins[id]; ok {
+		return o.Name
+	}
+	o, _ := n.newObject(id)
+	return o.Name
+}
+
 func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 	b := n.h.attr.data.Bin(id)
 	o = &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes}

@@ -1,0 +1,285 @@
+package sim
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"memspy/machine"
+	"memspy/profile"
+	"memspy/trace"
+)
+
+// genThreads returns a multi-thread trace in the traced order: events of
+// up to 5 threads in runs of random length, with sync events (some of them
+// exits) among them. Each event's Addr is its position in the trace.
+func genThreads(rng *rand.Rand, n int) *trace.Batch {
+	b := trace.NewBatch(n)
+	threads := 1 + rng.IntN(5)
+	exited := map[uint32]bool{}
+	tid := uint32(1)
+	for b.Len() < n {
+		if rng.IntN(4) == 0 {
+			tid = uint32(1 + rng.IntN(threads))
+		}
+		if exited[tid] {
+			continue
+		}
+		i := uint64(b.Len())
+		switch r := rng.IntN(100); {
+		case r < 3:
+			b.AppendExt(trace.Sync, i, 0, tid, trace.Ext{Sync: trace.SyncKind(rng.IntN(int(trace.SyncAtomic) + 1))})
+		case r < 4 && len(exited) < threads-1:
+			b.AppendExt(trace.Sync, i, 0, tid, trace.Ext{Sync: trace.SyncExit})
+			exited[tid] = true
+		case r < 6:
+			b.AppendExt(trace.Call, i, 0, tid, trace.Ext{SP: 0x1000})
+		default:
+			b.Append(trace.Kind(rng.IntN(3)), i, 8, 0, tid)
+		}
+	}
+	return b
+}
+
+// interleaved runs in through a scheduler whose runs advance the thread's
+// clock by a random number of cycles per event (an exit marks the thread
+// done), fed in batches of random sizes, and returns the events in the
+// order run, checking that each run is of one thread and that a fence runs
+// alone.
+func interleaved(t *testing.T, rng *rand.Rand, in *trace.Batch, mode Interleave, quantum, window int) *trace.Batch {
+	out := trace.NewBatch(in.Len())
+	var s *scheduler
+	s = newScheduler(mode, quantum, window, func(th *sthread, b *trace.Batch) {
+		for i := range b.Len() {
+			if b.Thread[i] != th.tid {
+				t.Fatalf("a run of thread %d holds an event of thread %d", th.tid, b.Thread[i])
+			}
+			if isFence(b, i) && b.Len() != 1 {
+				t.Fatalf("a fence runs with %d other events", b.Len()-1)
+			}
+			if b.Kind[i] == trace.Sync && b.ExtOf(i).Sync == trace.SyncExit {
+				th.done = true
+			}
+			th.clock += 1 + uint64(rng.IntN(50))
+		}
+		if mode == InterleaveClock && b.Len() > quantum {
+			t.Fatalf("a run of %d events, quantum %d", b.Len(), quantum)
+		}
+		for i := range b.Len() {
+			out.AppendEvent(b, i)
+		}
+	})
+	for i := 0; i < in.Len(); {
+		j := min(in.Len(), i+1+rng.IntN(300))
+		part := trace.NewBatch(j - i)
+		for k := i; k < j; k++ {
+			part.AppendEvent(in, k)
+		}
+		s.push(part)
+		if s.queued > window+part.Len() {
+			t.Fatalf("%d events held back, window %d", s.queued, window)
+		}
+		i = j
+	}
+	s.finish()
+	return out
+}
+
+// TestSchedulerOrder checks the interleaving's guarantees on random
+// traces: every event runs once, each thread's events in their order, and
+// an event precedes a fence (a sync event or a thread's first event) in
+// the output exactly when it does in the trace.
+func TestSchedulerOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for iter := range 300 {
+		in := genThreads(rng, 1+rng.IntN(3000))
+		mode := InterleaveClock
+		if iter%5 == 0 {
+			mode = InterleaveTrace
+		}
+		quantum, window := 1+rng.IntN(40), 1+rng.IntN(2000)
+		out := interleaved(t, rng, in, mode, quantum, window)
+		if out.Len() != in.Len() {
+			t.Fatalf("iteration %d: %d events in, %d out", iter, in.Len(), out.Len())
+		}
+		pos := make([]int, in.Len()) // input position → output position
+		seen := make([]bool, in.Len())
+		for o, a := range out.Addr {
+			if seen[a] {
+				t.Fatalf("iteration %d: event %d runs twice", iter, a)
+			}
+			seen[a], pos[a] = true, o
+		}
+		if mode == InterleaveTrace && !slices.Equal(out.Addr, in.Addr) {
+			t.Fatalf("iteration %d: --interleave trace changed the order", iter)
+		}
+		last := map[uint32]int{}
+		first := map[uint32]bool{}
+		var fences []int
+		for i := range in.Len() {
+			tid := in.Thread[i]
+			if p, ok := last[tid]; ok && pos[i] < p {
+				t.Fatalf("iteration %d: thread %d's event %d runs before its predecessor", iter, tid, i)
+			}
+			last[tid] = pos[i]
+			if !first[tid] || isFence(in, i) {
+				fences = append(fences, i)
+			}
+			first[tid] = true
+			if in.Kind[i].IsExtended() && !extSame(in.ExtOf(i), out.ExtOf(pos[i])) {
+				t.Fatalf("iteration %d: event %d's Ext changed", iter, i)
+			}
+		}
+		for _, f := range fences {
+			for i := range in.Len() {
+				if (i < f) != (pos[i] < pos[f]) {
+					t.Fatalf("iteration %d (quantum %d, window %d): event %d (thread %d) crosses fence %d (thread %d)",
+						iter, quantum, window, i, in.Thread[i], f, in.Thread[f])
+				}
+			}
+		}
+	}
+}
+
+func extSame(a, b *trace.Ext) bool {
+	return a.Sync == b.Sync && a.SP == b.SP && a.Size == b.Size
+}
+
+// TestSchedulerQuanta: two threads traced one after the other, with no
+// synchronization, run in alternating quanta when their clocks advance
+// alike.
+func TestSchedulerQuanta(t *testing.T) {
+	in := trace.NewBatch(0)
+	in.Append(trace.Read, 0, 8, 0, 1)
+	in.Append(trace.Read, 1, 8, 0, 2)
+	for tid := uint32(1); tid <= 2; tid++ {
+		for range 99 {
+			in.Append(trace.Read, uint64(in.Len()), 8, 0, tid)
+		}
+	}
+	var runs []int
+	s := newScheduler(InterleaveClock, 10, 0, func(th *sthread, b *trace.Batch) {
+		th.clock += uint64(b.Len())
+		runs = append(runs, int(th.tid)*1000+b.Len())
+	})
+	s.push(in)
+	s.finish()
+	// The first events are fences; then thread 2, whose clock starts at
+	// thread 1's, and thread 1 alternate.
+	want := []int{1001, 2001}
+	for range 9 {
+		want = append(want, 1010, 2010)
+	}
+	want = append(want, 1009, 2009)
+	if !slices.Equal(runs, want) {
+		t.Errorf("runs (thread*1000 + events) = %v, want %v", runs, want)
+	}
+}
+
+// falseSharingTrace has threads 1..n each write their own 8-byte counter,
+// all in one 64-byte line, count times: traced one thread after another
+// after all have started, as Valgrind's long time slices do.
+func falseSharingTrace(n, count int, stride uint64) *trace.Batch {
+	b := trace.NewBatch(0)
+	for tid := uint32(1); tid <= uint32(n); tid++ {
+		b.Append(trace.Read, 0x9000, 8, 0, tid) // each thread's first event
+	}
+	for tid := uint32(1); tid <= uint32(n); tid++ {
+		for range count {
+			b.Append(trace.Modify, 0x1000+stride*uint64(tid-1), 8, 0, tid)
+		}
+	}
+	return b
+}
+
+// TestInterleaveFalseSharing: re-interleaved by their clocks, threads that
+// write neighbouring counters invalidate each other's line, all false
+// sharing; in the traced order (long slices) they hardly do; padded, not
+// at all.
+func TestInterleaveFalseSharing(t *testing.T) {
+	run := func(mode Interleave, stride uint64) (inv, falseMiss, trueMiss uint64) {
+		m, err := machine.Preset("memspy-par")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Processors = 4
+		if err := m.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		h, err := New(m, Options{Interleave: mode, Quantum: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Run(context.Background(), h, &batchReader{b: falseSharingTrace(4, 2000, stride)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		h.Finish()
+		c := h.Profile().Caches[0]
+		return c.Invalidations, c.FalseSharingMisses, c.TrueSharingMisses
+	}
+	inv, f, tr := run(InterleaveClock, 8)
+	// 8000 writes in quanta of 20: a quantum begins with a miss.
+	if inv < 300 || f < inv*9/10 || tr != 0 {
+		t.Errorf("clock, adjacent: %d invalidations, %d false and %d true sharing misses; want ≥ 300, ≥ 90%% false, no true", inv, f, tr)
+	}
+	if inv, _, _ := run(InterleaveTrace, 8); inv > 10 {
+		t.Errorf("trace order, adjacent: %d invalidations, want ≤ 10", inv)
+	}
+	if inv, _, _ := run(InterleaveClock, 64); inv != 0 {
+		t.Errorf("clock, padded: %d invalidations, want 0", inv)
+	}
+}
+
+// batchReader reads one batch.
+type batchReader struct {
+	b    *trace.Batch
+	done bool
+}
+
+func (r *batchReader) Read(b *trace.Batch) error {
+	b.Reset()
+	if r.done {
+		return io.EOF
+	}
+	for i := range r.b.Len() {
+		b.AppendEvent(r.b, i)
+	}
+	r.done = true
+	return nil
+}
+
+func (r *batchReader) Format() string { return "test" }
+
+// TestRunInTraceOrder: on several processors, Run with InterleaveTrace
+// counts what Process counts on the whole trace.
+func TestRunInTraceOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for range 20 {
+		in := genThreads(rng, 2000)
+		for i := range in.Len() {
+			if in.Kind[i].IsAccess() {
+				in.Addr[i] = 0x1000 + uint64(rng.IntN(64))*8
+			}
+		}
+		var got [2]*profile.Profile
+		for j := range got {
+			h, err := New(syncMachine(t, 3), Options{Interleave: InterleaveTrace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j == 0 {
+				h.Process(in)
+			} else if err := Run(context.Background(), h, &batchReader{b: in}, nil); err != nil {
+				t.Fatal(err)
+			}
+			h.Finish()
+			got[j] = h.Profile()
+		}
+		if !reflect.DeepEqual(got[0].Caches, got[1].Caches) || !reflect.DeepEqual(got[0].Processors, got[1].Processors) {
+			t.Fatalf("Process: %+v\nRun: %+v", got[0].Caches, got[1].Caches)
+		}
+	}
+}
