@@ -154,19 +154,21 @@ func (f *machineFlags) source() (*machine.Machine, error) {
 // simulationFlags are the flags of every command that simulates: the
 // machine, miss classification, outputs and the window of references.
 type simulationFlags struct {
-	machine   machineFlags
-	classify  string
-	where     bool
-	missOnly  bool
-	focus     string
-	minObject uint64
-	renames   []string
-	profOut   string
-	jsonOut   string
-	stats     bool
-	skipRefs  uint64
-	maxRefs   uint64
-	cpuprof   string
+	machine    machineFlags
+	classify   string
+	where      bool
+	missOnly   bool
+	focus      string
+	minObject  uint64
+	renames    []string
+	profOut    string
+	jsonOut    string
+	stats      bool
+	skipRefs   uint64
+	maxRefs    uint64
+	interleave string
+	quantum    int
+	cpuprof    string
 }
 
 func (f *simulationFlags) register(cmd *cobra.Command) {
@@ -183,6 +185,8 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
 	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
 	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references (memspy run: the program then runs on untraced)")
+	fl.StringVar(&f.interleave, "interleave", "clock", "on several processors, the order of the threads' events: `ORDER` is clock (in quanta, the thread whose simulated clock is farthest behind first; never across synchronization) or trace (as traced)")
+	fl.IntVar(&f.quantum, "quantum", sim.DefaultQuantum, "with --interleave clock: a thread runs `N` events at a time")
 	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
 	fl.MarkHidden("cpuprofile")
 }
@@ -228,6 +232,13 @@ func (f *simulationFlags) hierarchy(cachelab bool, sym *symbolize.Symbolizer) (*
 	if f.focus != "" && !slices.ContainsFunc(m.Caches, func(c machine.Cache) bool { return c.Name == f.focus }) {
 		return nil, nil, fmt.Errorf("--focus %s: the machine has no such cache (%s)", f.focus, cacheNames(m))
 	}
+	if opt.Interleave, err = sim.ParseInterleave(f.interleave); err != nil {
+		return nil, nil, fmt.Errorf("--interleave: %w", err)
+	}
+	if f.quantum < 1 {
+		return nil, nil, fmt.Errorf("--quantum %d: give at least 1 event", f.quantum)
+	}
+	opt.Quantum = f.quantum
 	switch f.classify {
 	case "", "none":
 	case "3c":
