@@ -51,17 +51,28 @@ const (
 
 // A scheduler takes the events of a multi-thread trace, in the traced
 // order, and hands them to run in the order of its interleaving: a run of
-// one thread's events at a time, with every synchronization event (a
-// fence) in a run of its own.
+// one thread's events at a time, with every synchronization event in a run
+// of its own. Under InterleaveClock:
 //
-// Fences cut the traced order into epochs: epoch e holds the events after
-// fence e-1 and up to fence e, which ends it. The scheduler hands out the
-// events of one epoch at a time, fence last, so that no event crosses a
-// fence: an event precedes a fence in the output exactly when it does in
-// the trace. Within an epoch, under InterleaveClock, the live thread with
-// the smallest clock runs next, for up to a quantum of events; when that
-// thread has no event to run and the epoch's fence has not been read yet,
-// the scheduler waits for more input, unless the window is full.
+//   - Each thread's events keep their order.
+//   - The synchronization events on each object (a lock, barrier or
+//     condition variable, an atomically updated word, a thread's creation
+//     token or handle) keep their traced order: a thread whose next event
+//     is one waits until every earlier event on its objects has run. So an
+//     unlock runs before the lock acquisition that follows it in the trace,
+//     every arrival at a barrier before the leaves, a create before the
+//     start, an exit before the join: every happens-before relation of the
+//     traced execution holds, and the clocks measure waits against them.
+//   - Each thread's first event is a fence (it stands for the thread's
+//     creation when the trace has no start events): the events before it
+//     in the trace run before it, those after it after it. Fences cut the
+//     trace into epochs, run one after the other.
+//
+// Within an epoch, the live thread with the smallest clock runs next, for
+// up to a quantum of events; when it has no event read yet and the epoch's
+// fence has not been read, the scheduler waits for more input, unless the
+// window is full; when it waits for another thread's synchronization, the
+// runnable thread with the smallest clock runs.
 type scheduler struct {
 	mode    Interleave
 	quantum int
@@ -78,8 +89,28 @@ type scheduler struct {
 	cur     uint64     // the epoch being run
 	fences  uint64     // fences read: the epoch of the next event read
 	fenceQ  []*sthread // the threads of the fences read and not run, in order
-	view    trace.Batch
+	// objs counts, per synchronization object, its events read (a ticket
+	// each) and run.
+	objs map[syncObject]*objTurn
+	view trace.Batch
 }
+
+// syncObject names a synchronization object: an address in the memory
+// namespace (locks, barriers, condition variables, atomic words), a
+// creation token, or a thread handle.
+type syncObject struct {
+	space uint8
+	addr  uint64
+}
+
+const (
+	memorySpace = iota
+	tokenSpace
+	handleSpace
+)
+
+// objTurn counts the events on one synchronization object.
+type objTurn struct{ read, ran uint64 }
 
 // sthread is a thread as the scheduler sees it.
 type sthread struct {
@@ -101,12 +132,22 @@ type sthread struct {
 	head  int
 	marks []epochMark // where the epochs of q's events change, in order
 	mark  int         // the mark of the event at head
+	syncs []queuedSync
 }
 
 // epochMark says that q's events from index idx on are of epoch epoch.
 type epochMark struct {
 	idx   int
 	epoch uint64
+}
+
+// queuedSync is a synchronization event in a thread's queue, at index idx,
+// with its objects and its tickets (its place among their events).
+type queuedSync struct {
+	idx     int
+	n       int
+	objs    [2]*objTurn
+	tickets [2]uint64
 }
 
 func newScheduler(mode Interleave, quantum, window int, run func(*sthread, *trace.Batch)) *scheduler {
@@ -116,12 +157,23 @@ func newScheduler(mode Interleave, quantum, window int, run func(*sthread, *trac
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &scheduler{mode: mode, quantum: quantum, window: window, run: run, threads: map[uint32]*sthread{}}
+	return &scheduler{mode: mode, quantum: quantum, window: window, run: run,
+		threads: map[uint32]*sthread{}, objs: map[syncObject]*objTurn{}}
 }
 
-// isFence reports whether event i of b is a synchronization event.
-func isFence(b *trace.Batch, i int) bool {
-	return b.Kind[i] == trace.Sync
+// syncObjects returns the objects of synchronization event e on address a.
+func syncObjects(a uint64, e *trace.Ext) (objs [2]syncObject, n int) {
+	switch e.Sync {
+	case trace.SyncCondWait, trace.SyncCondWake:
+		if e.Size != a { // one object once: its ticket must come up
+			return [2]syncObject{{memorySpace, a}, {memorySpace, e.Size}}, 2
+		}
+	case trace.SyncCreate, trace.SyncStart:
+		return [2]syncObject{{tokenSpace, a}}, 1
+	case trace.SyncExit, trace.SyncJoin:
+		return [2]syncObject{{handleSpace, a}}, 1
+	}
+	return [2]syncObject{{memorySpace, a}}, 1
 }
 
 // thread returns the scheduler's thread tid, and whether it is new.
@@ -148,22 +200,34 @@ func (s *scheduler) push(b *trace.Batch) {
 	for i := 0; i < n; {
 		t, fresh := s.thread(b.Thread[i])
 		s.last = t
-		// The run of t's events from i: up to the next fence, the first
-		// event of a new thread included.
-		j := i
-		if fresh || isFence(b, i) {
-			j = i + 1
-		} else {
-			for j < n && b.Thread[j] == t.tid && !isFence(b, j) {
+		// The run of t's events from i: up to the next synchronization
+		// event; a new thread's first event alone.
+		j := i + 1
+		if !fresh && b.Kind[i] != trace.Sync {
+			for j < n && b.Thread[j] == t.tid && b.Kind[j] != trace.Sync {
 				j++
 			}
 		}
 		if m := len(t.marks); m == 0 || t.marks[m-1].epoch != s.fences {
 			t.marks = append(t.marks, epochMark{t.q.Len(), s.fences})
 		}
+		if b.Kind[i] == trace.Sync {
+			objs, no := syncObjects(b.Addr[i], b.ExtOf(i))
+			qs := queuedSync{idx: t.q.Len(), n: no}
+			for k := range no {
+				o := s.objs[objs[k]]
+				if o == nil {
+					o = &objTurn{}
+					s.objs[objs[k]] = o
+				}
+				qs.objs[k], qs.tickets[k] = o, o.read
+				o.read++
+			}
+			t.syncs = append(t.syncs, qs)
+		}
 		appendEvents(t.q, b, i, j)
 		s.queued += j - i
-		if j == i+1 && (fresh || isFence(b, i)) {
+		if fresh {
 			s.fences++
 			s.fenceQ = append(s.fenceQ, t)
 		}
@@ -173,15 +237,15 @@ func (s *scheduler) push(b *trace.Batch) {
 }
 
 // pushInOrder runs b's events in the traced order (InterleaveTrace): a run
-// of one thread's events at a time, each fence on its own.
+// of one thread's events at a time, each synchronization event on its own.
 func (s *scheduler) pushInOrder(b *trace.Batch) {
 	n := b.Len()
 	for i := 0; i < n; {
 		t, _ := s.thread(b.Thread[i])
 		s.last = t
 		j := i + 1
-		if !isFence(b, i) {
-			for j < n && b.Thread[j] == t.tid && !isFence(b, j) {
+		if b.Kind[i] != trace.Sync {
+			for j < n && b.Thread[j] == t.tid && b.Kind[j] != trace.Sync {
 				j++
 			}
 		}
@@ -196,7 +260,9 @@ func (s *scheduler) finish() {
 }
 
 // avail returns the number of t's events that can run now: those at the
-// head of its queue that are of the current epoch, without its fence.
+// head of its queue that are of the current epoch, without its fence, up to
+// its next synchronization event, or that event alone when every earlier
+// event on its objects has run.
 func (s *scheduler) avail(t *sthread) int {
 	q := t.q.Len()
 	if t.head == q {
@@ -214,6 +280,18 @@ func (s *scheduler) avail(t *sthread) int {
 	}
 	if s.cur < s.fences && s.fenceQ[0] == t {
 		end-- // the fence: the last event of the epoch
+	}
+	if len(t.syncs) > 0 && t.syncs[0].idx < end {
+		qs := &t.syncs[0]
+		if qs.idx > t.head {
+			return qs.idx - t.head
+		}
+		for k := range qs.n {
+			if qs.objs[k].ran != qs.tickets[k] {
+				return 0 // waits for another thread
+			}
+		}
+		return 1
 	}
 	return end - t.head
 }
@@ -233,12 +311,12 @@ func (s *scheduler) next(ok func(*sthread) bool) *sthread {
 // drain runs events while the interleaving allows it without more input;
 // final says the input has ended.
 func (s *scheduler) drain(final bool) {
-	hasEvents := func(t *sthread) bool { return s.avail(t) > 0 }
+	runnable := func(t *sthread) bool { return s.avail(t) > 0 }
 	for s.queued > 0 {
 		var t *sthread
 		if s.cur < s.fences || final {
 			// Every event of the epoch has been read.
-			if t = s.next(hasEvents); t == nil {
+			if t = s.next(runnable); t == nil {
 				t = s.fenceQ[0]
 				s.fenceQ = s.fenceQ[1:]
 				s.runQueued(t, 1)
@@ -246,12 +324,16 @@ func (s *scheduler) drain(final bool) {
 				continue
 			}
 		} else {
-			t = s.next(func(t *sthread) bool { return !t.done })
+			t = s.next(func(t *sthread) bool { return !t.done && (t.head == t.q.Len() || s.avail(t) > 0) })
 			if t == nil || s.avail(t) == 0 {
+				// The thread farthest behind has no event read yet: read
+				// on, unless the window is full.
 				if s.queued < s.window {
-					return // t may have more events of this epoch to come
+					return
 				}
-				t = s.next(hasEvents)
+				if t = s.next(runnable); t == nil {
+					return
+				}
 			}
 		}
 		s.runQueued(t, min(s.avail(t), s.quantum))
@@ -261,6 +343,13 @@ func (s *scheduler) drain(final bool) {
 // runQueued runs the n events at the head of t's queue.
 func (s *scheduler) runQueued(t *sthread, n int) {
 	s.runView(t, t.q, t.head, t.head+n)
+	if len(t.syncs) > 0 && t.syncs[0].idx == t.head {
+		qs := &t.syncs[0]
+		for k := range qs.n {
+			qs.objs[k].ran++
+		}
+		t.syncs = t.syncs[1:]
+	}
 	t.head += n
 	s.queued -= n
 	if t.head == t.q.Len() {
@@ -269,6 +358,7 @@ func (s *scheduler) runQueued(t *sthread, n int) {
 		t.q.Reset()
 		t.head = 0
 		t.marks, t.mark = t.marks[:0], 0
+		t.syncs = t.syncs[:0]
 	} else if t.head >= 1<<16 && 2*t.head >= t.q.Len() {
 		t.compact()
 	}
@@ -284,6 +374,10 @@ func (t *sthread) compact() {
 		marks[i].idx = max(marks[i].idx-t.head, 0)
 	}
 	t.marks = append(t.marks[:0], marks...)
+	for i := range t.syncs {
+		t.syncs[i].idx -= t.head
+	}
+	t.syncs = append([]queuedSync(nil), t.syncs...)
 	t.mark, t.head = 0, 0
 }
 

@@ -14,8 +14,9 @@ import (
 )
 
 // genThreads returns a multi-thread trace in the traced order: events of
-// up to 5 threads in runs of random length, with sync events (some of them
-// exits) among them. Each event's Addr is its position in the trace.
+// up to 5 threads in runs of random length, with synchronization events on
+// a few objects among them (some of them exits). Each event's PC is its
+// position in the trace.
 func genThreads(rng *rand.Rand, n int) *trace.Batch {
 	b := trace.NewBatch(n)
 	threads := 1 + rng.IntN(5)
@@ -29,16 +30,17 @@ func genThreads(rng *rand.Rand, n int) *trace.Batch {
 			continue
 		}
 		i := uint64(b.Len())
+		obj := func() uint64 { return 0x500 + 8*uint64(rng.IntN(4)) }
 		switch r := rng.IntN(100); {
-		case r < 3:
-			b.AppendExt(trace.Sync, i, 0, tid, trace.Ext{Sync: trace.SyncKind(rng.IntN(int(trace.SyncAtomic) + 1))})
-		case r < 4 && len(exited) < threads-1:
-			b.AppendExt(trace.Sync, i, 0, tid, trace.Ext{Sync: trace.SyncExit})
-			exited[tid] = true
 		case r < 6:
-			b.AppendExt(trace.Call, i, 0, tid, trace.Ext{SP: 0x1000})
+			b.AppendExt(trace.Sync, obj(), i, tid, trace.Ext{Sync: trace.SyncKind(rng.IntN(int(trace.SyncAtomic) + 1)), Size: obj()})
+		case r < 7 && len(exited) < threads-1:
+			b.AppendExt(trace.Sync, uint64(tid), i, tid, trace.Ext{Sync: trace.SyncExit})
+			exited[tid] = true
+		case r < 9:
+			b.AppendExt(trace.Call, 0x400000, i, tid, trace.Ext{SP: 0x1000})
 		default:
-			b.Append(trace.Kind(rng.IntN(3)), i, 8, 0, tid)
+			b.Append(trace.Kind(rng.IntN(3)), 0x1000+8*uint64(rng.IntN(64)), 8, i, tid)
 		}
 	}
 	return b
@@ -47,8 +49,8 @@ func genThreads(rng *rand.Rand, n int) *trace.Batch {
 // interleaved runs in through a scheduler whose runs advance the thread's
 // clock by a random number of cycles per event (an exit marks the thread
 // done), fed in batches of random sizes, and returns the events in the
-// order run, checking that each run is of one thread and that a fence runs
-// alone.
+// order run, checking that each run is of one thread and that a
+// synchronization event runs alone.
 func interleaved(t *testing.T, rng *rand.Rand, in *trace.Batch, mode Interleave, quantum, window int) *trace.Batch {
 	out := trace.NewBatch(in.Len())
 	var s *scheduler
@@ -57,8 +59,8 @@ func interleaved(t *testing.T, rng *rand.Rand, in *trace.Batch, mode Interleave,
 			if b.Thread[i] != th.tid {
 				t.Fatalf("a run of thread %d holds an event of thread %d", th.tid, b.Thread[i])
 			}
-			if isFence(b, i) && b.Len() != 1 {
-				t.Fatalf("a fence runs with %d other events", b.Len()-1)
+			if b.Kind[i] == trace.Sync && b.Len() != 1 {
+				t.Fatalf("a synchronization event runs with %d other events", b.Len()-1)
 			}
 			if b.Kind[i] == trace.Sync && b.ExtOf(i).Sync == trace.SyncExit {
 				th.done = true
@@ -89,9 +91,9 @@ func interleaved(t *testing.T, rng *rand.Rand, in *trace.Batch, mode Interleave,
 }
 
 // TestSchedulerOrder checks the interleaving's guarantees on random
-// traces: every event runs once, each thread's events in their order, and
-// an event precedes a fence (a sync event or a thread's first event) in
-// the output exactly when it does in the trace.
+// traces: every event runs once; each thread's events keep their order,
+// and so do the synchronization events on each object; an event precedes
+// a thread's first event in the output exactly when it does in the trace.
 func TestSchedulerOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for iter := range 300 {
@@ -107,28 +109,37 @@ func TestSchedulerOrder(t *testing.T) {
 		}
 		pos := make([]int, in.Len()) // input position → output position
 		seen := make([]bool, in.Len())
-		for o, a := range out.Addr {
-			if seen[a] {
-				t.Fatalf("iteration %d: event %d runs twice", iter, a)
+		for o, id := range out.PC {
+			if seen[id] {
+				t.Fatalf("iteration %d: event %d runs twice", iter, id)
 			}
-			seen[a], pos[a] = true, o
+			seen[id], pos[id] = true, o
 		}
-		if mode == InterleaveTrace && !slices.Equal(out.Addr, in.Addr) {
+		if mode == InterleaveTrace && !slices.Equal(out.PC, in.PC) {
 			t.Fatalf("iteration %d: --interleave trace changed the order", iter)
 		}
-		last := map[uint32]int{}
-		first := map[uint32]bool{}
+		lastOf := map[uint32]int{}
+		lastOn := map[syncObject]int{}
 		var fences []int
 		for i := range in.Len() {
 			tid := in.Thread[i]
-			if p, ok := last[tid]; ok && pos[i] < p {
+			p, ok := lastOf[tid]
+			if ok && pos[i] < p {
 				t.Fatalf("iteration %d: thread %d's event %d runs before its predecessor", iter, tid, i)
 			}
-			last[tid] = pos[i]
-			if !first[tid] || isFence(in, i) {
+			if !ok {
 				fences = append(fences, i)
 			}
-			first[tid] = true
+			lastOf[tid] = pos[i]
+			if in.Kind[i] == trace.Sync {
+				objs, n := syncObjects(in.Addr[i], in.ExtOf(i))
+				for _, o := range objs[:n] {
+					if p, ok := lastOn[o]; ok && pos[i] < p {
+						t.Fatalf("iteration %d: synchronization event %d on %v runs before an earlier one on it", iter, i, o)
+					}
+					lastOn[o] = pos[i]
+				}
+			}
 			if in.Kind[i].IsExtended() && !extSame(in.ExtOf(i), out.ExtOf(pos[i])) {
 				t.Fatalf("iteration %d: event %d's Ext changed", iter, i)
 			}
@@ -136,8 +147,8 @@ func TestSchedulerOrder(t *testing.T) {
 		for _, f := range fences {
 			for i := range in.Len() {
 				if (i < f) != (pos[i] < pos[f]) {
-					t.Fatalf("iteration %d (quantum %d, window %d): event %d (thread %d) crosses fence %d (thread %d)",
-						iter, quantum, window, i, in.Thread[i], f, in.Thread[f])
+					t.Fatalf("iteration %d (quantum %d, window %d): event %d (thread %d) crosses thread %d's first event %d",
+						iter, quantum, window, i, in.Thread[i], in.Thread[f], f)
 				}
 			}
 		}
