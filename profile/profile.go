@@ -63,6 +63,9 @@ type Profile struct {
 	// variables, joined threads, atomically updated words) with the time
 	// threads waited at them, most waiting first.
 	Sync []SyncObject `json:"sync,omitempty"`
+	// Numa holds the statistics of a machine of several NUMA nodes (nil
+	// otherwise).
+	Numa *Numa `json:"numa,omitempty"`
 	// Dumps are the snapshots the program asked for with dump markers, in
 	// order.
 	Dumps []Dump `json:"dumps,omitempty"`

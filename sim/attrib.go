@@ -396,6 +396,9 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.
 // be theirs); after an allocation, the lines the block covers whole, and
 // those it touches that were freed, take the bin the allocation made.
 func (h *Hierarchy) retag(start, end uint64, freed bool) {
+	if h.numa != nil && h.opt.Monitor == MonitorProtocol {
+		h.numaRetag(start, end, h.coh.shift)
+	}
 	at := h.attr
 	for _, l := range h.levels {
 		la := l.attr

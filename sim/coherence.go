@@ -134,6 +134,9 @@ func (h *Hierarchy) switchThread(tid uint32) {
 // path.
 func (h *Hierarchy) processParallel(b *trace.Batch) {
 	at := h.attr
+	if h.opt.Monitor == MonitorProtocol {
+		at = nil // nothing to count on hits
+	}
 	for i, k := range b.Kind {
 		if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
 			h.switchThread(t)
@@ -371,6 +374,9 @@ func (h *Hierarchy) invalidateCopies(q *processor, line, w uint64) bool {
 // write-back of q's outermost private cache.
 func (h *Hierarchy) intervene(q *processor, line uint64, ref int32) {
 	q.interventions++
+	if h.numa != nil {
+		h.numa.dirtyLine, h.numa.dirtyProc = line, q.id
+	}
 	l := q.outer
 	l.writebacks++
 	l.bytesToBelow += l.lineSize

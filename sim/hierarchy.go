@@ -51,6 +51,11 @@ type Options struct {
 	Interleave Interleave
 	Quantum    int
 	Window     int
+	// Monitor, on a machine of several NUMA nodes, says how the NUMA
+	// statistics find the data bin of a miss; MonitorProtocol attributes
+	// nothing else (it needs Attribute for the bins, and implies
+	// MissOnly).
+	Monitor Monitor
 }
 
 // noMemo in level.memo arms no hit bypass: no line of 2 bytes or more
@@ -167,6 +172,7 @@ type Hierarchy struct {
 	finished     bool
 	attr         *attribution // nil unless attributing
 	timing       *timing      // the threads' clocks: nil on one processor
+	numa         *numa        // nil unless the machine has several nodes
 	// none stands in for a missing first cache in Process; it never takes
 	// the hit bypass.
 	none level
@@ -299,9 +305,15 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	if len(h.procs) > 1 {
 		h.timing = newTiming()
 	}
+	if err := h.newNuma(); err != nil {
+		return nil, err
+	}
 	h.use(h.procs[0])
 	if opt.Attribute {
 		h.attr = newAttribution(opt)
+		if opt.Monitor == MonitorProtocol {
+			h.attr.missOnly = true
+		}
 	}
 	return h, nil
 }
@@ -337,7 +349,7 @@ func newLevel(spec *machine.Cache, opt Options) (*level, error) {
 	if l.shadow == nil {
 		l.mruCache = c
 	}
-	if opt.Attribute {
+	if opt.Attribute && opt.Monitor != MonitorProtocol {
 		l.attr = newLevelAttrib(spec.Sets*spec.Assoc, uint64(spec.Line))
 	}
 	switch {
@@ -830,6 +842,9 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		fk = kIFetch
 	}
 	l.bytesFromBelow += l.lineSize
+	if h.numa != nil && l.next(k) == nil {
+		h.numaMiss(l, line, pa, ref)
+	}
 	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, ref)
 	l.c.Install(slot, line)
 	if l.used != nil {
@@ -1116,8 +1131,13 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	}
 	p.Dumps = slices.Clone(h.dumps)
 	p.Resets = h.resets
-	if h.attr != nil {
-		h.whereProfile(p)
+	switch {
+	case h.attr != nil && h.opt.Monitor == MonitorProtocol && h.numa != nil:
+		p.Numa = h.numaStats(h.newNamer())
+	case h.attr != nil:
+		h.whereProfile(p) // with the NUMA statistics
+	default:
+		p.Numa = h.numaStats(nil)
 	}
 	return p
 }

@@ -98,6 +98,9 @@ func (h *Hierarchy) stallOf(p *processor) uint64 {
 		h.timing.stall[p] = ls
 	}
 	var c uint64
+	if h.numa != nil {
+		c = h.numa.extra[p.id]
+	}
 	for i := range ls {
 		sl := &ls[i]
 		c += sl.l.miss[kIFetch]*sl.pen[kIFetch] + sl.l.miss[kRead]*sl.pen[kRead] + sl.l.miss[kWrite]*sl.pen[kWrite]

@@ -110,6 +110,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	if h.timing != nil {
 		p.Sync = h.syncObjects(nm)
 	}
+	p.Numa = h.numaStats(nm)
 	for _, f := range funcs {
 		p.Functions = append(p.Functions, *f)
 	}
