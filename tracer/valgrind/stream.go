@@ -18,7 +18,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 4
+const StreamVersion = 5
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -33,6 +33,7 @@ const (
 	recMark     = 6
 	recString   = 7
 	recMap      = 8
+	recSync     = 9
 	recEnd      = 15
 )
 
@@ -45,6 +46,7 @@ const (
 	entExit   = 4
 	entCall   = 5
 	entReturn = 6
+	entAtomic = 7 // an atomic read-modify-write: a Sync event, then a Modify of the same address
 )
 
 // MaxEntries is the largest number of entries a superblock description may
@@ -146,6 +148,9 @@ type superblock struct {
 	// allData is true when every event is a data event (no instruction
 	// fetches): address words then map one to one onto events.
 	allData bool
+	// syncs holds the event index of each atomic Sync event, in order:
+	// its address is that of the Modify event that follows it.
+	syncs []int32
 	// final is trace.Call or trace.Return when the superblock ends in a
 	// call or a return (an execution that runs to its end then carries the
 	// target and the stack pointer after its addresses), else 0; finalPC
@@ -160,11 +165,13 @@ type superblock struct {
 // Every executed data entry becomes a Read, Write or Modify event with the
 // address from the stream, its size and the PC of its instruction; every
 // executed instruction-fetch entry becomes an IFetch event whose address and
-// PC are the instruction's address. ALLOC, FREE, MARK and MAP records
-// become Alloc, Free, Marker and Map events; a Map event (an object file
-// the program mapped) has the address of the object's .text, its length in
-// Ext.Size, its path in Ext.Name and PC 0, and comes before every event
-// whose PC lies in that .text. Thread is the OS thread id of the last
+// PC are the instruction's address; every executed atomic entry becomes a
+// Sync event (Ext.Sync trace.SyncAtomic) followed by a Modify event, both
+// with the address from the stream. ALLOC, FREE, MARK, MAP and SYNC
+// records become Alloc, Free, Marker, Map and Sync events; a Map event (an
+// object file the program mapped) has the address of the object's .text,
+// its length in Ext.Size, its path in Ext.Name and PC 0, and comes before
+// every event whose PC lies in that .text. Thread is the OS thread id of the last
 // THREAD record (0 before the first). An EXEC record whose events do not fit
 // the caller's batch continues in the next Read.
 //
@@ -259,7 +266,8 @@ func (s *StreamReader) SetIFetchRuns(block int) {
 // Slim implements trace.Slimmer: later Reads leave the PC and Thread
 // columns of the events they deliver unset and drop Call and Return
 // events, for a consumer that uses neither (the engine when it does not
-// attribute). The other events are the same.
+// attribute). The other events are the same; Sync events keep their PC and
+// Thread (the engine orders threads by them).
 func (s *StreamReader) Slim() { s.slim = true }
 
 // Format implements trace.Reader: "valgrind".
@@ -532,6 +540,11 @@ func (s *StreamReader) decode(c columns) (int, error) {
 				return n, err
 			}
 			n++
+		case recSync:
+			if err := s.sync(c, n, w); err != nil {
+				return n, err
+			}
+			n++
 		case recString:
 			if err := s.str(w); err != nil {
 				return n, err
@@ -619,6 +632,17 @@ func (s *StreamReader) execs(c columns, n int) int {
 				a[i] = le.Uint64(words[8*j:])
 			}
 		}
+		if len(sb.syncs) > 0 {
+			// Atomic Sync events: the address of their Modify, an Ext.
+			for _, i := range sb.syncs {
+				if int(i) >= nev {
+					break
+				}
+				j := n + int(i)
+				addr[j], size[j], pc[j], thr[j] = addr[j+1], uint32(len(*c.ext)), sb.pc[i], tid
+				*c.ext = append(*c.ext, trace.Ext{Sync: trace.SyncAtomic})
+			}
+		}
 		n += nev
 		if fit > nev {
 			c.setExt(n, sb.final, le.Uint64(words[8*nd:]), sb.finalPC, tid, trace.Ext{SP: le.Uint64(words[8*nd+8:])})
@@ -651,6 +675,18 @@ func (s *StreamReader) resume(c columns, n int) (int, error) {
 			continue
 		}
 		a := sb.pc[i]
+		if sb.kind[i] == trace.Sync {
+			// An atomic: the address word of its Modify, which follows.
+			if s.end-s.pos < 8 {
+				if err := s.more(8); err != nil {
+					return n, s.endError(err, false)
+				}
+			}
+			c.setExt(n, trace.Sync, le.Uint64(s.buf[s.pos:]), a, s.tid, trace.Ext{Sync: trace.SyncAtomic})
+			n++
+			s.curEv++
+			continue
+		}
 		if k := sb.kind[i]; k != trace.IFetch && k != trace.IFetchRun {
 			if s.end-s.pos < 8 {
 				if err := s.more(8); err != nil {
@@ -728,6 +764,8 @@ func (s *StreamReader) describe() error {
 		switch ent & 0xff {
 		case entRead, entWrite, entIFetch, entModify:
 			nev++
+		case entAtomic:
+			nev += 2
 		case entExit:
 			nexit++
 		case entCall, entReturn:
@@ -758,6 +796,12 @@ func (s *StreamReader) describe() error {
 			k = trace.Modify
 		case entIFetch:
 			k = trace.IFetch
+		case entAtomic:
+			sb.syncs = append(sb.syncs, int32(len(sb.kind)))
+			sb.kind = append(sb.kind, trace.Sync)
+			sb.size = append(sb.size, 0)
+			sb.pc = append(sb.pc, pcs[i])
+			k = trace.Modify
 		case entExit:
 			sb.exitEv = append(sb.exitEv, int32(len(sb.kind)))
 			sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
@@ -790,7 +834,7 @@ func (s *StreamReader) describe() error {
 // aligned blocks of block bytes (see SetIFetchRuns), in place.
 func (sb *superblock) foldRuns(block uint64) {
 	n := len(sb.kind)
-	kind, size, pc, dataPos := sb.kind[:0], sb.size[:0], sb.pc[:0], sb.dataPos[:0]
+	kind, size, pc, dataPos, syncs := sb.kind[:0], sb.size[:0], sb.pc[:0], sb.dataPos[:0], sb.syncs[:0]
 	exit := 0  // next element of exitEv, renumbered as its event is reached
 	open := -1 // index of the run the next fetch may join
 	for i := range n {
@@ -800,6 +844,10 @@ func (sb *superblock) foldRuns(block uint64) {
 		}
 		k, sz, p := sb.kind[i], sb.size[i], sb.pc[i]
 		switch {
+		case k == trace.Sync:
+			// No fetch moves across a synchronization.
+			syncs = append(syncs, int32(len(kind)))
+			open = -1
 		case k != trace.IFetch:
 			dataPos = append(dataPos, int32(len(kind)))
 		case sz > 0 && p&(block-1)+uint64(sz) <= block:
@@ -820,7 +868,7 @@ func (sb *superblock) foldRuns(block uint64) {
 	for ; exit < len(sb.exitEv); exit++ {
 		sb.exitEv[exit] = int32(len(kind))
 	}
-	sb.kind, sb.size, sb.pc, sb.dataPos = kind, size, pc, dataPos
+	sb.kind, sb.size, sb.pc, sb.dataPos, sb.syncs = kind, size, pc, dataPos, syncs
 }
 
 // extended decodes an ALLOC, FREE, MARK or MAP record (first word w) at
@@ -899,5 +947,24 @@ func (s *StreamReader) str(w uint64) error {
 	}
 	s.strings[id] = string(s.buf[s.pos+8 : s.pos+8+length])
 	s.pos += need
+	return nil
+}
+
+// sync decodes a SYNC record (first word w) at s.pos into event n.
+func (s *StreamReader) sync(c columns, n int, w uint64) error {
+	start := s.off()
+	if err := s.more(32); err != nil {
+		return s.endError(err, false)
+	}
+	k := trace.SyncKind(w & 0xff)
+	switch {
+	case w&(1<<60-1)>>8 != 0:
+		return s.corrupt(start, "SYNC record with bits 59..8 set (word %#016x)", w)
+	case !k.Valid():
+		return s.corrupt(start, "SYNC record of unknown kind %d", w&0xff)
+	}
+	b := s.buf[s.pos:]
+	c.setExt(n, trace.Sync, le.Uint64(b[8:]), le.Uint64(b[24:]), s.tid, trace.Ext{Sync: k, Size: le.Uint64(b[16:])})
+	s.pos += 32
 	return nil
 }

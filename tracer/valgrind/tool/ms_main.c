@@ -21,6 +21,13 @@
  * makes Valgrind discard every translation: after a limit, a client STOP or
  * before --start-fn, the program runs at Valgrind's base speed. Leaving OFF
  * discards the uninstrumented translations again.
+ *
+ * Synchronization: the preload's wrappers of the POSIX threads functions
+ * (ms_intercepts.c) report each operation through a client request
+ * (ms_sync.h), written as a SYNC record; atomic instructions (CAS
+ * statements) are described as atomic entries. A thread made by the
+ * pthread_create wrapper is PAUSED from its creation to its start event
+ * and after its exit event.
  */
 
 #include "pub_tool_basics.h"
@@ -43,8 +50,9 @@
 #include "libvex_guest_amd64.h"
 #include "valgrind.h"
 #include "memspy.h"
+#include "ms_sync.h"
 
-#define MS_STREAM_VERSION 4
+#define MS_STREAM_VERSION 5
 #define MS_STR(x)  MS_STR1(x)
 #define MS_STR1(x) #x
 
@@ -62,6 +70,7 @@ static const HChar version_tag[] __attribute__((used)) =
 #define REC_MARK     6ULL
 #define REC_STRING   7ULL
 #define REC_MAP      8ULL
+#define REC_SYNC     9ULL
 #define REC_END      15ULL
 
 /* Entry kinds of a DESCRIBE record. */
@@ -72,6 +81,7 @@ static const HChar version_tag[] __attribute__((used)) =
 #define K_EXIT   4
 #define K_CALL   5
 #define K_RETURN 6
+#define K_ATOMIC 7   /* an atomic read-modify-write (a CAS in VEX): a sync event then a modify */
 
 /* Tracing modes. */
 #define MODE_RECORD 0ULL
@@ -209,6 +219,7 @@ static void count_events(void)
       case REC_FREE:     i += 3 + (w & 0xffff); break;
       case REC_MARK:
       case REC_MAP:      i += 3; break;
+      case REC_SYNC:     i += 4; break;   /* not an event for --max-events */
       case REC_STRING:   i += 1 + ((w & 0xffffffffULL) + 7) / 8; break;
       default:           i++; break;
       }
@@ -407,10 +418,27 @@ typedef struct {
 static ThreadCalls* calls;     /* indexed by Valgrind thread id */
 static ULong n_pending;        /* over all threads: read by instrumented code */
 
+/* Per Valgrind thread, its place in the life of a thread made by the
+   preload's pthread_create wrapper: a thread is not traced from its
+   creation to its start event (the thread library's set-up and the
+   wrapper's handshake) nor after its exit event (its exit path), so that
+   its events lie between the two. Threads made otherwise (a static
+   program, a raw clone, the Go runtime) are always LIVE. */
+#define THR_LIVE    0
+#define THR_UNBORN  1   /* made by the wrapper, start not reported yet */
+#define THR_GONE    2   /* exit reported */
+typedef struct {
+   UChar state;
+   Bool  creating;   /* its pthread_create wrapper reported a create: the next thread it makes is UNBORN */
+} ThreadLife;
+static ThreadLife* lives;      /* indexed by Valgrind thread id */
+
 static ULong wanted_mode(void)
 {
    if (limit_reached || client_stopped || start_pending)
       return MODE_OFF;
+   if (lives[cur_tid].state != THR_LIVE)
+      return MODE_PAUSED;
    if (clo_trace_fn != NULL && calls[cur_tid].in_trace_fn == 0)
       return MODE_PAUSED;
    return MODE_RECORD;
@@ -626,10 +654,85 @@ static const HChar* client_string(Addr s, HChar* out)
    return out;
 }
 
+/* ------------------------------------------------------------------ */
+/* Synchronization                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The counts of the barriers pthread_barrier_init made, by address. */
+typedef struct {
+   VgHashNode node;   /* key: the barrier's address */
+   ULong      count;
+} Barrier;
+static VgHashTable* barriers;
+
+/* Writes a SYNC record, while recording only (a paused thread, one not
+   started yet or gone, makes none). */
+static void emit_sync(ULong kind, Addr a, ULong arg, Addr pc)
+{
+   if (silenced || dropping || wanted_mode() != MODE_RECORD)
+      return;
+   note_thread();
+   ensure_room(4);
+   buf[buf_pos++] = (REC_SYNC << 60) | kind;
+   buf[buf_pos++] = a;
+   buf[buf_pos++] = arg;
+   buf[buf_pos++] = pc;
+}
+
+/* The preload's requests (ms_sync.h); True if req is one. */
+static Bool sync_request(ThreadId tid, UWord* args)
+{
+   UWord req = args[0];
+   if (req == MS_REQ_BARRIER_INIT) {
+      Barrier* b = VG_(HT_lookup)(barriers, args[1]);
+      if (b == NULL) {
+         b = VG_(malloc)("memspy.barrier", sizeof(Barrier));
+         b->node.key = args[1];
+         VG_(HT_add_node)(barriers, b);
+      }
+      b->count = args[2];
+      return True;
+   }
+   if (req == MS_REQ_CREATE_FAILED) {
+      lives[tid].creating = False;
+      return True;
+   }
+   if (req < MS_REQ_SYNC || req >= MS_REQ_SYNC + MS_SYNC_KINDS || req == MS_REQ_SYNC + MS_SYNC_ATOMIC)
+      return False;
+   ULong kind = req - MS_REQ_SYNC;
+   ULong arg = args[2];
+   switch (kind) {
+   case MS_SYNC_CREATE:
+      lives[tid].creating = True;
+      break;
+   case MS_SYNC_START:
+      lives[tid].state = THR_LIVE;   /* traced from here */
+      update_mode();
+      break;
+   case MS_SYNC_BARRIER_ARRIVE: {
+      Barrier* b = VG_(HT_lookup)(barriers, args[1]);
+      arg = b != NULL ? b->count : 0;
+      break;
+   }
+   default:
+      break;
+   }
+   emit_sync(kind, args[1], arg, args[3]);
+   if (kind == MS_SYNC_EXIT) {
+      lives[tid].state = THR_GONE;   /* not traced after its exit */
+      update_mode();
+   }
+   return True;
+}
+
 static Bool ms_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
 {
    if (!VG_IS_TOOL_USERREQ('M', 'S', args[0]))
       return False;
+   if (sync_request(tid, args)) {
+      *ret = 0;
+      return True;
+   }
    static HChar name[MAX_NAME];
    UWord mark = args[0] - MEMSPY_USERREQ_BASE;
    const HChar* nm = NULL;
@@ -787,6 +890,20 @@ static void ms_thread_exit(ThreadId tid)
    n_pending -= calls[tid].n;
    calls[tid].n = 0;
    calls[tid].in_trace_fn = 0;
+   lives[tid].state = THR_LIVE;   /* the id may be reused */
+   lives[tid].creating = False;
+}
+
+/* In the parent, during the clone of a new thread: a thread made by the
+   pthread_create wrapper waits for its start event. */
+static void ms_thread_create(ThreadId parent, ThreadId child)
+{
+   lives[child].state = THR_LIVE;
+   lives[child].creating = False;
+   if (parent != VG_INVALID_THREADID && lives[parent].creating) {
+      lives[parent].creating = False;
+      lives[child].state = THR_UNBORN;
+   }
 }
 
 /* A forked child shares the parent's output: it must not write to it. */
@@ -1129,7 +1246,7 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          size = sizeofIRType(typeOfIRExpr(sbIn->tyenv, cas->dataLo));
          if (cas->dataHi != NULL)
             size *= 2;
-         kind = K_MODIFY;
+         kind = K_ATOMIC;
          break;
       }
       case Ist_LLSC:
@@ -1342,6 +1459,8 @@ static void ms_post_clo_init(void)
    VG_(clo_vex_control).guest_chase = False;
    add_alloc_fn("runtime.mallocgc:rax");   /* Go (register ABI) */
    calls = VG_(calloc)("memspy.calls", VG_N_THREADS, sizeof(ThreadCalls));
+   lives = VG_(calloc)("memspy.lives", VG_N_THREADS, sizeof(ThreadLife));
+   barriers = VG_(HT_construct)("memspy.barriers");
    strings = VG_(HT_construct)("memspy.strings");
    blocks = VG_(HT_construct)("memspy.blocks");
    mapped = VG_(HT_construct)("memspy.mapped");
@@ -1385,6 +1504,7 @@ static void ms_pre_clo_init(void)
                                  ms_memalign, ms_calloc, ms_free, ms_delete, ms_delete_aligned,
                                  ms_vec_delete, ms_vec_delete_aligned, ms_realloc, ms_usable_size, 0);
    VG_(track_start_client_code)(ms_start_client_code);
+   VG_(track_pre_thread_ll_create)(ms_thread_create);
    VG_(track_pre_thread_ll_exit)(ms_thread_exit);
    VG_(track_new_mem_mmap)(ms_new_mem_mmap);
    VG_(track_change_mem_mprotect)(ms_change_mem_mprotect);

@@ -20,7 +20,7 @@ import (
 // Version is the stream version the builders write unless told otherwise:
 // the one memspy reads (valgrind.StreamVersion, which this package cannot
 // import).
-const Version = 4
+const Version = 5
 
 // Flags of the stream header.
 const (
@@ -37,6 +37,7 @@ const (
 	Exit   = 4
 	Call   = 5 // the superblock ends in a call: the last entry
 	Return = 6 // the superblock ends in a return: the last entry
+	Atomic = 7 // an atomic read-modify-write: a sync event, then a modify
 )
 
 // Record types: the top 4 bits of a record's first word.
@@ -49,6 +50,7 @@ const (
 	RecMark     = 6
 	RecString   = 7
 	RecMap      = 8
+	RecSync     = 9
 	RecEnd      = 15
 )
 
@@ -151,6 +153,13 @@ func (s *Stream) String(id uint64, str string) *Stream {
 // with its .text of size bytes at addr.
 func (s *Stream) Map(name, addr, size uint64) *Stream {
 	return s.Word(RecMap<<60 | name<<16).Word(addr).Word(size)
+}
+
+// Sync appends a SYNC record: a synchronization operation of the given
+// kind (a trace.SyncKind) on the object at addr, with its second argument
+// (Ext.Size) and its PC.
+func (s *Stream) Sync(kind int, addr, arg, pc uint64) *Stream {
+	return s.Word(RecSync<<60 | uint64(kind)&0xff).Word(addr).Word(arg).Word(pc)
 }
 
 // End appends an END record.
