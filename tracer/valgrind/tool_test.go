@@ -515,3 +515,301 @@ func TestToolMapsDlopen(t *testing.T) {
 		}
 	}
 }
+
+// dataSymbol returns the address in the file of the variable name in exe.
+func dataSymbol(t *testing.T, exe, name string) uint64 {
+	t.Helper()
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_OBJECT {
+			return s.Value
+		}
+	}
+	t.Fatalf("%s has no variable %s", exe, name)
+	return 0
+}
+
+// syncProgram is examples/c/sync.c (dynamically linked, so that the
+// preload's pthread wrappers engage), with the runtime addresses of its
+// variables once its .text is known.
+type syncProgram struct {
+	exe                string
+	threads, n, rounds int
+	m                  int
+}
+
+func (p syncProgram) args() []string {
+	return []string{strconv.Itoa(p.n), strconv.Itoa(p.rounds), strconv.Itoa(p.m)}
+}
+
+// Synchronization: sync.c's 4 threads lock a mutex N times, meet at a
+// barrier ROUNDS times, add to a counter atomically M times and shake
+// hands with the main thread through two condition variables; the main
+// thread creates and joins them. Every operation is reported, once, with
+// its object, its call site in the program and the thread that made it.
+func TestToolSync(t *testing.T) {
+	p := syncProgram{exe: buildExample(t, "sync", "-pthread"), threads: 4, n: 100, rounds: 3, m: 50}
+	evs, out := traceProgram(t, p.exe, Options{}, p.args()...)
+	if want := fmt.Sprintf("%d %d\n", p.threads*p.n, p.threads*p.m); out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+
+	// Where code lies: the executable (a PIE: its variables move with
+	// its .text), the C library (libc and the dynamic loader), the
+	// preload.
+	var prog mapped
+	var clib, preload []mapped
+	for _, o := range maps(t, evs) {
+		switch base := filepath.Base(o.path); {
+		case o.path == p.exe:
+			prog = o
+		case strings.HasPrefix(base, "libc.") || strings.HasPrefix(base, "ld-linux"):
+			clib = append(clib, o)
+		case strings.HasPrefix(base, "vgpreload_"):
+			preload = append(preload, o)
+		}
+	}
+	if prog.hi == 0 || len(clib) < 2 || len(preload) == 0 {
+		t.Fatalf("objects: program %+v, C library %+v, preload %+v", prog, clib, preload)
+	}
+	in := func(objs []mapped, pc uint64) bool {
+		return slices.ContainsFunc(objs, func(o mapped) bool { return pc >= o.lo && pc < o.hi })
+	}
+	f, err := elf.Open(p.exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bias := prog.lo - f.Section(".text").Addr
+	f.Close()
+	addr := func(name string) uint64 { return dataSymbol(t, p.exe, name) + bias }
+	lock, hand, barrier := addr("lock"), addr("hand"), addr("barrier")
+	doneCV, goCV, counter := addr("done_cv"), addr("go_cv"), addr("atomic_counter")
+	work, _ := symbol(t, p.exe, "work")
+	work += bias
+
+	// The main thread is the one that creates.
+	main := uint32(0)
+	for _, e := range evs {
+		if e.K == trace.Sync && e.X.Sync == trace.SyncCreate {
+			main = e.T
+			break
+		}
+	}
+	type key struct {
+		k    trace.SyncKind
+		addr uint64
+	}
+	counts := map[key]int{}
+	kinds := map[trace.SyncKind]int{}
+	var creates, starts, exits, joins []ev
+	startAt := map[uint32]int{} // thread -> index of its start
+	waiting := map[uint32]ev{}  // thread -> its cond-wait not woken yet
+	atomics, progAtomics, clibLocks := 0, 0, 0
+	for i, e := range evs {
+		if e.K != trace.Sync {
+			continue
+		}
+		k := e.X.Sync
+		if in(preload, e.PC) || e.T == 0 {
+			t.Errorf("event %d: %v at PC %#x in the preload (thread %d)", i, k, e.PC, e.T)
+		}
+		if k == trace.SyncAtomic {
+			atomics++
+			if i+1 == len(evs) || evs[i+1].K != trace.Modify || evs[i+1].Addr != e.Addr || evs[i+1].PC != e.PC || evs[i+1].T != e.T {
+				t.Fatalf("event %d: atomic %+v not followed by its modify: %+v", i, e, evs[min(i+1, len(evs)-1)])
+			}
+			if in([]mapped{prog}, e.PC) {
+				progAtomics++
+				if e.Addr != counter || e.T == main {
+					t.Errorf("event %d: an atomic of the program at %#x by thread %d, want %#x by a worker", i, e.Addr, e.T, counter)
+				}
+			}
+			continue
+		}
+		if !in([]mapped{prog}, e.PC) {
+			// The C library's own locking: the dynamic loader's lock
+			// around a new thread's TLS and at exit.
+			if !in(clib, e.PC) || (k != trace.SyncAcquire && k != trace.SyncRelease) {
+				t.Errorf("event %d: %v at %#x, PC %#x outside the program and the C library's locks", i, k, e.Addr, e.PC)
+			}
+			clibLocks++
+			continue
+		}
+		kinds[k]++
+		counts[key{k, e.Addr}]++
+		worker := e.T != main && e.T != 0
+		switch k {
+		case trace.SyncCreate:
+			creates = append(creates, e)
+		case trace.SyncStart:
+			starts = append(starts, e)
+			if _, dup := startAt[e.T]; dup || !worker || e.PC != work {
+				t.Errorf("event %d: start %+v (the thread's routine is at %#x)", i, e, work)
+			}
+			startAt[e.T] = i
+		case trace.SyncExit:
+			exits = append(exits, e)
+		case trace.SyncJoin:
+			joins = append(joins, e)
+		case trace.SyncBarrierArrive:
+			if e.X.Size != uint64(p.threads) || !worker {
+				t.Errorf("event %d: barrier arrival %+v, want count %d by a worker", i, e, p.threads)
+			}
+		case trace.SyncCondWait:
+			if _, dup := waiting[e.T]; dup || e.X.Size != hand || worker != (e.Addr == goCV) {
+				t.Errorf("event %d: cond-wait %+v", i, e)
+			}
+			waiting[e.T] = e
+		case trace.SyncCondWake:
+			if w, ok := waiting[e.T]; !ok || w.Addr != e.Addr || e.X.Size != hand {
+				t.Errorf("event %d: cond-wake %+v after wait %+v", i, e, w)
+			}
+			delete(waiting, e.T)
+		case trace.SyncCondSignal:
+			if worker != (e.Addr == doneCV) {
+				t.Errorf("event %d: cond-signal %+v", i, e)
+			}
+		}
+		if k != trace.SyncStart && k != trace.SyncCreate && k != trace.SyncJoin && k != trace.SyncExit && e.X.Size != 0 &&
+			k != trace.SyncBarrierArrive && k != trace.SyncCondWait && k != trace.SyncCondWake {
+			t.Errorf("event %d: %v with Ext.Size %d", i, k, e.X.Size)
+		}
+	}
+	t.Logf("in the program: %v; %d atomics (%d in the program); %d lock operations of the C library", kinds, atomics, progAtomics, clibLocks)
+
+	// Locks: the counter's, and the handshake's (each worker once, the
+	// main thread once); cond-waits release and take the mutex inside.
+	want := map[key]int{
+		{trace.SyncAcquire, lock}: p.threads * p.n, {trace.SyncRelease, lock}: p.threads * p.n,
+		{trace.SyncAcquire, hand}: p.threads + 1, {trace.SyncRelease, hand}: p.threads + 1,
+		{trace.SyncBarrierArrive, barrier}: p.threads * p.rounds, {trace.SyncBarrierLeave, barrier}: p.threads * p.rounds,
+		{trace.SyncCondSignal, doneCV}: p.threads, {trace.SyncCondSignal, goCV}: 1,
+	}
+	for k, n := range want {
+		if counts[k] != n {
+			t.Errorf("%v of %#x: %d, want %d", k.k, k.addr, counts[k], n)
+		}
+	}
+	if kinds[trace.SyncCondWait] != kinds[trace.SyncCondWake] || len(waiting) != 0 {
+		t.Errorf("%d cond-waits, %d cond-wakes", kinds[trace.SyncCondWait], kinds[trace.SyncCondWake])
+	}
+	if progAtomics != p.threads*p.m || atomics < progAtomics {
+		t.Errorf("%d atomics in the program, want %d (%d in all)", progAtomics, p.threads*p.m, atomics)
+	}
+
+	// Threads: create, start, exit and join once per thread; the starts
+	// name the creates' tokens in order, the exits and joins the handles
+	// the starts give.
+	if len(creates) != p.threads || len(starts) != p.threads || len(exits) != p.threads || len(joins) != p.threads {
+		t.Fatalf("%d creates, %d starts, %d exits, %d joins, want %d each", len(creates), len(starts), len(exits), len(joins), p.threads)
+	}
+	handles := map[uint64]uint32{} // handle -> thread
+	for i, s := range starts {
+		c := creates[i]
+		if c.Addr != s.Addr || c.T != main || c.X.Size != 0 || s.X.Size == 0 {
+			t.Errorf("create %+v, start %+v", c, s)
+		}
+		handles[s.X.Size] = s.T
+	}
+	exited := map[uint64]int{}
+	for _, e := range exits {
+		if th, ok := handles[e.Addr]; !ok || th != e.T || e.PC != work {
+			t.Errorf("exit %+v: no start of that handle by that thread", e)
+		}
+		exited[e.Addr]++
+	}
+	for _, j := range joins {
+		if j.T != main || exited[j.Addr] != 1 {
+			t.Errorf("join %+v of a thread that did not exit once", j)
+		}
+	}
+	for i, e := range evs {
+		if at, ok := startAt[e.T]; ok && i < at {
+			t.Fatalf("event %d of thread %d comes before its start (event %d): %+v", i, e.T, at, e)
+		}
+	}
+	// A thread's events end with its exit.
+	for _, x := range exits {
+		last := -1
+		for i, e := range evs {
+			if e.T == x.T {
+				last = i
+			}
+		}
+		if e := evs[last]; e.K != trace.Sync || e.X.Sync != trace.SyncExit {
+			t.Errorf("thread %d: its last event is %+v, not its exit", x.T, e)
+		}
+	}
+}
+
+// countingReader counts the references its reader delivers.
+type countingReader struct {
+	trace.Reader
+	refs int
+}
+
+func (c *countingReader) Read(b *trace.Batch) error {
+	err := c.Reader.Read(b)
+	c.refs += b.Len() - len(b.Ext)
+	return err
+}
+
+// --max-events counts references only, as trace.Window does: the tool
+// stops after the buffer that reached the limit, which then holds at least
+// as many references as the window keeps; synchronization events (SYNC
+// records, the sync event of an atomic) do not count, and a window never
+// separates an atomic from its modify.
+func TestToolSyncMaxEvents(t *testing.T) {
+	p := syncProgram{exe: buildExample(t, "sync", "-pthread"), threads: 4, n: 3000, rounds: 30, m: 3000}
+	lib := toolLib(t)
+	full := toolCounts(t, Options{ValgrindLib: lib}, p.exe, p.args()...)[""]
+	const max = 400_000
+	run, err := Start(p.exe, p.args(), Options{ValgrindLib: lib, MaxEvents: max, Stdout: io.Discard, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := &countingReader{Reader: run.Reader()}
+	w := trace.Window(raw, 0, max, true)
+	b := trace.NewBatch(trace.BatchSize)
+	refs, syncs := 0, 0
+	atomic := false // the last event is an atomic's sync event
+	for {
+		err := w.Read(b)
+		for i, k := range b.Kind {
+			if atomic && k != trace.Modify {
+				t.Fatalf("an atomic followed by a %v", k)
+			}
+			atomic = false
+			if !k.IsExtended() {
+				refs++
+			} else if k == trace.Sync {
+				syncs++
+				atomic = b.ExtOf(i).Sync == trace.SyncAtomic
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if atomic {
+		t.Errorf("the window ends with an atomic's sync event")
+	}
+	if st := wait(t, run); st.Code != 0 {
+		t.Fatalf("%v", st)
+	}
+	t.Logf("%d events in all; the tool wrote %d references, the window kept %d and %d sync events", full, raw.refs, refs, syncs)
+	if refs != max || raw.refs < max || raw.refs >= full-2*max || syncs == 0 {
+		t.Errorf("the window kept %d references (want %d), the tool wrote %d of %d events", refs, max, raw.refs, full)
+	}
+}
