@@ -813,3 +813,116 @@ func TestToolSyncMaxEvents(t *testing.T) {
 		t.Errorf("the window kept %d references (want %d), the tool wrote %d of %d events", refs, max, raw.refs, full)
 	}
 }
+
+// wrapsProg calls every function the preload wraps once (or twice), and
+// prints its objects' addresses.
+const wrapsProg = `#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_spinlock_t s;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+static pthread_barrier_t b;
+static void *quit(void *arg) { pthread_exit(arg); }
+int main(void) {
+	struct timespec past = {0, 0}, far = {1L << 40, 0};
+	pthread_mutex_trylock(&m);
+	pthread_mutex_trylock(&m);           /* busy: no acquire */
+	pthread_mutex_unlock(&m);
+	pthread_mutex_timedlock(&m, &far);
+	pthread_mutex_unlock(&m);
+	pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &far);
+	pthread_mutex_unlock(&m);
+	pthread_spin_init(&s, 0);            /* glibc: the same function as unlock */
+	pthread_spin_lock(&s);
+	pthread_spin_unlock(&s);
+	pthread_spin_trylock(&s);
+	pthread_spin_trylock(&s);            /* busy */
+	pthread_spin_unlock(&s);
+	pthread_rwlock_rdlock(&rw);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_tryrdlock(&rw);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_timedrdlock(&rw, &far);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &far);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_wrlock(&rw);
+	pthread_rwlock_trywrlock(&rw);       /* busy */
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_trywrlock(&rw);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_timedwrlock(&rw, &far);
+	pthread_rwlock_unlock(&rw);
+	pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &far);
+	pthread_rwlock_unlock(&rw);
+	pthread_mutex_lock(&m);
+	pthread_cond_timedwait(&c, &m, &past);
+	pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &past);
+	pthread_mutex_unlock(&m);
+	pthread_cond_signal(&c);
+	pthread_cond_broadcast(&c);
+	pthread_barrier_init(&b, NULL, 1);
+	pthread_barrier_wait(&b);
+	pthread_t t;
+	pthread_create(&t, NULL, quit, NULL);
+	pthread_join(t, NULL);
+	printf("%p %p %p %p %p\n", (void *)&m, (void *)&s, (void *)&rw, (void *)&c, (void *)&b);
+	return 0;
+}
+`
+
+// Every wrapper engages (the functions of several versions included),
+// reports an acquisition only when the lock was obtained, and gives the
+// call site in the program.
+func TestToolSyncWrappers(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "wraps")
+	if out, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", exe, writeC(t, wrapsProg)).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	evs, out := traceProgram(t, exe, Options{})
+	names := map[uint64]string{}
+	var addrs [5]uint64
+	if _, err := fmt.Sscanf(out, "%v %v %v %v %v", &addrs[0], &addrs[1], &addrs[2], &addrs[3], &addrs[4]); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	for i, n := range []string{"m", "s", "rw", "c", "b"} {
+		names[addrs[i]] = n
+	}
+	var prog mapped
+	for _, o := range maps(t, evs) {
+		if o.path == exe {
+			prog = o
+		}
+	}
+	var got []string
+	for _, e := range evs {
+		if e.K != trace.Sync || e.X.Sync == trace.SyncAtomic || e.PC < prog.lo || e.PC >= prog.hi {
+			continue
+		}
+		s := e.X.Sync.String()
+		switch e.X.Sync {
+		case trace.SyncCreate, trace.SyncStart, trace.SyncExit, trace.SyncJoin:
+		case trace.SyncCondWait, trace.SyncCondWake:
+			s += fmt.Sprintf(" %s %s", names[e.Addr], names[e.X.Size])
+		default:
+			s += fmt.Sprintf(" %s %d", names[e.Addr], e.X.Size)
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"acquire m 0", "release m 0", "acquire m 0", "release m 0", "acquire m 0", "release m 0",
+		"release s 0", "acquire s 0", "release s 0", "acquire s 0", "release s 0",
+		"acquire rw 1", "release rw 0", "acquire rw 1", "release rw 0", "acquire rw 1", "release rw 0", "acquire rw 1", "release rw 0",
+		"acquire rw 0", "release rw 0", "acquire rw 0", "release rw 0", "acquire rw 0", "release rw 0", "acquire rw 0", "release rw 0",
+		"acquire m 0", "cond-wait c m", "cond-wake c m", "cond-wait c m", "cond-wake c m", "release m 0",
+		"cond-signal c 0", "cond-signal c 0",
+		"barrier-arrive b 1", "barrier-leave b 0",
+		"create", "start", "exit", "join",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sync events\n got %q\nwant %q", got, want)
+	}
+}
