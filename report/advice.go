@@ -19,6 +19,9 @@ type Advice struct {
 	// Evidence are the numbers that triggered the rule, one sentence each.
 	Evidence    []string `json:"evidence"`
 	StallCycles uint64   `json:"stall_cycles"` // the object's, over every cache
+	// WaitCycles are the cycles threads waited at the synchronization
+	// object of the advice on synchronization (0 for the others).
+	WaitCycles uint64 `json:"wait_cycles,omitempty"`
 }
 
 // The kinds of advice.
@@ -91,9 +94,25 @@ const (
 //   - use-after-free: any object of kind freed that was accessed, whatever
 //     its stall cycles (listed first).
 //
+// On several processors, rules on the synchronization objects follow (they
+// need no where-and-why data): at a lock, barrier or condition variable
+// where the threads waited at least syncMinShare of their time (the sum of
+// each thread's end − start):
+//
+//   - lock-contention: shorter critical sections or finer locks;
+//   - barrier-imbalance: the work between barriers is divided unevenly;
+//   - condition-wait: the signalling threads are the bottleneck.
+//
 // Each Advice carries the numbers that triggered it. The others follow in
-// the order of the objects' stall cycles.
+// the order of the objects' stall cycles, the advice on a synchronization
+// object before the objects with fewer stall cycles than it has wait
+// cycles.
 func Advise(p *profile.Profile) []Advice {
+	return mergeSync(adviseObjects(p), adviseSync(p))
+}
+
+// adviseObjects applies the rules on objects (see Advise).
+func adviseObjects(p *profile.Profile) []Advice {
 	if !HasWhere(p) {
 		return nil
 	}

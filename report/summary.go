@@ -72,9 +72,15 @@ func whereSummary(b *strings.Builder, p *profile.Profile) {
 		writeText(b, t, "  ")
 	}
 	if as := Advise(p); len(as) > 0 {
-		b.WriteString("  advice (memspy report PROFILE advice: the evidence):\n")
-		for _, a := range as {
-			b.WriteString("    - " + a.Message + "\n")
-		}
+		writeAdvice(b, as, "  ")
+	}
+}
+
+// writeAdvice writes the messages of as to b, one line each, led by
+// indent.
+func writeAdvice(b *strings.Builder, as []Advice, indent string) {
+	b.WriteString(indent + "advice (memspy report PROFILE advice: the evidence):\n")
+	for _, a := range as {
+		b.WriteString(indent + "  - " + a.Message + "\n")
 	}
 }

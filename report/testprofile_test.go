@@ -315,3 +315,43 @@ func testMultiProfile() *profile.Profile {
 	p0.Upgrades, p0.Interventions, p0.InvalidationsSent, p0.InvalidationsReceived = 50, 5, 1000, p0.Caches[1].Invalidations
 	return p
 }
+
+// testThreadProfile is testMultiProfile with the threads' simulated time
+// and synchronization, re-interleaved by clock in quanta of 100 events:
+// main (thread 1) starts 4 workers and joins them, waiting for thread 2;
+// the workers meet at a barrier (where thread 5, which waits most, has the
+// least work), take a lock in queue and wait on a condition variable in
+// it, and update counters atomically. The threads' time is 7,500,000
+// cycles; the barrier's waits make 20% of it, the lock's 10.7%.
+func testThreadProfile() *profile.Profile {
+	p := testMultiProfile()
+	p.Interleave, p.Quantum = "clock", 100
+	p.Threads = []profile.ThreadStats{
+		{Thread: 1, Processor: 0, Events: 100000, ComputeCycles: 100000, StallCycles: 50000, SyncCycles: 1450000, Start: 0, End: 1600000},
+		{Thread: 2, Processor: 1, Events: 400000, ComputeCycles: 400000, StallCycles: 600000, SyncCycles: 500000, Start: 50000, End: 1550000},
+		{Thread: 3, Processor: 2, Events: 400000, ComputeCycles: 400000, StallCycles: 700000, SyncCycles: 300000, Start: 50000, End: 1450000},
+		{Thread: 4, Processor: 3, Events: 400000, ComputeCycles: 400000, StallCycles: 500000, SyncCycles: 600000, Start: 50000, End: 1550000},
+		{Thread: 5, Processor: 0, Events: 200000, ComputeCycles: 200000, StallCycles: 300000, SyncCycles: 1000000, Start: 50000, End: 1550000},
+	}
+	p.Sync = []profile.SyncObject{
+		{Name: "thread 3", Addr: 3, Kind: "join", Operations: 1},
+		{Name: "barrier", Addr: 0x601040, Kind: "barrier", Operations: 400, Waits: 300, WaitCycles: 1500000},
+		{Name: "queue+64", Addr: 0x4b2040, Kind: "lock", Operations: 2000, Waits: 640, WaitCycles: 800000},
+		{Name: "thread 2", Addr: 2, Kind: "join", Operations: 1, Waits: 1, WaitCycles: 1450000},
+		{Name: "counters", Addr: 0x601080, Kind: "atomic", Operations: 12000},
+		{Name: "queue+128", Addr: 0x4b2080, Kind: "condition", Operations: 50, Waits: 20, WaitCycles: 100000},
+		{Name: "thread 4", Addr: 4, Kind: "join", Operations: 1},
+		{Name: "thread 5", Addr: 5, Kind: "join", Operations: 1},
+	}
+	profile.SortSync(p.Sync)
+	waits := map[string]uint64{"main": 1450000, "work": 1500000, "produce": 400000, "consume": 500000}
+	for i := range p.Functions {
+		f := &p.Functions[i]
+		f.SyncCycles = waits[f.Name]
+		f.Inclusive.SyncCycles = f.SyncCycles
+		if f.Name == "main" {
+			f.Inclusive.SyncCycles = 3850000
+		}
+	}
+	return p
+}

@@ -1,8 +1,9 @@
 // Package report renders Profiles for people and scripts: the summary of
 // a run (Text, with its where-and-why summary), and the views of the
-// where and why and of the processors (View: overview, processors,
-// stalls, lines, data, detail, evictors, sharing, refs, advice) as aligned
-// text, CSV or JSON. It reads only the Profile, never engine internals.
+// where and why, of the processors and of the threads (View: overview,
+// processors, threads, sync, stalls, lines, data, detail, evictors,
+// sharing, refs, advice) as aligned text, CSV or JSON. It reads only the
+// Profile, never engine internals.
 package report
 
 import (
@@ -20,8 +21,9 @@ import (
 // machine has several), then one table per cache (with the causes of its
 // misses when the run attributed its counters, and its coherence counters
 // when it lost lines to other processors) and the memory traffic, then the
-// processor table on several processors, a line per dump if the program
-// asked for any, and the where-and-why summary when the profile has it.
+// processor and thread tables on several processors, a line per dump if
+// the program asked for any, and the where-and-why summary when the
+// profile has it (else the advice on synchronization, if any).
 func Text(w io.Writer, p *profile.Profile) error {
 	var b strings.Builder
 	name := "(unnamed)"
@@ -94,6 +96,14 @@ func Text(w io.Writer, p *profile.Profile) error {
 		b.WriteString("\n")
 		writeText(&b, processorTable(p, false, 0), "")
 	}
+	if len(p.Threads) > 0 {
+		b.WriteString("\n")
+		t := threadTable(p, false, 0)
+		if s := syncSummary(p); s != "" {
+			t.Notes = append(t.Notes, s)
+		}
+		writeText(&b, t, "")
+	}
 	if len(p.Dumps) > 0 {
 		b.WriteString("\ndumps (counted since the start or the last reset):\n")
 		for i := range p.Dumps {
@@ -103,6 +113,9 @@ func Text(w io.Writer, p *profile.Profile) error {
 	if HasWhere(p) {
 		b.WriteString("\n")
 		whereSummary(&b, p)
+	} else if as := Advise(p); len(as) > 0 { // on synchronization only
+		b.WriteString("\n")
+		writeAdvice(&b, as, "")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

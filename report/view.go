@@ -29,8 +29,9 @@ const DefaultTop = 20
 // barWidth is the width of the overview's bars, in columns.
 const barWidth = 40
 
-// ErrNoWhere is the error of every view but processors on a profile without
-// where-and-why data.
+// ErrNoWhere is the error of every view but processors, threads and sync on
+// a profile without where-and-why data (of advice too, unless the rules on
+// synchronization have something to say).
 var ErrNoWhere = errors.New("the profile has no where-and-why data: run with --where")
 
 // ErrNoLines is the error of the lines view on a profile without source
@@ -58,6 +59,10 @@ var views = []view{
 	{"overview", "compute and memory stall cycles by function, with bars; --inclusive: with their callees", (*viewer).overview, false},
 	{"processors", "several processors: each one's threads, private caches and coherence traffic (--top N: the first N)",
 		(*viewer).processors, true},
+	{"threads", "several processors: each thread's compute, memory stall and sync cycles, start and end (--top N: the first N)",
+		(*viewer).threads, true},
+	{"sync", "several processors: locks, barriers, condition variables, joins and atomics by the cycles threads waited at them",
+		(*viewer).sync, true},
 	{"stalls", "stall cycles by function × object, by object and by function, with the causes of misses", (*viewer).stalls, false},
 	{"lines", "stall cycles by source line (optionally of one --function), with the causes of misses and spatial use", (*viewer).lines, false},
 	{"data", "one function (--function) broken down by object", (*viewer).data, false},
@@ -66,7 +71,7 @@ var views = []view{
 	{"sharing", "several processors: objects and function × object pairs by invalidation misses, true and false sharing",
 		(*viewer).sharing, false},
 	{"refs", "per reference (METRIC): misses, temporal and spatial hits, spatial use; --evictors adds who evicted them", (*viewer).refs, false},
-	{"advice", "rules on the top bottlenecks, with their evidence", (*viewer).advice, false},
+	{"advice", "rules on the top bottlenecks, with their evidence", (*viewer).advice, true},
 }
 
 // Views lists the view names, in the order of the help text.
@@ -298,17 +303,25 @@ func concat(parts ...[]stat) []stat { return slices.Concat(parts...) }
 // run's cycles, every function's own.
 func (v *viewer) overview() ([]*Table, error) {
 	type cycles struct {
-		f              *profile.Function
-		compute, stall uint64
-		known          bool // false: the function has no inclusive counters
+		f                    *profile.Function
+		compute, stall, sync uint64
+		known                bool // false: the function has no inclusive counters
 	}
-	count := func(f *profile.Function) cycles { return cycles{f, f.ComputeCycles, f.StallCycles, true} }
+	count := func(f *profile.Function) cycles { return cycles{f, f.ComputeCycles, f.StallCycles, f.SyncCycles, true} }
+	// The sync columns appear when threads waited in some function.
+	sync := slices.ContainsFunc(v.p.Functions, func(f profile.Function) bool { return f.SyncCycles > 0 })
 	t := &Table{
 		Title: "cycles by function: compute (#) and memory stall (=)",
 		Columns: []Column{{Name: "function"}, {Name: "compute cycles"}, {Name: "compute share"}, {Name: "stall cycles"},
 			{Name: "stall share"}, {Name: "total cycles"}, {Name: "share"}, {Name: "", TextOnly: true}},
 	}
 	t.Notes = append(t.Notes, "compute: one cycle per instruction; stall: "+latencies(v.p.Machine))
+	if sync {
+		t.Title = "cycles by function: compute (#), memory stall (=) and synchronization (" + syncChar + ")"
+		t.Columns = slices.Insert(t.Columns, 5, Column{Name: "sync cycles"}, Column{Name: "sync share"})
+		t.Notes = append(t.Notes, "sync: the cycles its threads waited at locks, barriers, condition variables and joins "+
+			"called from it (simulated clocks)")
+	}
 	totalName := "total"
 	if v.opt.Inclusive {
 		if !slices.ContainsFunc(v.p.Functions, func(f profile.Function) bool { return f.Inclusive != nil }) {
@@ -316,43 +329,56 @@ func (v *viewer) overview() ([]*Table, error) {
 		}
 		count = func(f *profile.Function) cycles {
 			if in := f.Inclusive; in != nil {
-				return cycles{f, in.ComputeCycles, in.StallCycles, true}
+				return cycles{f, in.ComputeCycles, in.StallCycles, in.SyncCycles, true}
 			}
 			return cycles{f: f}
 		}
 		t.Title = "inclusive cycles by function (with their callees): compute (#) and memory stall (=)"
+		if sync {
+			t.Title = "inclusive cycles by function (with their callees): compute (#), memory stall (=) and synchronization (" +
+				syncChar + ")"
+		}
 		t.Notes = append(t.Notes, "inclusive: a function's cycles and those of everything it called and of the regions in it, "+
 			"so the rows overlap and their shares need not add up to 100%; shares are of the whole run's cycles "+
 			"(the last row: the sum of every function's own cycles)")
 		totalName = "whole run"
 	}
 	rs := make([]cycles, len(v.p.Functions))
-	var compute, stall, biggest uint64
+	var compute, stall, waited, biggest uint64
 	for i := range v.p.Functions {
 		f := &v.p.Functions[i]
 		rs[i] = count(f)
 		compute += f.ComputeCycles
 		stall += f.StallCycles
-		biggest = max(biggest, rs[i].compute+rs[i].stall)
+		waited += f.SyncCycles
+		biggest = max(biggest, rs[i].compute+rs[i].stall+rs[i].sync)
 	}
 	slices.SortStableFunc(rs, func(a, b cycles) int {
-		return cmp.Or(cmp.Compare(b.compute+b.stall, a.compute+a.stall), cmp.Compare(a.f.Name, b.f.Name))
+		return cmp.Or(cmp.Compare(b.compute+b.stall+b.sync, a.compute+a.stall+a.sync), cmp.Compare(a.f.Name, b.f.Name))
 	})
-	all := compute + stall
+	all := compute + stall + waited
 	known := computeKnown(v.p)
 	if !known {
 		t.Notes = append(t.Notes, "no cache holds instructions: compute cycles are not known (-)")
 	}
+	// cells are a row's: the function (or total), compute, stall and (with
+	// sync) sync cycles with their shares, the total and its share.
+	cells := func(name Cell, compute, stall, waited uint64, computeKnown, known bool) []Cell {
+		total := compute + stall + waited
+		cs := []Cell{name, cond(computeKnown, countCell(compute)), cond(computeKnown, shareCell(compute, all)),
+			cond(known, countCell(stall)), cond(known, shareCell(stall, all))}
+		if sync {
+			cs = append(cs, cond(known, countCell(waited)), cond(known, shareCell(waited, all)))
+		}
+		return append(cs, cond(known, countCell(total)), cond(known, shareCell(total, all)))
+	}
 	rows := make([]Row, len(rs))
 	for i, r := range rs {
-		total := r.compute + r.stall
-		rows[i] = Row{Cells: []Cell{textCell(v.funcName(r.f.Name)), cond(known && r.known, countCell(r.compute)),
-			cond(known && r.known, shareCell(r.compute, all)), cond(r.known, countCell(r.stall)), cond(r.known, shareCell(r.stall, all)),
-			cond(r.known, countCell(total)), cond(r.known, shareCell(total, all)), textCell(bar(r.compute, r.stall, biggest))}}
+		rows[i] = Row{Cells: append(cells(textCell(v.funcName(r.f.Name)), r.compute, r.stall, r.sync, known && r.known, r.known),
+			textCell(bar3(r.compute, r.stall, r.sync, biggest)))}
 	}
 	v.limit(t, rows)
-	t.Total = []Cell{textCell(totalName), cond(known, countCell(compute)), cond(known, shareCell(compute, all)), countCell(stall),
-		shareCell(stall, all), countCell(all), shareCell(all, all), textCell("")}
+	t.Total = append(cells(textCell(totalName), compute, stall, waited, known, true), textCell(""))
 	return []*Table{t}, nil
 }
 
@@ -387,15 +413,7 @@ func latencies(m *machine.Machine) string {
 
 // bar draws compute ('#') and stall ('=') cycles scaled so that biggest
 // fills barWidth columns.
-func bar(compute, stall, biggest uint64) string {
-	if biggest == 0 {
-		return ""
-	}
-	scale := func(n uint64) int { return int((n*barWidth + biggest/2) / biggest) }
-	all := scale(compute + stall)
-	c := min(scale(compute), all)
-	return strings.Repeat("#", c) + strings.Repeat("=", all-c)
-}
+func bar(compute, stall, biggest uint64) string { return bar3(compute, stall, 0, biggest) }
 
 // stallStats are the columns of the stall tables: stall cycles, their
 // share of the run's, accesses, misses, miss rate and causes.
@@ -425,9 +443,20 @@ func (v *viewer) stalls() ([]*Table, error) {
 		f := &v.p.Functions[i]
 		functions = append(functions, item{[]Cell{textCell(v.funcName(f.Name)), inclusiveStall(f)}, &f.Stats, f.Name})
 	}
-	byFunction := v.statTable("stall cycles by function", []string{"function", "inclusive stall"}, stats, rank(functions))
+	functions = rank(functions)
+	byFunction := v.statTable("stall cycles by function", []string{"function", "inclusive stall"}, stats, functions)
 	byFunction.Notes = append([]string{"inclusive stall: the function's and those of everything it called and of the regions in it"},
 		byFunction.Notes...)
+	if slices.ContainsFunc(v.p.Functions, func(f profile.Function) bool { return f.SyncCycles > 0 }) {
+		// The rows are the first of functions, in order.
+		byFunction.Columns = append(byFunction.Columns, Column{Name: "sync cycles"})
+		for i := range byFunction.Rows {
+			f, _ := v.function(functions[i].name)
+			byFunction.Rows[i].Cells = append(byFunction.Rows[i].Cells, countCell(f.SyncCycles))
+		}
+		byFunction.Notes = append(byFunction.Notes, "sync cycles: the cycles its threads waited at locks, barriers, "+
+			"condition variables and joins called from it (not stall: not in the shares)")
+	}
 	ts := []*Table{
 		v.statTable("stall cycles by function × object", []string{"function", "object"}, stats, rank(pairs)),
 		v.statTable("stall cycles by object", []string{"object", "kind", "size"}, stats, rank(objects)),
@@ -805,20 +834,51 @@ func stridesCell(s *profile.Strides, n int) Cell {
 }
 
 // advice: the rules' findings.
+// Without where-and-why data only the rules on synchronization apply: the
+// view is ErrNoWhere unless they have something to say.
 func (v *viewer) advice() ([]*Table, error) {
-	return []*Table{v.adviceTable(Advise(v.p))}, nil
+	as := Advise(v.p)
+	if !HasWhere(v.p) && len(as) == 0 {
+		return nil, ErrNoWhere
+	}
+	return []*Table{v.adviceTable(as)}, nil
 }
 
+// adviceTable lists advice as; the advice on synchronization adds the
+// wait cycles and their share of the threads' time.
 func (v *viewer) adviceTable(as []Advice) *Table {
 	t := &Table{
 		Title: "advice on the top bottlenecks (" + v.focus + ")",
 		Columns: []Column{{Name: "kind"}, {Name: "object"}, {Name: "function"}, {Name: "stall cycles"}, {Name: "share"},
 			{Name: "advice", Below: true}, {Name: "evidence", Below: true}},
 	}
+	// Without where-and-why data there is only advice on synchronization.
+	where := HasWhere(v.p)
+	if !where {
+		t.Title = "advice on the top bottlenecks"
+		t.Columns = slices.Delete(t.Columns, 3, 5)
+	}
+	waits := slices.ContainsFunc(as, func(a Advice) bool { return a.WaitCycles > 0 })
+	_, threads := runTime(v.p)
+	if waits {
+		t.Columns = slices.Insert(t.Columns, len(t.Columns)-2, Column{Name: "wait cycles"}, Column{Name: "wait share"})
+		note := fmt.Sprintf("wait share: of the threads' %s cycles (the sum of each thread's end − start)", Count(threads))
+		if where {
+			note = fmt.Sprintf("share: of the run's %s stall cycles; %s", Count(v.stall), note)
+		}
+		t.Notes = append(t.Notes, note)
+	}
 	rows := make([]Row, len(as))
 	for i, a := range as {
-		rows[i] = Row{Cells: []Cell{textCell(a.Kind), textCell(a.Object), orUnknown(a.Function), countCell(a.StallCycles),
-			shareCell(a.StallCycles, v.stall), textCell(a.Message), textCell(strings.Join(a.Evidence, "; "))}}
+		sync := a.WaitCycles > 0
+		cells := []Cell{textCell(a.Kind), textCell(a.Object), orUnknown(a.Function)}
+		if where {
+			cells = append(cells, cond(!sync, countCell(a.StallCycles)), cond(!sync, shareCell(a.StallCycles, v.stall)))
+		}
+		if waits {
+			cells = append(cells, cond(sync, countCell(a.WaitCycles)), cond(sync, shareCell(a.WaitCycles, threads)))
+		}
+		rows[i] = Row{Cells: append(cells, textCell(a.Message), textCell(strings.Join(a.Evidence, "; ")))}
 	}
 	t.Rows = rows
 	return t
