@@ -79,9 +79,10 @@ type Data struct {
 	locals map[localKey]int32 // local variable bins by procedure and name
 	named  map[string]int32   // manual bins by name
 
-	heap    rangeMap // live heap blocks and freed ranges
-	manual  rangeMap // named ranges
-	globals []span   // sorted by start, not overlapping
+	heap    rangeMap          // live heap blocks and freed ranges
+	manual  rangeMap          // named ranges
+	globals []span            // sorted by start, not overlapping
+	pooled  map[uint64]string // the names of the pooled small globals, by start
 
 	last span // the heap span of the last Lookup, to check first
 }
@@ -202,10 +203,21 @@ func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
 			}
 			id = poolID
 			d.bins[id].Bytes += v.Size
+			if d.pooled == nil {
+				d.pooled = map[uint64]string{}
+			}
+			d.pooled[v.Addr] = v.Name
 		}
 		d.globals = append(d.globals, span{v.Addr, end, id})
 	}
 	sort.Slice(d.globals, func(i, j int) bool { return d.globals[i].start < d.globals[j].start })
+}
+
+// PooledVar returns the name of the small global variable that starts at
+// start and shares a pool bin with others, if there is one.
+func (d *Data) PooledVar(start uint64) (string, bool) {
+	name, ok := d.pooled[start]
+	return name, ok
 }
 
 // Var is a global variable for AddGlobals.

@@ -164,6 +164,31 @@ func TestScripts(t *testing.T) {
 					}
 				}
 			},
+			// numalocal PROFILE OBJECT MIN: at least MIN percent of the
+			// NUMA misses on OBJECT (at least 100) were local.
+			"numalocal": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: numalocal PROFILE OBJECT MIN")
+				}
+				min, err := strconv.ParseFloat(args[2], 64)
+				ts.Check(err)
+				p := readProfile(ts, args[0])
+				if p.Numa == nil {
+					ts.Fatalf("%s: no NUMA statistics", args[0])
+				}
+				for _, o := range p.Numa.Objects {
+					if o.Name != args[1] {
+						continue
+					}
+					share := 100 * float64(o.Local) / float64(max(o.Misses(), 1))
+					if o.Misses() < 100 || (share >= min) == neg {
+						ts.Fatalf("%s: %d of %d misses local (%.1f%%), want %s %.1f%% of at least 100",
+							args[1], o.Local, o.Misses(), share, map[bool]string{false: "at least", true: "below"}[neg], min)
+					}
+					return
+				}
+				ts.Fatalf("%s: no NUMA object %q", args[0], args[1])
+			},
 			// gzip SRC DST: compress SRC into DST.
 			"gzipfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
