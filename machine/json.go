@@ -6,7 +6,10 @@ import "encoding/json"
 // written as before machines had several: without processors, and without
 // mapping when it is round-robin (the defaults Normalize restores when
 // such a machine is read back). A machine of several processors gives
-// both.
+// both. Likewise a machine of one NUMA node is written as before machines
+// had several: without nodes, placement, page_size, remote_latency and
+// remote_dirty_latency (which change nothing on one node); a machine of
+// several nodes gives them all.
 func (m Machine) MarshalJSON() ([]byte, error) {
 	type plain Machine // without the method
 	p := plain(m)
@@ -15,6 +18,9 @@ func (m Machine) MarshalJSON() ([]byte, error) {
 		if p.Mapping == RoundRobin {
 			p.Mapping = ""
 		}
+	}
+	if p.Nodes <= 1 {
+		p.Nodes, p.Placement, p.PageSize, p.RemoteLatency, p.RemoteDirtyLatency = 0, "", 0, 0, 0
 	}
 	return json.Marshal(p)
 }

@@ -92,6 +92,46 @@ type Machine struct {
 	// appear (threads beyond the list go round-robin).
 	Mapping Mapping `json:"mapping,omitempty"`
 	Pin     []int   `json:"pin,omitempty"`
+	// Nodes groups the processors into NUMA nodes (0 or 1 after Normalize:
+	// one memory, uniform). With several, each node has its own memory; a
+	// page of memory is homed at one node by Placement, and a miss that
+	// leaves a processor's caches costs MemoryLatency at its own node's
+	// memory, RemoteLatency at another node's, RemoteDirtyLatency when
+	// another node's processor holds the line dirty (three hops). The
+	// processors are split into Nodes contiguous groups (see NodeOf).
+	// With one node, Placement, PageSize and the remote latencies are kept
+	// as given but change nothing (Normalize leaves them zero when not
+	// given).
+	Nodes              int       `json:"nodes,omitempty"`
+	Placement          Placement `json:"placement,omitempty"`
+	PageSize           int       `json:"page_size,omitempty"`            // bytes, a power of two
+	RemoteLatency      int       `json:"remote_latency,omitempty"`       // cycles
+	RemoteDirtyLatency int       `json:"remote_dirty_latency,omitempty"` // cycles
+}
+
+// Placement names a way of homing the pages of memory at the NUMA nodes.
+type Placement string
+
+// Page placements.
+const (
+	FirstTouch      Placement = "first-touch" // a page is homed at the node of the processor that first references it
+	PlaceRoundRobin Placement = "round-robin" // the pages are homed at nodes 0, 1, 2, ... in the order they are first referenced
+	Interleave      Placement = "interleave"  // a page is homed at node (page number mod Nodes)
+)
+
+// Placements lists the page placements (do not modify).
+var Placements = []Placement{FirstTouch, PlaceRoundRobin, Interleave}
+
+// NodeOf returns the NUMA node of processor p (from 0) on a normalized
+// machine: the processors are split into Nodes contiguous groups,
+// processor p being on node p*Nodes/Processors. Every node has
+// Processors/Nodes processors, or one more. On a machine of one node it
+// is 0.
+func (m *Machine) NodeOf(p int) int {
+	if m.Nodes <= 1 || m.Processors <= 1 {
+		return 0
+	}
+	return p * m.Nodes / m.Processors
 }
 
 // Mapping names a way of placing threads on processors.

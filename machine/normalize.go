@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -55,11 +56,36 @@ const (
 //   - a private cache may not be exclusive (not supported yet).
 //
 // Shared on a machine of one processor is kept but changes nothing.
+//
+// NUMA nodes: Nodes 0 means 1; it may not be negative nor more than the
+// processors (every node has at least one). With several nodes:
+//
+//   - no cache may be Shared: every cache is private to its processor (a
+//     cache shared within a node is not modelled);
+//   - Placement defaults to first-touch;
+//   - PageSize defaults to DefaultPageSize (4096 bytes) and must be a power
+//     of two no smaller than the line of the (private) caches;
+//   - RemoteLatency defaults to 2 × MemoryLatency and RemoteDirtyLatency to
+//     3 × MemoryLatency (MemoryLatency after its own default); both must be
+//     at least MemoryLatency.
+//
+// With one node, Placement, PageSize, RemoteLatency and RemoteDirtyLatency
+// are not defaulted; given, they must still be valid on their own (a known
+// placement, positive numbers, a power-of-two page size), and are kept but
+// change nothing.
 func (m *Machine) Normalize() error {
 	if m.MemoryLatency < 0 {
 		return &ConfigError{Key: "memory_latency", Msg: fmt.Sprintf("must be positive, not %d", m.MemoryLatency)}
 	}
+	memLat := m.MemoryLatency
+	if memLat == 0 {
+		memLat = DefaultMemoryLatency
+	}
 	procs, mapping, pin, err := m.normalizeProcessors()
+	if err != nil {
+		return err
+	}
+	n, err := m.normalizeNodes(procs, memLat)
 	if err != nil {
 		return err
 	}
@@ -76,16 +102,26 @@ func (m *Machine) Normalize() error {
 			return err
 		}
 	}
+	if n.nodes > 1 {
+		if err := checkUnshared(caches); err != nil {
+			return err
+		}
+	}
 	if procs > 1 {
 		if err := checkPrivate(caches); err != nil {
 			return err
 		}
 	}
+	if n.nodes > 1 {
+		if err := checkPage(caches, n.pageSize); err != nil {
+			return err
+		}
+	}
 	m.Caches = caches
 	m.Processors, m.Mapping, m.Pin = procs, mapping, pin
-	if m.MemoryLatency == 0 {
-		m.MemoryLatency = DefaultMemoryLatency
-	}
+	m.Nodes, m.Placement, m.PageSize = n.nodes, n.placement, n.pageSize
+	m.RemoteLatency, m.RemoteDirtyLatency = n.remote, n.remoteDirty
+	m.MemoryLatency = memLat
 	if m.Name == "" {
 		m.Name = "custom"
 	}
@@ -133,6 +169,96 @@ func (m *Machine) normalizeProcessors() (int, Mapping, []int, *ConfigError) {
 		}
 	}
 	return procs, mapping, pin, nil
+}
+
+// DefaultPageSize is the page size Normalize gives a machine of several
+// NUMA nodes that gives none.
+const DefaultPageSize = 4096 // bytes
+
+// numa holds the normalized NUMA fields of a machine.
+type numa struct {
+	nodes               int
+	placement           Placement
+	pageSize            int
+	remote, remoteDirty int
+}
+
+// normalizeNodes returns the normalized NUMA fields of m, a machine of
+// procs processors (normalized) and a memory latency of memLat cycles
+// (defaulted), or why they are invalid.
+func (m *Machine) normalizeNodes(procs, memLat int) (numa, *ConfigError) {
+	fail := func(key, format string, args ...any) (numa, *ConfigError) {
+		return numa{}, &ConfigError{Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	n := numa{nodes: m.Nodes, placement: m.Placement, pageSize: m.PageSize, remote: m.RemoteLatency, remoteDirty: m.RemoteDirtyLatency}
+	switch {
+	case n.nodes == 0:
+		n.nodes = 1
+	case n.nodes < 0:
+		return fail("nodes", "must be positive, not %d", n.nodes)
+	case n.nodes > procs:
+		s := "s"
+		if procs == 1 {
+			s = ""
+		}
+		return fail("nodes", "%d is more than the %d processor%s", n.nodes, procs, s)
+	}
+	multi := n.nodes > 1
+	switch {
+	case n.placement == "" && multi:
+		n.placement = FirstTouch
+	case n.placement != "" && !slices.Contains(Placements, n.placement):
+		return fail("placement", "%s", unknownPlacement(string(n.placement)))
+	}
+	switch {
+	case n.pageSize < 0:
+		return fail("page_size", "must be positive, not %d", n.pageSize)
+	case n.pageSize == 0 && multi:
+		n.pageSize = DefaultPageSize
+	case n.pageSize != 0 && !isPow2(int64(n.pageSize)):
+		return fail("page_size", "%d is not a power of two", n.pageSize)
+	}
+	for _, l := range []struct {
+		key    string
+		lat    *int
+		factor int
+	}{{"remote_latency", &n.remote, 2}, {"remote_dirty_latency", &n.remoteDirty, 3}} {
+		switch {
+		case *l.lat < 0:
+			return fail(l.key, "must be positive, not %d", *l.lat)
+		case *l.lat == 0 && multi:
+			*l.lat = memLat * l.factor
+			if *l.lat/l.factor != memLat { // overflow
+				*l.lat = math.MaxInt
+			}
+		case multi && *l.lat < memLat:
+			return fail(l.key, "%d is less than the memory latency, %d (the memory of another node is not nearer than the processor's own)", *l.lat, memLat)
+		}
+	}
+	return n, nil
+}
+
+// checkUnshared checks that no cache of a machine of several NUMA nodes is
+// shared.
+func checkUnshared(caches []Cache) *ConfigError {
+	for i, c := range caches {
+		if c.Shared {
+			return &ConfigError{Cache: c.Name, Key: "shared", index: i + 1,
+				Msg: "with several NUMA nodes every cache is private to its processor (a cache shared within a node is not modelled)"}
+		}
+	}
+	return nil
+}
+
+// checkPage checks that a page of pageSize bytes holds whole lines of
+// every cache (normalized) of a machine of several NUMA nodes.
+func checkPage(caches []Cache, pageSize int) *ConfigError {
+	for _, c := range caches {
+		if pageSize < c.Line {
+			return &ConfigError{Key: "page_size", Msg: fmt.Sprintf("%d bytes is smaller than the %d-byte line of cache %q (a page holds whole lines)", pageSize, c.Line, c.Name)}
+		}
+	}
+	return nil
 }
 
 // processorRange describes the processor numbers of a machine of n

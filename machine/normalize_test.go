@@ -2,6 +2,7 @@ package machine
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -58,7 +59,7 @@ func TestNormalizeDefaults(t *testing.T) {
 	if err := m.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	want := &Machine{Name: "custom", MemoryLatency: 100, Processors: 1, Mapping: RoundRobin, Caches: []Cache{
+	want := &Machine{Name: "custom", MemoryLatency: 100, Processors: 1, Mapping: RoundRobin, Nodes: 1, Caches: []Cache{
 		{Name: "A", Level: 1, Size: 32 << 10, Sets: 64, Assoc: 8, Line: 64, Replacement: LRU, Holds: Unified, Inclusion: NonInclusive, Latency: 1},
 		{Name: "B", Level: 2, Size: 1 << 20, Sets: 1024, Assoc: 16, Line: 64, Replacement: Random, Seed: 1, Holds: Unified, Inclusion: NonInclusive, Latency: 1},
 		{Name: "C", Level: 3, Size: 1 << 20, Sets: 1024, Assoc: 16, Line: 64, Replacement: BRRIP, Seed: 9, Holds: Unified, Inclusion: NonInclusive, Latency: 1},
@@ -127,6 +128,11 @@ func TestConfigErrors(t *testing.T) {
 		procs   int
 		mapping Mapping
 		pin     []int
+		nodes   int
+		place   Placement
+		page    int
+		remote  int
+		dirty   int // RemoteDirtyLatency
 		err     string
 		cache   string // ConfigError.Cache
 		key     string // ConfigError.Key
@@ -157,6 +163,52 @@ func TestConfigErrors(t *testing.T) {
 			err: "pin: entry 2: processor 1 is out of range (the machine has one processor, 0)", key: "pin"},
 		{name: "processors before caches", procs: -1,
 			err: "processors: must be positive, not -1", key: "processors"},
+		// NUMA nodes.
+		{name: "negative nodes", procs: 2, nodes: -2, caches: []Cache{{Name: "L1"}},
+			err: "nodes: must be positive, not -2", key: "nodes"},
+		{name: "more nodes than processors", procs: 2, nodes: 4, caches: []Cache{{Name: "L1"}},
+			err: "nodes: 4 is more than the 2 processors", key: "nodes"},
+		{name: "nodes on the default processor", nodes: 2, caches: []Cache{{Name: "L1"}},
+			err: "nodes: 2 is more than the 1 processor", key: "nodes"},
+		{name: "nodes before caches", procs: 2, nodes: 3,
+			err: "nodes: 3 is more than the 2 processors", key: "nodes"},
+		{name: "shared cache on several nodes", procs: 4, nodes: 2, caches: []Cache{{Name: "L1"}, {Name: "L2", Size: 1 << 20, Assoc: 16, Shared: true}},
+			err:   `cache "L2": shared: with several NUMA nodes every cache is private to its processor (a cache shared within a node is not modelled)`,
+			cache: "L2", key: "shared"},
+		{name: "shared above private on several nodes", procs: 4, nodes: 2, caches: []Cache{{Name: "L1", Shared: true}, {Name: "L2", Size: 1 << 20, Assoc: 16}},
+			err:   `cache "L1": shared: with several NUMA nodes every cache is private to its processor (a cache shared within a node is not modelled)`,
+			cache: "L1", key: "shared"},
+		{name: "unknown placement", procs: 2, nodes: 2, place: "spread", caches: []Cache{{Name: "L1"}},
+			err: `placement: unknown placement "spread" (want first-touch (ft), round-robin (rr) or interleave)`, key: "placement"},
+		{name: "ft is for the parsers", procs: 2, nodes: 2, place: "ft", caches: []Cache{{Name: "L1"}},
+			err: `placement: unknown placement "ft" (want first-touch (ft), round-robin (rr) or interleave)`, key: "placement"},
+		{name: "unknown placement on one node", place: "First-Touch", caches: []Cache{{Name: "L1"}},
+			err: `placement: unknown placement "First-Touch" (want first-touch (ft), round-robin (rr) or interleave)`, key: "placement"},
+		{name: "negative page size", procs: 2, nodes: 2, page: -4096, caches: []Cache{{Name: "L1"}},
+			err: "page_size: must be positive, not -4096", key: "page_size"},
+		{name: "page size not a power of two", procs: 2, nodes: 2, page: 3000, caches: []Cache{{Name: "L1"}},
+			err: "page_size: 3000 is not a power of two", key: "page_size"},
+		{name: "page size not a power of two on one node", page: 3000, caches: []Cache{{Name: "L1"}},
+			err: "page_size: 3000 is not a power of two", key: "page_size"},
+		{name: "page smaller than a line", procs: 2, nodes: 2, page: 32, caches: []Cache{{Name: "L1"}},
+			err: `page_size: 32 bytes is smaller than the 64-byte line of cache "L1" (a page holds whole lines)`, key: "page_size"},
+		{name: "default page smaller than a line", procs: 2, nodes: 2, caches: []Cache{{Name: "L1", Line: 8192, Size: 1 << 20, Assoc: 8}},
+			err: `page_size: 4096 bytes is smaller than the 8192-byte line of cache "L1" (a page holds whole lines)`, key: "page_size"},
+		{name: "private line sizes before the page", procs: 2, nodes: 2, page: 64, caches: []Cache{{Name: "L1"}, {Name: "L2", Line: 128, Size: 1 << 20, Assoc: 8}},
+			err:   `cache "L2": line: 128 bytes, not the 64 of the private cache "L1" (with several processors, every private cache has one line size, the unit of coherence)`,
+			cache: "L2", key: "line"},
+		{name: "negative remote latency", procs: 2, nodes: 2, remote: -1, caches: []Cache{{Name: "L1"}},
+			err: "remote_latency: must be positive, not -1", key: "remote_latency"},
+		{name: "negative remote latency on one node", remote: -1, caches: []Cache{{Name: "L1"}},
+			err: "remote_latency: must be positive, not -1", key: "remote_latency"},
+		{name: "remote nearer than local", procs: 2, nodes: 2, memLat: 120, remote: 119, caches: []Cache{{Name: "L1"}},
+			err: "remote_latency: 119 is less than the memory latency, 120 (the memory of another node is not nearer than the processor's own)", key: "remote_latency"},
+		{name: "remote nearer than the default local", procs: 2, nodes: 2, remote: 50, caches: []Cache{{Name: "L1"}},
+			err: "remote_latency: 50 is less than the memory latency, 100 (the memory of another node is not nearer than the processor's own)", key: "remote_latency"},
+		{name: "negative remote dirty latency", procs: 2, nodes: 2, dirty: -3, caches: []Cache{{Name: "L1"}},
+			err: "remote_dirty_latency: must be positive, not -3", key: "remote_dirty_latency"},
+		{name: "remote dirty nearer than local", procs: 2, nodes: 2, memLat: 300, remote: 400, dirty: 299, caches: []Cache{{Name: "L1"}},
+			err: "remote_dirty_latency: 299 is less than the memory latency, 300 (the memory of another node is not nearer than the processor's own)", key: "remote_dirty_latency"},
 		// Private and shared caches of several processors.
 		{name: "private below shared", procs: 2, caches: []Cache{{Name: "L1", Shared: true}, {Name: "L2", Size: 1 << 20, Assoc: 16}},
 			err:   `cache "L2": shared: private, below the shared cache "L1" (level 1), which also holds instructions and data (with several processors, the private caches of a path come before its shared ones: make "L2" shared too)`,
@@ -261,7 +313,8 @@ func TestConfigErrors(t *testing.T) {
 			err: `cache "L3": inclusion: exclusive needs the line size of "L2" above it (64 bytes, not 32)`, cache: "L3", key: "inclusion"},
 	}
 	for _, tt := range tests {
-		m := &Machine{Name: "t", MemoryLatency: tt.memLat, Processors: tt.procs, Mapping: tt.mapping, Pin: tt.pin}
+		m := &Machine{Name: "t", MemoryLatency: tt.memLat, Processors: tt.procs, Mapping: tt.mapping, Pin: tt.pin,
+			Nodes: tt.nodes, Placement: tt.place, PageSize: tt.page, RemoteLatency: tt.remote, RemoteDirtyLatency: tt.dirty}
 		for _, c := range tt.caches {
 			m.Caches = append(m.Caches, geo(c))
 		}
@@ -411,6 +464,78 @@ func TestProcessorOf(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: ProcessorOf(0...) = %v; want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestNormalizeNodes checks what Normalize makes of the NUMA fields of
+// valid machines: the defaults with several nodes, values kept as given,
+// and a machine of one node left alone.
+func TestNormalizeNodes(t *testing.T) {
+	l1 := []Cache{{Name: "L1D", Holds: Data, Size: 32 << 10, Assoc: 2}, {Name: "L2", Size: 1 << 20, Assoc: 4}}
+	type numa struct {
+		nodes               int
+		place               Placement
+		page, remote, dirty int
+	}
+	tests := []struct {
+		name string
+		m    Machine
+		want numa
+	}{
+		{"one node by default", Machine{Processors: 4}, numa{1, "", 0, 0, 0}},
+		{"one node given", Machine{Processors: 4, Nodes: 1}, numa{1, "", 0, 0, 0}},
+		{"one node keeps what it is given, unchecked against the rest", Machine{Processors: 2, Nodes: 1, MemoryLatency: 100, Placement: Interleave, PageSize: 32, RemoteLatency: 10, RemoteDirtyLatency: 20},
+			numa{1, Interleave, 32, 10, 20}},
+		{"defaults", Machine{Processors: 4, Nodes: 2}, numa{2, FirstTouch, 4096, 200, 300}},
+		{"defaults from the memory latency", Machine{Processors: 4, Nodes: 2, MemoryLatency: 70}, numa{2, FirstTouch, 4096, 140, 210}},
+		{"given", Machine{Processors: 16, Nodes: 8, MemoryLatency: 100, Placement: Interleave, PageSize: 64, RemoteLatency: 100, RemoteDirtyLatency: 100},
+			numa{8, Interleave, 64, 100, 100}},
+		{"dirty nearer than remote", Machine{Processors: 3, Nodes: 3, Placement: PlaceRoundRobin, PageSize: 2 << 20, RemoteLatency: 500, RemoteDirtyLatency: 400},
+			numa{3, PlaceRoundRobin, 2 << 20, 500, 400}},
+		{"remote defaults saturate", Machine{Processors: 2, Nodes: 2, MemoryLatency: math.MaxInt/2 + 1}, numa{2, FirstTouch, 4096, math.MaxInt, math.MaxInt}},
+	}
+	for _, tt := range tests {
+		m := tt.m
+		m.Caches = slices.Clone(l1)
+		if err := m.Normalize(); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		got := numa{m.Nodes, m.Placement, m.PageSize, m.RemoteLatency, m.RemoteDirtyLatency}
+		if got != tt.want {
+			t.Errorf("%s: got %+v; want %+v", tt.name, got, tt.want)
+		}
+		// Normalizing again changes nothing.
+		again := m
+		again.Caches = slices.Clone(m.Caches)
+		if err := again.Normalize(); err != nil || !reflect.DeepEqual(again, m) {
+			t.Errorf("%s: second Normalize: %v\n%+v", tt.name, err, again)
+		}
+	}
+}
+
+func TestNodeOf(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Machine
+		want []int // of processors 0, 1, 2, ...
+	}{
+		{"not normalized", Machine{}, []int{0, 0, 0}},
+		{"one node", Machine{Processors: 4, Nodes: 1}, []int{0, 0, 0, 0}},
+		{"one processor per node", Machine{Processors: 4, Nodes: 4}, []int{0, 1, 2, 3}},
+		{"two per node", Machine{Processors: 16, Nodes: 8}, []int{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7}},
+		{"uneven", Machine{Processors: 5, Nodes: 2}, []int{0, 0, 0, 1, 1}},
+		{"uneven, three nodes", Machine{Processors: 7, Nodes: 3}, []int{0, 0, 0, 1, 1, 2, 2}},
+		{"all in one of many", Machine{Processors: 64, Nodes: 2}, slices.Concat(slices.Repeat([]int{0}, 32), slices.Repeat([]int{1}, 32))},
+	}
+	for _, tt := range tests {
+		var got []int
+		for p := range tt.want {
+			got = append(got, tt.m.NodeOf(p))
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: NodeOf(0...) = %v; want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -30,6 +30,8 @@ var presets = []preset{
 		x86Modern},
 	{PresetInfo{"x86-multicore", "Generic recent x86-64 multicore: 8 cores with private 32 KiB 8-way L1I, 48 KiB 12-way L1D and 1.25 MiB 10-way L2, a shared 30 MiB 12-way L3, 64-byte lines (approximate latencies)"},
 		x86Multicore},
+	{PresetInfo{"flashpoint", "NUMA multiprocessor modelled on Stanford FLASH, which FlashPoint ran on: 16 processors in 8 nodes of 2, each with a private 32 KiB 2-way L1D and 1 MiB 4-way L2D, 64-byte lines; memory 100 cycles local, 250 remote, 400 remote dirty; first-touch 4 KiB pages (latencies illustrative)"},
+		flashpoint},
 	{PresetInfo{"host", "This machine's caches, detected from /sys/devices/system/cpu/cpu0/cache (Linux; approximate latencies)"},
 		Host},
 }
@@ -155,5 +157,40 @@ func x86Multicore() (*Machine, error) {
 		},
 		MemoryLatency: 250,
 		Processors:    8,
+	}, nil
+}
+
+// flashpoint is a NUMA multiprocessor modelled on the Stanford FLASH
+// machine (Kuskin et al., ISCA 1994), on which FlashPoint (Martonosi,
+// Ofelt, Heinrich, SIGMETRICS 1996) gathered MemSpy-style statistics in
+// the node controller. It is not FLASH: a FLASH node has one processor,
+// these have two, so that the model shows processors sharing a node's
+// memory as well as remote ones; the caches resemble an R10000's 32 KiB
+// 2-way primary data cache and a 1 MiB secondary cache, simplified to one
+// 64-byte line and to data references only (like memspy-par); the
+// latencies (1 and 10 cycles for the caches, 100 for the local memory,
+// 250 for a remote one, 400 for a line dirty in another node, three hops)
+// are illustrative, not measured. Pages of 4 KiB are homed first-touch.
+func flashpoint() (*Machine, error) {
+	c := func(name string, level int, size int64, assoc, latency int) Cache {
+		return Cache{
+			Name: name, Level: level, Size: size, Assoc: assoc, Line: 64,
+			Replacement: LRU, WriteBack: true, WriteAllocate: true,
+			Holds: Data, Inclusion: NonInclusive, Latency: latency,
+		}
+	}
+	return &Machine{
+		Name: "flashpoint",
+		Caches: []Cache{
+			c("L1D", 1, 32*KiB, 2, 1),
+			c("L2D", 2, 1*MiB, 4, 10),
+		},
+		MemoryLatency:      100,
+		Processors:         16,
+		Nodes:              8,
+		Placement:          FirstTouch,
+		PageSize:           4096,
+		RemoteLatency:      250,
+		RemoteDirtyLatency: 400,
 	}, nil
 }

@@ -50,6 +50,10 @@ func TestPresets(t *testing.T) {
 			{"L2", 2, Unified, 1280 << 10, 2048, 10, 64, 15},
 			{"L3", 3, Unified, 30 << 20, 40960, 12, 64, 50},
 		}, 250, 8, []string{"L3"}},
+		{"flashpoint", []geom{
+			{"L1D", 1, Data, 32 << 10, 256, 2, 64, 1},
+			{"L2D", 2, Data, 1 << 20, 4096, 4, 64, 10},
+		}, 100, 16, nil},
 	}
 	var names []string
 	for _, p := range Presets() {
@@ -58,7 +62,7 @@ func TestPresets(t *testing.T) {
 			t.Errorf("preset %s has no description", p.Name)
 		}
 	}
-	if want := []string{"memspy-seq", "memspy-par", "r12000", "x86-modern", "x86-multicore", "host"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"memspy-seq", "memspy-par", "r12000", "x86-modern", "x86-multicore", "flashpoint", "host"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("Presets() = %v; want %v", names, want)
 	}
 	for _, tt := range tests {
@@ -75,6 +79,24 @@ func TestPresets(t *testing.T) {
 		}
 		if m.Processors != tt.procs || m.Mapping != RoundRobin || m.Pin != nil {
 			t.Errorf("%s: processors %d, mapping %q, pin %v; want %d round-robin", tt.name, m.Processors, m.Mapping, m.Pin, tt.procs)
+		}
+		nodes := 1
+		if tt.name == "flashpoint" {
+			nodes = 8
+			if m.Placement != FirstTouch || m.PageSize != 4096 || m.RemoteLatency != 250 || m.RemoteDirtyLatency != 400 {
+				t.Errorf("%s: placement %q, page size %d, remote latencies %d %d; want first-touch 4096 250 400",
+					tt.name, m.Placement, m.PageSize, m.RemoteLatency, m.RemoteDirtyLatency)
+			}
+			for p := range m.Processors {
+				if got := m.NodeOf(p); got != p/2 {
+					t.Errorf("%s: NodeOf(%d) = %d; want %d", tt.name, p, got, p/2)
+				}
+			}
+		} else if m.Placement != "" || m.PageSize != 0 || m.RemoteLatency != 0 || m.RemoteDirtyLatency != 0 {
+			t.Errorf("%s: NUMA fields set on one node: %+v", tt.name, m)
+		}
+		if m.Nodes != nodes {
+			t.Errorf("%s: %d nodes; want %d", tt.name, m.Nodes, nodes)
 		}
 		var shared []string
 		for _, c := range m.Caches {
@@ -100,7 +122,7 @@ func TestPresets(t *testing.T) {
 		t.Errorf("Preset is case sensitive: %v", err)
 	}
 	_, err := Preset("pdp11")
-	if want := `unknown machine "pdp11" (known: memspy-seq, memspy-par, r12000, x86-modern, x86-multicore, host)`; err == nil || err.Error() != want {
+	if want := `unknown machine "pdp11" (known: memspy-seq, memspy-par, r12000, x86-modern, x86-multicore, flashpoint, host)`; err == nil || err.Error() != want {
 		t.Errorf("Preset(pdp11) error %v; want %s", err, want)
 	}
 }
@@ -290,5 +312,47 @@ caches:
 `
 	if got := p.Describe(); got != want {
 		t.Errorf("Describe:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestDescribeNodes(t *testing.T) {
+	p, err := Preset("flashpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p.Name + ": " + p.Description + `
+  16 processors; threads placed round-robin in the order they appear
+  8 NUMA nodes of 2 processors each (0-1, 2-3, 4-5, ...); 4KiB pages homed first-touch (at the node of the processor that first references them)
+  CACHE  LEVEL  SIZE   ASSOC  SETS  LINE  HOLDS  REPLACEMENT  WRITE          INCLUSION  LATENCY  SHARING
+  L1D    1      32KiB  2-way  256   64B   data   lru          back+allocate  none       1        private
+  L2D    2      1MiB   4-way  4096  64B   data   lru          back+allocate  none       10       private
+  memory latency 100 cycles at the processor's own node, 250 at another node, 400 when another node's processor holds the line dirty
+`
+	if got := p.Describe(); got != want {
+		t.Errorf("Describe:\n%s\nwant\n%s", got, want)
+	}
+	for _, tt := range []struct{ yaml, line string }{
+		{"processors: 3\nnodes: 2\nplacement: interleave\npage_size: 2m\n",
+			"  2 NUMA nodes of 1 or 2 processors each (0-1, 2); 2MiB pages homed interleaved (page number mod nodes)\n"},
+		{"processors: 3\nnodes: 3\nplacement: rr\n",
+			"  3 NUMA nodes of 1 processor each (0, 1, 2); 4KiB pages homed round-robin (at nodes 0, 1, 2, ... in the order they are first referenced)\n"},
+		{"processors: 7\nnodes: 3\n",
+			"  3 NUMA nodes of 2 or 3 processors each (0-2, 3-4, 5-6); 4KiB pages homed first-touch (at the node of the processor that first references them)\n"},
+	} {
+		m, err := Parse([]byte(tt.yaml+"caches:\n  - {name: L1, size: 1k, assoc: 1}\n"), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := m.Describe(); !strings.Contains(d, tt.line) {
+			t.Errorf("%q: Describe lacks\n%s\n%s", tt.yaml, tt.line, d)
+		}
+	}
+	// One node: nothing about nodes, even with NUMA fields kept unused.
+	m, err := Parse([]byte("processors: 2\nnodes: 1\nplacement: interleave\nremote_latency: 500\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := m.Describe(); strings.Contains(d, "NUMA") || !strings.HasSuffix(d, "\n  memory latency 100 cycles\n") {
+		t.Errorf("one node:\n%s", d)
 	}
 }

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -305,4 +306,47 @@ func pinEntry(i int, s string) (int, *ConfigError) {
 		return 0, &ConfigError{Key: "pin", Msg: fmt.Sprintf("entry %d: %q is not a processor number", i+1, s)}
 	}
 	return n, nil
+}
+
+// ParsePlacement parses the name of a page placement: first-touch (or
+// ft), round-robin (or rr) or interleave, in any case. Errors are
+// *ConfigError values for the key placement.
+func ParsePlacement(s string) (Placement, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "first-touch", "ft":
+		return FirstTouch, nil
+	case "round-robin", "rr":
+		return PlaceRoundRobin, nil
+	case "interleave":
+		return Interleave, nil
+	case "":
+		return "", &ConfigError{Key: "placement", Msg: "missing value"}
+	}
+	return "", &ConfigError{Key: "placement", Msg: unknownPlacement(s)}
+}
+
+func unknownPlacement(s string) string {
+	return fmt.Sprintf("unknown placement %q (want first-touch (ft), round-robin (rr) or interleave)", s)
+}
+
+// ParsePageSize parses a page size, a positive size as ParseSize reads it:
+// 4096, 4k, 2MiB. Whether it is a power of two is checked by
+// Machine.Normalize. Errors are *ConfigError values for the key page_size.
+func ParsePageSize(s string) (int, error) {
+	fail := func(format string, args ...any) (int, error) {
+		return 0, &ConfigError{Key: "page_size", Msg: fmt.Sprintf(format, args...)}
+	}
+	if strings.TrimSpace(s) == "" {
+		return fail("missing value")
+	}
+	n, reason := parseSize(s)
+	switch {
+	case reason != "":
+		return fail("%q is not a size: %s", strings.TrimSpace(s), reason)
+	case n == 0:
+		return fail("must be positive, not %s", strings.TrimSpace(s))
+	case n > math.MaxInt32:
+		return fail("%s is too large", strings.TrimSpace(s))
+	}
+	return int(n), nil
 }

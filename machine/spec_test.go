@@ -231,3 +231,69 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// TestParsePlacement checks the parser of the placement value (the YAML
+// key, and --placement in the command).
+func TestParsePlacement(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want Placement
+		err  string
+	}{
+		{"first-touch", FirstTouch, ""},
+		{" FT ", FirstTouch, ""},
+		{"First-Touch", FirstTouch, ""},
+		{"round-robin", PlaceRoundRobin, ""},
+		{"RR", PlaceRoundRobin, ""},
+		{"Interleave", Interleave, ""},
+		{"", "", "placement: missing value"},
+		{" ", "", "placement: missing value"},
+		{"firsttouch", "", `placement: unknown placement "firsttouch" (want first-touch (ft), round-robin (rr) or interleave)`},
+		{"interleaved", "", `placement: unknown placement "interleaved" (want first-touch (ft), round-robin (rr) or interleave)`},
+	} {
+		got, err := ParsePlacement(tt.s)
+		if got != tt.want || errText(err) != tt.err {
+			t.Errorf("ParsePlacement(%q) = %q, %v; want %q, %s", tt.s, got, err, tt.want, tt.err)
+		}
+		var ce *ConfigError
+		if err != nil && (!errors.As(err, &ce) || ce.Key != "placement") {
+			t.Errorf("ParsePlacement(%q) error is %T %+v, not *ConfigError for placement", tt.s, err, err)
+		}
+	}
+	for _, p := range Placements {
+		if got, err := ParsePlacement(string(p)); got != p || err != nil {
+			t.Errorf("ParsePlacement(%q) = %q, %v", p, got, err)
+		}
+	}
+}
+
+// TestParsePageSize checks the parser of the page_size value (the YAML
+// key, and --page-size in the command).
+func TestParsePageSize(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want int
+		err  string
+	}{
+		{"4096", 4096, ""},
+		{"4k", 4096, ""},
+		{" 2MiB ", 2 << 20, ""},
+		{"1g", 1 << 30, ""},
+		{"3000", 3000, ""}, // Normalize checks for a power of two
+		{"", 0, "page_size: missing value"},
+		{"0", 0, "page_size: must be positive, not 0"},
+		{"0k", 0, "page_size: must be positive, not 0k"},
+		{"-4k", 0, `page_size: "-4k" is not a size: negative`},
+		{"4q", 0, `page_size: "4q" is not a size: unknown unit "q" (want k, m, g or t, optionally followed by B or iB)`},
+		{"4g", 0, "page_size: 4g is too large"},
+	} {
+		got, err := ParsePageSize(tt.s)
+		if got != tt.want || errText(err) != tt.err {
+			t.Errorf("ParsePageSize(%q) = %d, %v; want %d, %s", tt.s, got, err, tt.want, tt.err)
+		}
+		var ce *ConfigError
+		if err != nil && (!errors.As(err, &ce) || ce.Key != "page_size") {
+			t.Errorf("ParsePageSize(%q) error is %T %+v, not *ConfigError for page_size", tt.s, err, err)
+		}
+	}
+}

@@ -28,13 +28,16 @@ func Load(path string) (*Machine, error) {
 // directory and extension, as the machine's name when the file gives none.
 //
 // The top level is a mapping with the keys name, description,
-// memory_latency, processors, mapping, pin and caches; caches is a list of
+// memory_latency, processors, mapping, pin, nodes, placement, page_size,
+// remote_latency, remote_dirty_latency and caches; caches is a list of
 // mappings with the key name and the keys of the inline spec (Keys),
 // taking the same values: sizes like 32k or plain integers, assoc a number
 // or full, write back or through, allocate and shared booleans. mapping is
 // round-robin (or rr) or pinned (see ParseMapping); pin is a list of
 // processor numbers, [0, 1, 1, 0], or the same as a comma-separated string
-// "0,1,1,0" (see ParsePin). Unknown and repeated keys are errors.
+// "0,1,1,0" (see ParsePin). nodes and the latencies are positive integers,
+// page_size a size like 4k, placement first-touch (ft), round-robin (rr)
+// or interleave (see ParsePlacement). Unknown and repeated keys are errors.
 // Errors are *FileError values giving the line, wrapping a *ConfigError
 // when the description itself is at fault.
 func Parse(data []byte, name string) (*Machine, error) {
@@ -64,7 +67,8 @@ type yamlParser struct {
 	keyLine   []map[string]int // cache index → key → line
 }
 
-var topKeys = []string{"name", "description", "memory_latency", "processors", "mapping", "pin", "caches"}
+var topKeys = []string{"name", "description", "memory_latency", "processors", "mapping", "pin",
+	"nodes", "placement", "page_size", "remote_latency", "remote_dirty_latency", "caches"}
 
 // errorf returns a *FileError at line wrapping a *ConfigError.
 func (p *yamlParser) errorf(line int, ce *ConfigError) error {
@@ -130,18 +134,35 @@ func (p *yamlParser) parse(data []byte) (*Machine, error) {
 			m.Name = val
 		case "description":
 			m.Description = val
-		case "memory_latency":
+		case "memory_latency", "processors", "nodes", "remote_latency", "remote_dirty_latency":
 			n, msg := positive(val)
 			if msg != "" {
 				return nil, p.errorf(v.Line, &ConfigError{Key: key, Msg: msg})
 			}
-			m.MemoryLatency = n
-		case "processors":
-			n, msg := positive(val)
-			if msg != "" {
-				return nil, p.errorf(v.Line, &ConfigError{Key: key, Msg: msg})
+			switch key {
+			case "memory_latency":
+				m.MemoryLatency = n
+			case "processors":
+				m.Processors = n
+			case "nodes":
+				m.Nodes = n
+			case "remote_latency":
+				m.RemoteLatency = n
+			case "remote_dirty_latency":
+				m.RemoteDirtyLatency = n
 			}
-			m.Processors = n
+		case "page_size":
+			n, err := ParsePageSize(val)
+			if err != nil {
+				return nil, &FileError{File: p.file, Line: v.Line, Err: err}
+			}
+			m.PageSize = n
+		case "placement":
+			placement, err := ParsePlacement(val)
+			if err != nil {
+				return nil, &FileError{File: p.file, Line: v.Line, Err: err}
+			}
+			m.Placement = placement
 		case "mapping":
 			mapping, err := ParseMapping(val)
 			if err != nil {

@@ -21,6 +21,7 @@ func TestLoadExample(t *testing.T) {
 		MemoryLatency: 200,
 		Processors:    1,
 		Mapping:       RoundRobin,
+		Nodes:         1,
 		Caches: []Cache{
 			{Name: "L1I", Level: 1, Size: 32 << 10, Sets: 64, Assoc: 8, Line: 64, Replacement: LRU,
 				WriteBack: true, WriteAllocate: true, Holds: Instructions, Inclusion: NonInclusive, Latency: 4},
@@ -109,9 +110,9 @@ func TestParseErrors(t *testing.T) {
 		{"empty file", ``, `t.yaml: no caches: give --machine, --config or --cache`, true},
 		{"empty caches", "name: x\ncaches: []\n", `t.yaml:2: no caches: give --machine, --config or --cache`, true},
 		{"syntax", "name: x\ncaches:\n  - name: L1\n   size: 32k\n", `t.yaml:2: did not find expected '-' indicator`, false},
-		{"not a mapping", "- a\n- b\n", `t.yaml:1: want a mapping with keys name, description, memory_latency, processors, mapping, pin, caches`, true},
+		{"not a mapping", "- a\n- b\n", `t.yaml:1: want a mapping with keys name, description, memory_latency, processors, mapping, pin, nodes, placement, page_size, remote_latency, remote_dirty_latency, caches`, true},
 		{"unknown top key", "name: x\nmemory: 100\ncaches: []\n",
-			`t.yaml:2: unknown key "memory" (want name, description, memory_latency, processors, mapping, pin, caches)`, true},
+			`t.yaml:2: unknown key "memory" (want name, description, memory_latency, processors, mapping, pin, nodes, placement, page_size, remote_latency, remote_dirty_latency, caches)`, true},
 		{"top key twice", "name: x\nname: y\n", `t.yaml:2: name: given twice (first at line 1)`, true},
 		{"bad memory latency", "memory_latency: fast\n", `t.yaml:1: memory_latency: "fast" is not a positive integer`, true},
 		{"zero memory latency", "memory_latency: 0\n", `t.yaml:1: memory_latency: must be positive, not 0`, true},
@@ -184,6 +185,33 @@ func TestParseErrors(t *testing.T) {
 		{"private exclusive", "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n  - name: L2\n    inclusion: exclusive\n    size: 4k\n    assoc: 1\n",
 			`t.yaml:5: cache "L2": inclusion: exclusive is not supported with several processors yet on a private cache (make it shared, or not exclusive)`, true},
 	}
+	// NUMA nodes: errors of the parser and of Normalize point at the key.
+	const twoProcs = "processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n"
+	tests = append(tests, []struct {
+		name, yaml, err string
+		configError     bool
+	}{
+		{"bad nodes", "nodes: several\n", `t.yaml:1: nodes: "several" is not a positive integer`, true},
+		{"zero nodes", "name: t\nnodes: 0\n", `t.yaml:2: nodes: must be positive, not 0`, true},
+		{"nodes list", "nodes: [2]\n", `t.yaml:1: nodes: want a single value, not a list or mapping`, true},
+		{"nodes twice", "nodes: 2\nNodes: 4\n", `t.yaml:2: nodes: given twice (first at line 1)`, true},
+		{"bad placement", "placement: spread\n", `t.yaml:1: placement: unknown placement "spread" (want first-touch (ft), round-robin (rr) or interleave)`, true},
+		{"null placement", "placement:\n", `t.yaml:1: placement: missing value`, true},
+		{"bad page size", "\npage_size: 4q\n", `t.yaml:2: page_size: "4q" is not a size: unknown unit "q" (want k, m, g or t, optionally followed by B or iB)`, true},
+		{"zero page size", "page_size: 0\n", `t.yaml:1: page_size: must be positive, not 0`, true},
+		{"bad remote latency", "remote_latency: slow\n", `t.yaml:1: remote_latency: "slow" is not a positive integer`, true},
+		{"zero remote dirty latency", "remote_dirty_latency: 0\n", `t.yaml:1: remote_dirty_latency: must be positive, not 0`, true},
+		{"more nodes than processors", "name: t\nnodes: 4\n" + twoProcs, `t.yaml:2: nodes: 4 is more than the 2 processors`, true},
+		{"nodes without processors", "caches:\n  - {name: L1, size: 1k, assoc: 1}\nnodes: 2\n", `t.yaml:3: nodes: 2 is more than the 1 processor`, true},
+		{"page size not a power of two", "nodes: 2\npage_size: 3000\n" + twoProcs, `t.yaml:2: page_size: 3000 is not a power of two`, true},
+		{"page smaller than a line", "nodes: 2\npage_size: 32\n" + twoProcs, `t.yaml:2: page_size: 32 bytes is smaller than the 64-byte line of cache "L1" (a page holds whole lines)`, true},
+		{"remote nearer than local", "memory_latency: 100\nnodes: 2\nremote_latency: 99\n" + twoProcs,
+			`t.yaml:3: remote_latency: 99 is less than the memory latency, 100 (the memory of another node is not nearer than the processor's own)`, true},
+		{"remote dirty nearer than local", "nodes: 2\n" + twoProcs + "remote_dirty_latency: 50\n",
+			`t.yaml:5: remote_dirty_latency: 50 is less than the memory latency, 100 (the memory of another node is not nearer than the processor's own)`, true},
+		{"shared cache on several nodes, key line", "processors: 4\nnodes: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n  - name: L2\n    size: 8k\n    shared: true\n    assoc: 2\n",
+			`t.yaml:7: cache "L2": shared: with several NUMA nodes every cache is private to its processor (a cache shared within a node is not modelled)`, true},
+	}...)
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.yaml), "t.yaml")
 		if err == nil || err.Error() != tt.err {
@@ -232,7 +260,7 @@ func TestYAMLRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms = append(ms, ex)
-	ms = append(ms, &Machine{Name: `odd "name"`, Description: "tab\there: colon", MemoryLatency: 7, Processors: 1, Mapping: RoundRobin,
+	ms = append(ms, &Machine{Name: `odd "name"`, Description: "tab\there: colon", MemoryLatency: 7, Processors: 1, Mapping: RoundRobin, Nodes: 1,
 		Caches: []Cache{{Name: "W", Level: 2, Size: 3072, Sets: 1, Assoc: 3, Line: 1024, Replacement: FIFO,
 			Holds: Data, Inclusion: NonInclusive, Latency: 9}}})
 	// Processors, mappings and shared caches.
@@ -241,6 +269,10 @@ func TestYAMLRoundTrip(t *testing.T) {
 		"processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: true}\n",
 		"mapping: pinned\npin: 0,0\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: on}\n",
 		"processors: 1\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: false}\n",
+		// NUMA nodes, and the NUMA keys of a machine of one node.
+		"processors: 4\nnodes: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n",
+		"processors: 6\nnodes: 3\nplacement: rr\npage_size: 64k\nremote_latency: 120\nremote_dirty_latency: 110\nmemory_latency: 110\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n",
+		"nodes: 1\nplacement: interleave\npage_size: 1m\nremote_latency: 1\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n",
 	} {
 		m, err := Parse([]byte(text), "mp.yaml")
 		if err != nil {
@@ -308,6 +340,39 @@ func TestParseProcessors(t *testing.T) {
 	}
 }
 
+// TestParseNodes checks the machine keys of NUMA nodes.
+func TestParseNodes(t *testing.T) {
+	const caches = "caches:\n  - {name: L1D, holds: data, size: 32k, assoc: 2}\n  - {name: L2, size: 1m, assoc: 4}\n"
+	type numa struct {
+		nodes               int
+		place               Placement
+		page, remote, dirty int
+	}
+	tests := []struct {
+		yaml string
+		want numa
+	}{
+		{"processors: 4\n", numa{1, "", 0, 0, 0}},
+		{"processors: 4\nnodes: 1\n", numa{1, "", 0, 0, 0}},
+		{"processors: 4\nnodes: 2\n", numa{2, FirstTouch, 4096, 200, 300}},
+		{"processors: 4\nnodes: 2\nmemory_latency: 80\n", numa{2, FirstTouch, 4096, 160, 240}},
+		{"processors: 4\nnodes: 4\nplacement: RR\npage_size: 8KiB\nremote_latency: 150\nremote_dirty_latency: 180\n", numa{4, PlaceRoundRobin, 8192, 150, 180}},
+		{"processors: 4\nNODES: 2\nPlacement: interleave\npage_size: 65536\n", numa{2, Interleave, 65536, 200, 300}},
+		{"processors: 4\nnodes: 2\nplacement: ft\npage_size: \"2m\"\n", numa{2, FirstTouch, 2 << 20, 200, 300}},
+		{"processors: 4\nplacement: interleave\nremote_latency: 7\n", numa{1, Interleave, 0, 7, 0}}, // one node: kept, unused
+	}
+	for _, tt := range tests {
+		m, err := Parse([]byte(tt.yaml+caches), "numa.yaml")
+		if err != nil {
+			t.Errorf("%q: %v", tt.yaml, err)
+			continue
+		}
+		if got := (numa{m.Nodes, m.Placement, m.PageSize, m.RemoteLatency, m.RemoteDirtyLatency}); got != tt.want {
+			t.Errorf("%q: got %+v; want %+v", tt.yaml, got, tt.want)
+		}
+	}
+}
+
 // FuzzParse checks that Parse either fails with a *FileError or returns a
 // machine that Machine.YAML writes back exactly, and whose caches' specs
 // (Cache.Spec) read back to the same caches.
@@ -325,6 +390,9 @@ func FuzzParse(f *testing.F) {
 		"processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1}\n  - {name: L2, size: 4k, assoc: 2, inclusion: exclusive, shared: on, replacement: brrip}\n",
 		"processors: 2\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: true}\n  - {name: L2, size: 4k, assoc: 2}\n",
 		"processors: 65\npin: [0, x]\ncaches: []\n",
+		"processors: 16\nnodes: 8\nplacement: ft\npage_size: 4k\nremote_latency: 250\nremote_dirty_latency: 400\ncaches:\n  - {name: L1D, holds: d, size: 32k, assoc: 2}\n",
+		"processors: 3\nnodes: 2\nplacement: interleave\ncaches:\n  - {name: L1, size: 1k, assoc: 1, line: 128}\n",
+		"nodes: 1\nplacement: round-robin\nremote_dirty_latency: 5\ncaches:\n  - {name: L1, size: 1k, assoc: 1, shared: true}\n",
 	} {
 		f.Add(s)
 	}

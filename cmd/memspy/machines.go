@@ -43,15 +43,22 @@ func newMachinesCmd() *cobra.Command {
 }
 
 // machineFlags select the simulated machine on the command line: its
-// source (--machine, --config or --cache), then the processors and thread
-// mapping that override the source's (--procs, --map).
+// source (--machine, --config or --cache), then the processors, thread
+// mapping and NUMA nodes that override the source's (--procs, --map,
+// --numa, --placement, --page-size, --remote-latency,
+// --remote-dirty-latency).
 type machineFlags struct {
-	preset        string
-	config        string
-	caches        []string
-	memoryLatency int
-	procs         int
-	mapping       string
+	preset             string
+	config             string
+	caches             []string
+	memoryLatency      int
+	procs              int
+	mapping            string
+	nodes              int
+	placement          string
+	pageSize           string
+	remoteLatency      int
+	remoteDirtyLatency int
 
 	flags interface{ Changed(name string) bool } // the command's flags: was --procs given?
 }
@@ -65,6 +72,11 @@ func (f *machineFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.memoryLatency, "memory-latency", 0, "memory latency in cycles for --cache machines (default 100)")
 	fl.IntVar(&f.procs, "procs", 0, "simulate `N` processors instead of the machine's; each has its own copy of every cache not shared (default: the machine's, 1 for --cache)")
 	fl.StringVar(&f.mapping, "map", "", "place threads on processors in the order they appear: `MAP` is round-robin (rr), or a processor per thread like 0,1,1,0, later threads round-robin (default: the machine's)")
+	fl.IntVar(&f.nodes, "numa", 0, "group the processors into `N` NUMA nodes, each with its own memory, instead of the machine's (1: one uniform memory; default: the machine's)")
+	fl.StringVar(&f.placement, "placement", "", "with several NUMA nodes, home each page at a node: `PLACEMENT` is first-touch (ft), round-robin (rr) or interleave (default: the machine's, else first-touch)")
+	fl.StringVar(&f.pageSize, "page-size", "", "with several NUMA nodes, the page size in `BYTES`, like 4k (default: the machine's, else 4k)")
+	fl.IntVar(&f.remoteLatency, "remote-latency", 0, "with several NUMA nodes, the `CYCLES` of a miss served by another node's memory (default: the machine's, else 2 × the memory latency)")
+	fl.IntVar(&f.remoteDirtyLatency, "remote-dirty-latency", 0, "with several NUMA nodes, the `CYCLES` of a miss on a line another node's processor holds dirty (default: the machine's, else 3 × the memory latency)")
 }
 
 // build returns the machine the flags select.
@@ -79,14 +91,12 @@ func (f *machineFlags) build() (*machine.Machine, error) {
 	return m, nil
 }
 
-// override applies --procs and --map to m and normalizes it again.
+// override applies --procs, --map and the NUMA flags to m and normalizes
+// it again.
 func (f *machineFlags) override(m *machine.Machine) error {
-	procs := f.flags != nil && f.flags.Changed("procs")
-	if !procs && f.mapping == "" {
-		return nil
-	}
+	changed := func(name string) bool { return f.flags != nil && f.flags.Changed(name) }
 	var given []string
-	if procs {
+	if changed("procs") {
 		if f.procs < 1 {
 			return fmt.Errorf("--procs %d: want at least 1 processor", f.procs)
 		}
@@ -101,10 +111,65 @@ func (f *machineFlags) override(m *machine.Machine) error {
 		m.Mapping, m.Pin = mapping, pin
 		given = append(given, "--map "+f.mapping)
 	}
+	if changed("numa") {
+		if f.nodes < 1 {
+			return fmt.Errorf("--numa %d: want at least 1 node", f.nodes)
+		}
+		m.Nodes = f.nodes
+		given = append(given, fmt.Sprintf("--numa %d", f.nodes))
+	}
+	var numa []string // the NUMA flags that need several nodes
+	if changed("placement") {
+		placement, err := machine.ParsePlacement(f.placement)
+		if err != nil {
+			return fmt.Errorf("--placement %s: %s", f.placement, configMsg(err))
+		}
+		m.Placement = placement
+		numa = append(numa, "--placement "+f.placement)
+	}
+	if changed("page-size") {
+		size, err := machine.ParsePageSize(f.pageSize)
+		if err != nil {
+			return fmt.Errorf("--page-size %s: %s", f.pageSize, configMsg(err))
+		}
+		m.PageSize = size
+		numa = append(numa, "--page-size "+f.pageSize)
+	}
+	for _, l := range []struct {
+		name string
+		val  int
+		dst  *int
+	}{{"remote-latency", f.remoteLatency, &m.RemoteLatency}, {"remote-dirty-latency", f.remoteDirtyLatency, &m.RemoteDirtyLatency}} {
+		if !changed(l.name) {
+			continue
+		}
+		if l.val < 1 {
+			return fmt.Errorf("--%s %d: want at least 1 cycle", l.name, l.val)
+		}
+		*l.dst = l.val
+		numa = append(numa, fmt.Sprintf("--%s %d", l.name, l.val))
+	}
+	given = append(given, numa...)
+	if len(given) == 0 {
+		return nil
+	}
 	if err := m.Normalize(); err != nil {
 		return fmt.Errorf("%s on machine %s: %w", strings.Join(given, " "), m.Name, err)
 	}
+	if len(numa) > 0 && m.Nodes <= 1 {
+		return fmt.Errorf("%s on machine %s: the machine has one NUMA node (give --numa N for several)", strings.Join(numa, " "), m.Name)
+	}
 	return nil
+}
+
+// configMsg returns the message of a *machine.ConfigError without its key
+// (the flag stands for it), or err's text.
+func configMsg(err error) string {
+	var ce *machine.ConfigError
+	if errors.As(err, &ce) {
+		return ce.Msg
+	}
+	return err.Error()
 }
 
 // parseMap parses the value of --map: a mapping name, or the processors
