@@ -63,10 +63,11 @@ const (
 //     every arrival at a barrier before the leaves, a create before the
 //     start, an exit before the join: every happens-before relation of the
 //     traced execution holds, and the clocks measure waits against them.
-//   - Each thread's first event is a fence (it stands for the thread's
-//     creation when the trace has no start events): the events before it
-//     in the trace run before it, those after it after it. Fences cut the
-//     trace into epochs, run one after the other.
+//   - Each thread's first event, unless it is a start event (ordered after
+//     its create), is a fence: it stands for the thread's creation in a
+//     trace without synchronization events. The events before it in the
+//     trace run before it, those after it after it. Fences cut the trace
+//     into epochs, run one after the other.
 //
 // Within an epoch, the live thread with the smallest clock runs next, for
 // up to a quantum of events; when it has no event read yet and the epoch's
@@ -118,8 +119,8 @@ type sthread struct {
 	clock uint64 // simulated cycles (advanced by run)
 	done  bool   // exited: its clock no longer holds the others back
 	// from is the thread whose event preceded its first in the trace (nil
-	// for the first thread): without a start event, it starts at that
-	// thread's clock.
+	// for the first thread, and for a thread whose first event is its
+	// start): it starts at that thread's clock.
 	from *sthread
 
 	// Kept by run (Hierarchy.runThread): whether it has run, its clock
@@ -176,6 +177,12 @@ func syncObjects(a uint64, e *trace.Ext) (objs [2]syncObject, n int) {
 	return [2]syncObject{{memorySpace, a}}, 1
 }
 
+// isStart reports whether event i of b is a thread's start: ordered after
+// its create by their token, it needs no fence.
+func isStart(b *trace.Batch, i int) bool {
+	return b.Kind[i] == trace.Sync && b.ExtOf(i).Sync == trace.SyncStart
+}
+
 // thread returns the scheduler's thread tid, and whether it is new.
 func (s *scheduler) thread(tid uint32) (*sthread, bool) {
 	if s.last != nil && s.last.tid == tid {
@@ -227,7 +234,10 @@ func (s *scheduler) push(b *trace.Batch) {
 		}
 		appendEvents(t.q, b, i, j)
 		s.queued += j - i
-		if fresh {
+		switch {
+		case fresh && isStart(b, i):
+			t.from = nil // its clock starts at its create's
+		case fresh:
 			s.fences++
 			s.fenceQ = append(s.fenceQ, t)
 		}

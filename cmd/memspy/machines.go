@@ -233,6 +233,7 @@ type simulationFlags struct {
 	maxRefs    uint64
 	interleave string
 	quantum    int
+	monitor    string
 	cpuprof    string
 }
 
@@ -252,6 +253,7 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references (memspy run: the program then runs on untraced)")
 	fl.StringVar(&f.interleave, "interleave", "clock", "on several processors, the order of the threads' events: `ORDER` is clock (in quanta, the thread whose simulated clock is farthest behind first; never across synchronization) or trace (as traced)")
 	fl.IntVar(&f.quantum, "quantum", sim.DefaultQuantum, "with --interleave clock: a thread runs `N` events at a time")
+	fl.StringVar(&f.monitor, "monitor", "full", "with --numa: how the NUMA statistics find the data structure of a miss: `HOW` is full (from --where) or protocol (FlashPoint: kept in the directory, nothing done on hits; needs no --where)")
 	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
 	fl.MarkHidden("cpuprofile")
 }
@@ -304,6 +306,18 @@ func (f *simulationFlags) hierarchy(cachelab bool, sym *symbolize.Symbolizer) (*
 		return nil, nil, fmt.Errorf("--quantum %d: give at least 1 event", f.quantum)
 	}
 	opt.Quantum = f.quantum
+	if opt.Monitor, err = sim.ParseMonitor(f.monitor); err != nil {
+		return nil, nil, fmt.Errorf("--monitor: %w", err)
+	}
+	if opt.Monitor == sim.MonitorProtocol {
+		switch {
+		case m.Nodes <= 1:
+			return nil, nil, fmt.Errorf("--monitor protocol: the machine has one NUMA node: give --numa N")
+		case f.where:
+			return nil, nil, fmt.Errorf("--monitor protocol replaces the full monitoring of --where: give one of them")
+		}
+		opt.Attribute, opt.MissOnly = true, true
+	}
 	switch f.classify {
 	case "", "none":
 	case "3c":
@@ -318,7 +332,7 @@ func (f *simulationFlags) hierarchy(cachelab bool, sym *symbolize.Symbolizer) (*
 // attributing reports whether the run attributes its counters: --where,
 // or an option that only means something with it.
 func (f *simulationFlags) attributing() bool {
-	return f.where || f.missOnly || len(f.renames) > 0
+	return f.where || f.missOnly || len(f.renames) > 0 || f.monitor == "protocol"
 }
 
 // renameMap returns the --rename pairs.

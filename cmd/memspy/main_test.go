@@ -164,6 +164,25 @@ func TestScripts(t *testing.T) {
 					}
 				}
 			},
+			// invalidations PROFILE OBJECT MAX: OBJECT had at most MAX
+			// invalidation misses.
+			"invalidations": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: invalidations PROFILE OBJECT MAX")
+				}
+				most, err := strconv.ParseUint(args[2], 10, 64)
+				ts.Check(err)
+				p := readProfile(ts, args[0])
+				for _, o := range p.Objects {
+					if o.Name == args[1] {
+						if n := o.Causes.Invalidation; (n <= most) == neg {
+							ts.Fatalf("%s: %d invalidation misses, want %s %d", args[1], n, map[bool]string{false: "at most", true: "more than"}[neg], most)
+						}
+						return
+					}
+				}
+				ts.Fatalf("%s: no object %q", args[0], args[1])
+			},
 			// numalocal PROFILE OBJECT MIN: at least MIN percent of the
 			// NUMA misses on OBJECT (at least 100) were local.
 			"numalocal": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -54,8 +54,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	size_t bytes = (size_t)n * n * sizeof(double);
-	if (posix_memalign((void **)&A, 4096, bytes) || posix_memalign((void **)&B, 4096, bytes) ||
-	    posix_memalign((void **)&C, 4096, bytes))
+	A = aligned_alloc(4096, bytes);
+	B = aligned_alloc(4096, bytes);
+	C = aligned_alloc(4096, bytes);
+	if (A == NULL || B == NULL || C == NULL)
 		return 1;
 	for (long i = 0; i < n * n; i++)
 		B[i] = (double)(i % 7);
