@@ -7,7 +7,7 @@ BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 PREFIX  ?= /usr/local
 
-.PHONY: all build tool demo test vet fuzz bench bench-run bench-where install clean check-go check-valgrind
+.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where install clean check-go check-valgrind
 
 all: build
 
@@ -108,6 +108,10 @@ bench: build
 # memspy run against cachegrind, the tracer against --tool=none (issue 3).
 bench-run: build
 	BIN=$(BIN) TOOLDIR=$(TOOLDIR) ./scripts/bench-run.sh
+
+# Protocol (FlashPoint) against full monitoring of NUMA misses (issue 5).
+bench-numa: build
+	BIN=$(BIN) ./scripts/bench-numa.sh
 
 # The cost of --where and of --where --miss-only on memspy run.
 bench-where: build
