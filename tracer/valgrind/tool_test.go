@@ -56,6 +56,12 @@ func buildExample(t *testing.T, name string, extra ...string) string {
 
 // symbol returns the address range of function name in exe (non-PIE).
 func symbol(t *testing.T, exe, name string) (lo, hi uint64) {
+	s := elfSymbol(t, exe, name, elf.STT_FUNC)
+	return s.Value, s.Value + s.Size
+}
+
+// elfSymbol returns the symbol name of type typ in exe.
+func elfSymbol(t *testing.T, exe, name string, typ elf.SymType) elf.Symbol {
 	t.Helper()
 	f, err := elf.Open(exe)
 	if err != nil {
@@ -67,12 +73,12 @@ func symbol(t *testing.T, exe, name string) (lo, hi uint64) {
 		t.Fatal(err)
 	}
 	for _, s := range syms {
-		if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
-			return s.Value, s.Value + s.Size
+		if s.Name == name && elf.ST_TYPE(s.Info) == typ {
+			return s
 		}
 	}
-	t.Fatalf("%s has no function %s", exe, name)
-	return 0, 0
+	t.Fatalf("%s has no symbol %s of type %v", exe, name, typ)
+	return elf.Symbol{}
 }
 
 // markerProgram is examples/c/markers.c built statically and not
@@ -516,27 +522,6 @@ func TestToolMapsDlopen(t *testing.T) {
 	}
 }
 
-// dataSymbol returns the address in the file of the variable name in exe.
-func dataSymbol(t *testing.T, exe, name string) uint64 {
-	t.Helper()
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_OBJECT {
-			return s.Value
-		}
-	}
-	t.Fatalf("%s has no variable %s", exe, name)
-	return 0
-}
-
 // syncProgram is examples/c/sync.c (dynamically linked, so that the
 // preload's pthread wrappers engage), with the runtime addresses of its
 // variables once its .text is known.
@@ -589,7 +574,7 @@ func TestToolSync(t *testing.T) {
 	}
 	bias := prog.lo - f.Section(".text").Addr
 	f.Close()
-	addr := func(name string) uint64 { return dataSymbol(t, p.exe, name) + bias }
+	addr := func(name string) uint64 { return elfSymbol(t, p.exe, name, elf.STT_OBJECT).Value + bias }
 	lock, hand, barrier := addr("lock"), addr("hand"), addr("barrier")
 	doneCV, goCV, counter := addr("done_cv"), addr("go_cv"), addr("atomic_counter")
 	work, _ := symbol(t, p.exe, "work")
