@@ -22,6 +22,9 @@ type Advice struct {
 	// WaitCycles are the cycles threads waited at the synchronization
 	// object of the advice on synchronization (0 for the others).
 	WaitCycles uint64 `json:"wait_cycles,omitempty"`
+	// NumaCycles are the cycles of the object's misses from memory, of
+	// the advice on remote objects (0 for the others).
+	NumaCycles uint64 `json:"numa_cycles,omitempty"`
 }
 
 // The kinds of advice.
@@ -103,12 +106,22 @@ const (
 //   - barrier-imbalance: the work between barriers is divided unevenly;
 //   - condition-wait: the signalling threads are the bottleneck.
 //
+// On several NUMA nodes, a rule on the objects of the NUMA statistics
+// (they need no where-and-why data under protocol monitoring): an object
+// whose remote and remote-dirty misses make at least remoteMinShare of its
+// misses from memory, and whose cycles make at least remoteMinCycles of
+// all of theirs:
+//
+//   - numa-remote: its pages are homed at a node other than the one that
+//     uses them (which, when the migration hints name it).
+//
 // Each Advice carries the numbers that triggered it. The others follow in
-// the order of the objects' stall cycles, the advice on a synchronization
-// object before the objects with fewer stall cycles than it has wait
-// cycles.
+// the order of the objects' stall cycles, the advice on a remote object
+// before the objects with fewer stall cycles than it has NUMA cycles, the
+// advice on a synchronization object before those with fewer cycles than
+// it has wait cycles.
 func Advise(p *profile.Profile) []Advice {
-	return mergeSync(adviseObjects(p), adviseSync(p))
+	return mergeSync(mergeNuma(adviseObjects(p), adviseNuma(p)), adviseSync(p))
 }
 
 // adviseObjects applies the rules on objects (see Advise).

@@ -1,9 +1,9 @@
 // Package report renders Profiles for people and scripts: the summary of
 // a run (Text, with its where-and-why summary), and the views of the
-// where and why, of the processors and of the threads (View: overview,
-// processors, threads, sync, stalls, lines, data, detail, evictors,
-// sharing, refs, advice) as aligned text, CSV or JSON. It reads only the
-// Profile, never engine internals.
+// where and why, of the processors, the threads and the NUMA nodes (View:
+// overview, processors, threads, sync, numa, stalls, lines, data, detail,
+// evictors, sharing, refs, advice) as aligned text, CSV or JSON. It reads
+// only the Profile, never engine internals.
 package report
 
 import (
@@ -21,9 +21,10 @@ import (
 // machine has several), then one table per cache (with the causes of its
 // misses when the run attributed its counters, and its coherence counters
 // when it lost lines to other processors) and the memory traffic, then the
-// processor and thread tables on several processors, a line per dump if
-// the program asked for any, and the where-and-why summary when the
-// profile has it (else the advice on synchronization, if any).
+// processor and thread tables on several processors, the NUMA section on
+// several nodes, a line per dump if the program asked for any, and the
+// where-and-why summary when the profile has it (else the advice on
+// synchronization and remote objects, if any).
 func Text(w io.Writer, p *profile.Profile) error {
 	var b strings.Builder
 	name := "(unnamed)"
@@ -103,6 +104,10 @@ func Text(w io.Writer, p *profile.Profile) error {
 			t.Notes = append(t.Notes, s)
 		}
 		writeText(&b, t, "")
+	}
+	if p.Numa != nil {
+		b.WriteString("\n")
+		numaSection(&b, p.Numa)
 	}
 	if len(p.Dumps) > 0 {
 		b.WriteString("\ndumps (counted since the start or the last reset):\n")

@@ -316,13 +316,14 @@ func adviseSync(p *profile.Profile) []Advice {
 }
 
 // mergeSync inserts the synchronization advice sync into out (use after
-// free first, then the object advice by stall cycles): each before the
-// first object advice with fewer stall cycles than it has wait cycles.
+// free first, then the object advice by stall cycles, or NUMA cycles):
+// each before the first object advice with fewer cycles than it has wait
+// cycles.
 func mergeSync(out, sync []Advice) []Advice {
 	for _, s := range sync {
 		i := len(out)
 		for j, a := range out {
-			if a.Kind != AdviceUseAfterFree && a.WaitCycles == 0 && a.StallCycles < s.WaitCycles {
+			if a.Kind != AdviceUseAfterFree && a.WaitCycles == 0 && adviceCycles(&a) < s.WaitCycles {
 				i = j
 				break
 			}

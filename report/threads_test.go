@@ -354,7 +354,11 @@ func TestSyncAdviceView(t *testing.T) {
 // synchronization as JSON: each row has a cell per column.
 func TestThreadViewsJSON(t *testing.T) {
 	for _, v := range Views() {
-		got := viewText(t, testThreadProfile(), v, ViewOptions{Function: "work", Object: "counters", Evictors: true, Format: "json"})
+		p := testThreadProfile()
+		if v == "numa" { // of several NUMA nodes only
+			p = testNumaProfile()
+		}
+		got := viewText(t, p, v, ViewOptions{Function: "work", Object: "counters", Evictors: true, Format: "json"})
 		var tables []jsonTable
 		if err := json.Unmarshal([]byte(got), &tables); err != nil {
 			t.Fatalf("view %s: %v\n%s", v, err, got)

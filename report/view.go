@@ -29,9 +29,9 @@ const DefaultTop = 20
 // barWidth is the width of the overview's bars, in columns.
 const barWidth = 40
 
-// ErrNoWhere is the error of every view but processors, threads and sync on
-// a profile without where-and-why data (of advice too, unless the rules on
-// synchronization have something to say).
+// ErrNoWhere is the error of every view but processors, threads, sync and
+// numa on a profile without where-and-why data (of advice too, unless the
+// rules on synchronization or NUMA have something to say).
 var ErrNoWhere = errors.New("the profile has no where-and-why data: run with --where")
 
 // ErrNoLines is the error of the lines view on a profile without source
@@ -63,6 +63,8 @@ var views = []view{
 		(*viewer).threads, true},
 	{"sync", "several processors: locks, barriers, condition variables, joins and atomics by the cycles threads waited at them",
 		(*viewer).sync, true},
+	{"numa", "several NUMA nodes: misses from memory, local, remote and remote-dirty, by node, processor, object and " +
+		"function × object (--top N), and pages to migrate", (*viewer).numa, true},
 	{"stalls", "stall cycles by function × object, by object and by function, with the causes of misses", (*viewer).stalls, false},
 	{"lines", "stall cycles by source line (optionally of one --function), with the causes of misses and spatial use", (*viewer).lines, false},
 	{"data", "one function (--function) broken down by object", (*viewer).data, false},
@@ -834,8 +836,9 @@ func stridesCell(s *profile.Strides, n int) Cell {
 }
 
 // advice: the rules' findings.
-// Without where-and-why data only the rules on synchronization apply: the
-// view is ErrNoWhere unless they have something to say.
+// Without where-and-why data only the rules on synchronization and on
+// remote objects apply: the view is ErrNoWhere unless they have something
+// to say.
 func (v *viewer) advice() ([]*Table, error) {
 	as := Advise(v.p)
 	if !HasWhere(v.p) && len(as) == 0 {
@@ -852,7 +855,8 @@ func (v *viewer) adviceTable(as []Advice) *Table {
 		Columns: []Column{{Name: "kind"}, {Name: "object"}, {Name: "function"}, {Name: "stall cycles"}, {Name: "share"},
 			{Name: "advice", Below: true}, {Name: "evidence", Below: true}},
 	}
-	// Without where-and-why data there is only advice on synchronization.
+	// Without where-and-why data there is only advice on synchronization
+	// and on remote objects.
 	where := HasWhere(v.p)
 	if !where {
 		t.Title = "advice on the top bottlenecks"
@@ -868,15 +872,28 @@ func (v *viewer) adviceTable(as []Advice) *Table {
 		}
 		t.Notes = append(t.Notes, note)
 	}
+	remote := slices.ContainsFunc(as, func(a Advice) bool { return a.NumaCycles > 0 })
+	var numaCycles uint64
+	if remote {
+		numaCycles = numaTotal(v.p.Numa).Cycles
+		t.Columns = slices.Insert(t.Columns, len(t.Columns)-2, Column{Name: "NUMA cycles"}, Column{Name: "NUMA share"})
+		t.Notes = append(t.Notes, fmt.Sprintf("NUMA share: of the %s cycles of all the misses from memory "+
+			"(memspy report PROFILE numa)", Count(numaCycles)))
+	}
 	rows := make([]Row, len(as))
 	for i, a := range as {
 		sync := a.WaitCycles > 0
 		cells := []Cell{textCell(a.Kind), textCell(a.Object), orUnknown(a.Function)}
 		if where {
-			cells = append(cells, cond(!sync, countCell(a.StallCycles)), cond(!sync, shareCell(a.StallCycles, v.stall)))
+			stall := !sync && (a.NumaCycles == 0 || v.objectByName(a.Object) != nil)
+			cells = append(cells, cond(stall, countCell(a.StallCycles)), cond(stall, shareCell(a.StallCycles, v.stall)))
 		}
 		if waits {
 			cells = append(cells, cond(sync, countCell(a.WaitCycles)), cond(sync, shareCell(a.WaitCycles, threads)))
+		}
+		if remote {
+			numa := a.NumaCycles > 0
+			cells = append(cells, cond(numa, countCell(a.NumaCycles)), cond(numa, shareCell(a.NumaCycles, numaCycles)))
 		}
 		rows[i] = Row{Cells: append(cells, textCell(a.Message), textCell(strings.Join(a.Evidence, "; ")))}
 	}

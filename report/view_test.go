@@ -66,7 +66,7 @@ func inOrder(t *testing.T, text string, subs ...string) {
 }
 
 func TestViewsList(t *testing.T) {
-	want := []string{"overview", "processors", "threads", "sync", "stalls", "lines", "data", "detail", "evictors", "sharing", "refs", "advice"}
+	want := []string{"overview", "processors", "threads", "sync", "numa", "stalls", "lines", "data", "detail", "evictors", "sharing", "refs", "advice"}
 	if got := Views(); !slices.Equal(got, want) {
 		t.Errorf("Views() = %v, want %v", got, want)
 	}
@@ -546,7 +546,7 @@ func TestViewErrors(t *testing.T) {
 		opt  ViewOptions
 		want string
 	}{
-		{"bogus", ViewOptions{}, `unknown view "bogus" (views: overview, processors, threads, sync, stalls, lines, data, detail, evictors, sharing, refs, advice)`},
+		{"bogus", ViewOptions{}, `unknown view "bogus" (views: overview, processors, threads, sync, numa, stalls, lines, data, detail, evictors, sharing, refs, advice)`},
 		{"lines", ViewOptions{Function: "sxpy"}, `no function "sxpy" in the profile (did you mean "saxpy"?)`},
 		{"stalls", ViewOptions{Format: "xml"}, `unknown format "xml" (formats: text, csv, json)`},
 		{"data", ViewOptions{}, "view data needs a function (--function NAME); functions with the most stall cycles: matmul, update, saxpy, main"},
@@ -571,6 +571,8 @@ func TestViewErrors(t *testing.T) {
 			want = ErrOneProcessor
 		case "threads", "sync":
 			want = ErrOneProcessorTime
+		case "numa":
+			want = ErrOneNode
 		}
 		if err := View(&strings.Builder{}, bare, v, ViewOptions{Function: "f", Object: "o"}); err != want {
 			t.Errorf("view %s of a profile without where: %v", v, err)
@@ -697,6 +699,8 @@ func TestJSON(t *testing.T) {
 			q = testMultiProfile()
 		case "threads", "sync":
 			q = testThreadProfile()
+		case "numa":
+			q = testNumaProfile()
 		}
 		got := viewText(t, q, v, ViewOptions{Function: "matmul", Object: "B", Evictors: true, Format: "json"})
 		var tables []jsonTable
