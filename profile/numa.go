@@ -1,5 +1,10 @@
 package profile
 
+import (
+	"cmp"
+	"slices"
+)
+
 // Numa holds the statistics of a machine of several NUMA nodes
 // (docs/semantics.md, "NUMA nodes"): the misses that left the processors'
 // caches, each served by the memory of its page's home node, split into
@@ -73,4 +78,34 @@ type MigrationHint struct {
 	Misses   uint64   `json:"misses"`    // from every node
 	FromNode uint64   `json:"from_node"` // from Node
 	ByNode   []uint64 `json:"by_node"`
+}
+
+// merge adds q's counts to n's: nodes and processors by position, objects
+// and pairs by name; the migration hints of both are kept, most misses from
+// their node first.
+func (n *Numa) merge(q *Numa) {
+	for i := range min(len(n.PerNode), len(q.PerNode)) {
+		n.PerNode[i].PagesHomed += q.PerNode[i].PagesHomed
+		n.PerNode[i].NumaStats.Add(&q.PerNode[i].NumaStats)
+	}
+	for i := range min(len(n.Processors), len(q.Processors)) {
+		n.Processors[i].NumaStats.Add(&q.Processors[i].NumaStats)
+	}
+	n.Objects = mergeNumaEntries(n.Objects, q.Objects)
+	n.Pairs = mergeNumaEntries(n.Pairs, q.Pairs)
+	n.Hints = append(n.Hints, q.Hints...)
+	slices.SortStableFunc(n.Hints, func(a, b MigrationHint) int { return cmp.Compare(b.FromNode, a.FromNode) })
+}
+
+func mergeNumaEntries(a, b []NumaEntry) []NumaEntry {
+	for _, e := range b {
+		i := slices.IndexFunc(a, func(x NumaEntry) bool { return x.Function == e.Function && x.Name == e.Name })
+		if i < 0 {
+			a = append(a, e)
+			continue
+		}
+		a[i].NumaStats.Add(&e.NumaStats)
+	}
+	slices.SortStableFunc(a, func(x, y NumaEntry) int { return cmp.Compare(y.Cycles, x.Cycles) })
+	return a
 }

@@ -372,6 +372,12 @@ func (p *Profile) Merge(q *Profile) error {
 		a.InvalidationsReceived += b.InvalidationsReceived
 	}
 	p.mergeThreads(q)
+	switch {
+	case p.Numa == nil:
+		p.Numa = q.Numa
+	case q.Numa != nil:
+		p.Numa.merge(q.Numa)
+	}
 	p.Events += q.Events
 	AddCounts(&p.EventsByKind, q.EventsByKind)
 	p.NotSimulated += q.NotSimulated

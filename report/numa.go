@@ -264,7 +264,7 @@ func (v *viewer) hintTable(n *profile.Numa) *Table {
 const AdviceRemote = "numa-remote"
 
 // The thresholds of the rule on remote objects: remote and remote-dirty
-// misses make at least remoteMinShare of the object's misses from memory,
+// misses make more than remoteMinShare of the object's misses from memory,
 // and its cycles at least remoteMinCycles of all of them.
 const (
 	remoteMinShare  = 0.5
@@ -293,7 +293,7 @@ func adviseNuma(p *profile.Profile) []Advice {
 	var out []Advice
 	for _, o := range rankNuma(n.Objects) {
 		remote := o.Remote + o.RemoteDirty
-		if frac(remote, o.Misses()) < remoteMinShare || float64(o.Cycles) < remoteMinCycles*float64(total.Cycles) {
+		if frac(remote, o.Misses()) <= remoteMinShare || float64(o.Cycles) < remoteMinCycles*float64(total.Cycles) {
 			continue
 		}
 		if k := kinds[o.Name]; k == "other" || k == "freed" || o.Name == "<other>" || o.Name == "<freed>" {

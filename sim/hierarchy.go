@@ -659,6 +659,9 @@ func (h *Hierarchy) resetStats() {
 	if h.timing != nil {
 		h.timing.reset()
 	}
+	if h.numa != nil {
+		h.numa.reset()
+	}
 	h.mem = profile.MemoryStats{}
 	for _, p := range h.procs {
 		p.upgrades, p.interventions, p.invSent, p.invRecv = 0, 0, 0, 0

@@ -85,7 +85,7 @@ type numa struct {
 	m         *machine.Machine
 	pageShift uint
 	latency   [numaClasses]uint64
-	homes     map[uint64]int // page → home node (first-touch, round-robin)
+	homes     map[uint64]int // page → home node, once placed
 	placed    int            // pages placed round-robin so far
 	dir       map[uint64]numaLine
 	// dirtyLine and dirtyProc: the line the last intervention wrote back
@@ -131,21 +131,34 @@ func (h *Hierarchy) newNuma() error {
 // home returns the home node of page, placing it for a miss of processor p
 // if it has none yet.
 func (n *numa) home(page uint64, p int) int {
-	if n.m.Placement == machine.Interleave {
-		return int(page % uint64(n.m.Nodes))
-	}
 	node, ok := n.homes[page]
 	if !ok {
-		if n.m.Placement == machine.PlaceRoundRobin {
+		switch n.m.Placement {
+		case machine.Interleave:
+			node = int(page % uint64(n.m.Nodes))
+		case machine.PlaceRoundRobin:
 			node = n.placed % n.m.Nodes
 			n.placed++
-		} else {
+		default:
 			node = n.m.NodeOf(p)
 		}
 		n.homes[page] = node
 		n.homed[node]++
 	}
 	return node
+}
+
+// reset starts the statistics again from zero (a reset marker); the homes
+// of the pages and the directory stay, and so do the cycles already in the
+// threads' clocks.
+func (n *numa) reset() {
+	clear(n.procs)
+	clear(n.refs)
+	clear(n.pages)
+	clear(n.homed)
+	for _, node := range n.homes {
+		n.homed[node]++
+	}
 }
 
 // numaMiss counts a fill of line from memory into the processor's

@@ -26,8 +26,10 @@ func newReportCmd() *cobra.Command {
 		Short: "Render a view of a saved profile (--profile or --json of run/sim) without running again",
 		Long: `Render one view of the where and why of a saved profile (run or sim with
 --where and --profile FILE or --json FILE). Without VIEW, the summary that
-run and sim print. The processors view needs no --where, but a machine of
-several processors (--procs N).
+run and sim print. The processors, threads and sync views need no --where,
+but a machine of several processors (--procs N); the numa view a machine of
+several NUMA nodes (--numa N), and --where or --monitor protocol for its
+data structures.
 
 Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 ` + help.String(),
