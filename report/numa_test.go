@@ -332,17 +332,17 @@ func TestAdviseNuma(t *testing.T) {
 		t.Errorf("B's advice under round-robin %+v", b)
 	}
 
-	// The thresholds: half of the misses remote, 5% of the cycles.
+	// The thresholds: more than half of the misses remote, 5% of the cycles.
 	p = testNumaProfile()
 	n = p.Numa
 	i := slices.IndexFunc(n.Objects, func(o profile.NumaEntry) bool { return o.Name == "counters" })
-	n.Objects[i].Local = 700 // 50.0% remote
+	n.Objects[i].Local = 699 // just over half remote
 	if !slices.ContainsFunc(Advise(p), func(a Advice) bool { return a.Kind == AdviceRemote && a.Object == "counters" }) {
-		t.Error("no advice on counters at half its misses remote")
+		t.Error("no advice on counters with over half its misses remote")
 	}
-	n.Objects[i].Local = 701
+	n.Objects[i].Local = 700 // 50.0% remote: a structure both nodes use alike
 	if slices.ContainsFunc(Advise(p), func(a Advice) bool { return a.Kind == AdviceRemote && a.Object == "counters" }) {
-		t.Error("advice on counters below half its misses remote")
+		t.Error("advice on counters at half its misses remote")
 	}
 	n.Objects[i].Local, n.Objects[i].Cycles = 100, 100000 // 5.0% of the cycles
 	if !slices.ContainsFunc(Advise(p), func(a Advice) bool { return a.Kind == AdviceRemote && a.Object == "counters" }) {
