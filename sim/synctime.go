@@ -110,6 +110,11 @@ func (h *Hierarchy) stallOf(p *processor) uint64 {
 	return c
 }
 
+// accesses returns the references and instruction fetches simulated so far.
+func (h *Hierarchy) accesses() uint64 {
+	return h.kinds[trace.Read] + h.kinds[trace.Write] + h.kinds[trace.Modify] + h.kinds[trace.IFetch]
+}
+
 // runThread simulates b, a run of thread t's events that the scheduler
 // hands out, and advances t's clock.
 func (h *Hierarchy) runThread(t *sthread, b *trace.Batch) {
@@ -126,16 +131,11 @@ func (h *Hierarchy) runThread(t *sthread, b *trace.Batch) {
 		h.switchThread(t.tid)
 	}
 	p := h.cur
-	before := h.stallOf(p)
+	before, events := h.stallOf(p), h.accesses()
 	h.Process(b)
 	var n uint64
-	for i, k := range b.Kind {
-		switch {
-		case k.IsAccess():
-			n++
-		case k == trace.IFetchRun:
-			n += uint64(b.Size[i])
-		}
+	if after := h.accesses(); after >= events { // else a reset marker cleared the counters
+		n = after - events
 	}
 	var stall uint64
 	if after := h.stallOf(p); after >= before { // else a reset marker cleared the counters
