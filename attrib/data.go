@@ -62,10 +62,12 @@ type Bin struct {
 // indexes ranges: a range is listed under every granule it overlaps.
 const granuleShift = 16
 
-// span is a range of addresses [start, end) of one bin.
+// span is a range of addresses [start, end) of one bin; a heap block's
+// also records the thread that allocated it.
 type span struct {
 	start, end uint64
 	bin        int32
+	thread     uint32
 }
 
 // Data is the set of data bins of a run and the address ranges that map to
@@ -107,12 +109,12 @@ func (d *Data) add(b Bin) int32 {
 	return int32(len(d.bins) - 1)
 }
 
-// Alloc records a heap block of size bytes at addr allocated through the
-// call path stack (innermost first): its bin is that of every block
-// allocated through the same path. Any range it overlaps (a freed range,
-// or a block freed without a report, as a garbage collector does) ends. It
-// returns the bin.
-func (d *Data) Alloc(addr, size uint64, stack []uint64) int32 {
+// Alloc records a heap block of size bytes at addr allocated by thread
+// through the call path stack (innermost first): its bin is that of every
+// block allocated through the same path. Any range it overlaps (a freed
+// range, or a block freed without a report, as a garbage collector does)
+// ends. It returns the bin.
+func (d *Data) Alloc(addr, size uint64, thread uint32, stack []uint64) int32 {
 	key := encodePath(stack)
 	id, ok := d.sites[key]
 	if !ok {
@@ -124,7 +126,7 @@ func (d *Data) Alloc(addr, size uint64, stack []uint64) int32 {
 	b.Bytes += size
 	if end, ok := rangeEnd(addr, size); ok {
 		d.heap.removeOverlaps(addr, end)
-		d.heap.insert(span{addr, end, id})
+		d.heap.insert(span{addr, end, id, thread})
 		d.last = span{}
 	}
 	return id
@@ -150,7 +152,7 @@ func (d *Data) Free(addr uint64) (start, end uint64, ok bool) {
 		return 0, 0, false
 	}
 	d.heap.remove(s)
-	d.heap.insert(span{s.start, s.end, FreedBin})
+	d.heap.insert(span{s.start, s.end, FreedBin, 0})
 	d.last = span{}
 	return s.start, s.end, true
 }
@@ -167,7 +169,7 @@ func (d *Data) Name(addr, size uint64, name string) int32 {
 	d.bins[id].Bytes += size
 	if end, ok := rangeEnd(addr, size); ok {
 		d.manual.removeOverlaps(addr, end)
-		d.manual.insert(span{addr, end, id})
+		d.manual.insert(span{addr, end, id, 0})
 		d.last = span{}
 	}
 	return id
@@ -208,7 +210,7 @@ func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
 			}
 			d.pooled[v.Addr] = v.Name
 		}
-		d.globals = append(d.globals, span{v.Addr, end, id})
+		d.globals = append(d.globals, span{v.Addr, end, id, 0})
 	}
 	sort.Slice(d.globals, func(i, j int) bool { return d.globals[i].start < d.globals[j].start })
 }
@@ -278,30 +280,41 @@ func (d *Data) StackBin(proc int32) int32 {
 // Lookup returns the bin of the heap, manual or global range holding addr,
 // or OtherBin.
 func (d *Data) Lookup(addr uint64) int32 {
-	bin, _ := d.Locate(addr)
+	bin, _, _ := d.Locate(addr)
 	return bin
 }
 
 // Locate returns the bin of the heap, manual or global range holding addr
-// and the range's first address, or OtherBin and addr.
-func (d *Data) Locate(addr uint64) (bin int32, start uint64) {
+// and the range [start, end), or OtherBin and the empty range at addr.
+func (d *Data) Locate(addr uint64) (bin int32, start, end uint64) {
 	if len(d.manual.granules) > 0 {
 		if s, ok := d.manual.at(addr); ok {
-			return s.bin, s.start
+			return s.bin, s.start, s.end
 		}
 	}
 	if l := d.last; contains(l, addr) {
-		return l.bin, l.start
+		return l.bin, l.start, l.end
 	}
 	if s, ok := d.heap.at(addr); ok {
 		d.last = s
-		return s.bin, s.start
+		return s.bin, s.start, s.end
 	}
 	i := sort.Search(len(d.globals), func(i int) bool { return d.globals[i].start > addr }) - 1
 	if i >= 0 && contains(d.globals[i], addr) {
-		return d.globals[i].bin, d.globals[i].start
+		return d.globals[i].bin, d.globals[i].start, d.globals[i].end
 	}
-	return OtherBin, addr
+	return OtherBin, addr, addr
+}
+
+// Block returns the live heap block holding addr: its range [start, end)
+// and the thread that allocated it; ok is false when no live block holds
+// addr.
+func (d *Data) Block(addr uint64) (start, end uint64, thread uint32, ok bool) {
+	s, ok := d.heap.at(addr)
+	if !ok || s.bin == FreedBin {
+		return 0, 0, 0, false
+	}
+	return s.start, s.end, s.thread, true
 }
 
 func contains(s span, a uint64) bool { return a >= s.start && a < s.end }

@@ -9,9 +9,9 @@ func TestDataHeap(t *testing.T) {
 	d := NewData()
 	siteA := []uint64{0x401000, 0x402000}
 	siteB := []uint64{0x401000, 0x403000} // same allocation call, other path
-	a1 := d.Alloc(0x10000, 0x100, siteA)
-	a2 := d.Alloc(0x20000, 0x100, siteA)
-	b := d.Alloc(0x30000, 0x200000, siteB)
+	a1 := d.Alloc(0x10000, 0x100, 0, siteA)
+	a2 := d.Alloc(0x20000, 0x100, 0, siteA)
+	b := d.Alloc(0x30000, 0x200000, 0, siteB)
 	if a1 != a2 || a1 == b || a1 < 2 {
 		t.Fatalf("bins: %d %d %d: one per call path", a1, a2, b)
 	}
@@ -36,7 +36,7 @@ func TestDataHeap(t *testing.T) {
 		t.Errorf("freed block: bin %d, want freed", got)
 	}
 	// A new block over part of the freed range ends it.
-	c := d.Alloc(0x10080, 0x10, []uint64{0x404000})
+	c := d.Alloc(0x10080, 0x10, 0, []uint64{0x404000})
 	for addr, want := range map[uint64]int32{0x10000: OtherBin, 0x10080: c, 0x10090: OtherBin} {
 		if got := d.Lookup(addr); got != want {
 			t.Errorf("after reuse: Lookup(%#x) = %d, want %d", addr, got, want)
@@ -44,7 +44,7 @@ func TestDataHeap(t *testing.T) {
 	}
 	// A block allocated over a live one (never freed: garbage collected)
 	// replaces it.
-	e := d.Alloc(0x30000+0x1000, 0x40, []uint64{0x405000})
+	e := d.Alloc(0x30000+0x1000, 0x40, 0, []uint64{0x405000})
 	if got := d.Lookup(0x30000); got != OtherBin {
 		t.Errorf("old block still mapped: %d", got)
 	}
@@ -52,7 +52,7 @@ func TestDataHeap(t *testing.T) {
 		t.Errorf("new block: %d, want %d", got, e)
 	}
 	// Bogus sizes count but map nothing.
-	g := d.Alloc(0x50000, 1<<62, []uint64{0x406000})
+	g := d.Alloc(0x50000, 1<<62, 0, []uint64{0x406000})
 	if d.Lookup(0x50000) != OtherBin || d.Bin(g).Bytes != 1<<62 {
 		t.Errorf("a bogus size is mapped")
 	}
@@ -70,7 +70,7 @@ func TestDataPrecedence(t *testing.T) {
 			t.Errorf("Lookup(%#x) = %d, want %d", addr, got, want)
 		}
 	}
-	h := d.Alloc(0x1000, 16, nil) // a heap block over a global (a test of precedence only)
+	h := d.Alloc(0x1000, 16, 0, nil) // a heap block over a global (a test of precedence only)
 	m := d.Name(0x1008, 4, "flag")
 	m2 := d.Name(0x9000, 8, "flag")
 	if m != m2 || d.Bin(m).Bytes != 12 {
@@ -102,7 +102,7 @@ func TestDataRandom(t *testing.T) {
 				if rng.IntN(8) == 0 {
 					size = uint64(1 + rng.IntN(1<<18))
 				}
-				id := d.Alloc(addr, size, []uint64{uint64(rng.IntN(5))})
+				id := d.Alloc(addr, size, 0, []uint64{uint64(rng.IntN(5))})
 				var keep []blk
 				for _, b := range model {
 					if b.start < addr+size && b.end > addr {

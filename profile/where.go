@@ -37,6 +37,14 @@ type Stats struct {
 	// EvictedBy counts the entry's lines that fills of each object evicted
 	// (the key equal to the entry's own object: self interference).
 	EvictedBy map[string]uint64 `json:"evicted_by,omitempty"`
+	// InvalidatedBy counts the entry's lines here that other processors'
+	// writes invalidated, by the writing object and processor (the
+	// invalidations it suffered); Invalidated the lines of other
+	// processors that the entry's writes invalidated, by the lines' object
+	// and the processor that held them (those it caused). Most first, at
+	// most MaxSharing.
+	InvalidatedBy []Sharing `json:"invalidated_by,omitempty"`
+	Invalidated   []Sharing `json:"invalidated,omitempty"`
 	// UsedBytes and FetchedBytes: of the lines the entry's misses filled
 	// that have left the cache (or stayed until the end), the bytes the
 	// program touched while they were resident, and their size.
@@ -145,6 +153,10 @@ type Object struct {
 	// allocations.
 	Size   uint64 `json:"size"`
 	Blocks uint64 `json:"blocks,omitempty"`
+	// SharingWrites, on a multiprocessor, are the writes to the object
+	// that invalidated other processors' copies of its lines, by processor
+	// and place, most first (at most MaxSharingWrites).
+	SharingWrites []SharingWrite `json:"sharing_writes,omitempty"`
 	Stats
 	Levels map[string]*Stats `json:"levels"`
 }
@@ -270,7 +282,10 @@ func (f *Function) ownLevels() {
 		f.Inclusive = &in
 	}
 }
-func (o *Object) ownLevels() { o.Levels = cloneLevels(o.Levels) }
+func (o *Object) ownLevels() {
+	o.Levels = cloneLevels(o.Levels)
+	o.SharingWrites = slices.Clone(o.SharingWrites)
+}
 func (p *Pair) ownLevels() {
 	p.Levels = cloneLevels(p.Levels)
 	p.Strides = cloneStrides(p.Strides)
@@ -322,6 +337,8 @@ func (s *Stats) Add(b *Stats) {
 	s.TemporalHits += b.TemporalHits
 	s.SpatialHits += b.SpatialHits
 	AddCounts(&s.EvictedBy, b.EvictedBy)
+	AddSharing(&s.InvalidatedBy, b.InvalidatedBy)
+	AddSharing(&s.Invalidated, b.Invalidated)
 	s.UsedBytes += b.UsedBytes
 	s.FetchedBytes += b.FetchedBytes
 	s.SpatialUse = ratio(s.UsedBytes, s.FetchedBytes)
@@ -447,6 +464,7 @@ func (p *Profile) mergeWhere(q *Profile) {
 			a.Size += b.Size
 			a.Blocks += b.Blocks
 		}
+		AddSharingWrites(&a.SharingWrites, b.SharingWrites)
 	})
 	p.Pairs = mergeEntries(p.Pairs, q.Pairs, func(a, b *Pair) { a.Strides = a.Strides.Merged(b.Strides) })
 	p.Lines = mergeEntries(p.Lines, q.Lines, nil)
@@ -514,7 +532,7 @@ type Module struct {
 
 // Rename renames objects and functions, old name → new name, everywhere
 // the profile names them (pairs, references, evicted-by tables, evictor
-// lists). An old name that names nothing, or a new name already taken, is
+// lists, invalidation tables). An old name that names nothing, or a new name already taken, is
 // an error.
 func (p *Profile) Rename(names map[string]string) error {
 	objs, funcs := map[string]string{}, map[string]string{}
@@ -560,6 +578,11 @@ func (p *Profile) Rename(names map[string]string) error {
 		}
 		for i := range s.Evictors {
 			obj(&s.Evictors[i].Object)
+		}
+		for _, sh := range [][]Sharing{s.InvalidatedBy, s.Invalidated} {
+			for i := range sh {
+				obj(&sh[i].Object)
+			}
 		}
 	}
 	for i := range p.Functions {

@@ -52,8 +52,10 @@ type refStats struct {
 	cold, replacement, invalidation uint64
 	trueSharing, falseSharing       uint64 // of the invalidations, by other processors' writes
 	temporal, spatial               uint64
-	used, fetched                   uint64           // bytes touched of the lines it filled, and their size, as they left
-	evictedBy                       map[int32]uint64 // evicting access point → lines of this one's fills it evicted
+	used, fetched                   uint64            // bytes touched of the lines it filled, and their size, as they left
+	evictedBy                       map[int32]uint64  // evicting access point → lines of this one's fills it evicted
+	invBy                           map[invKey]uint64 // lines of this one's fills other processors' writes invalidated (sharing.go)
+	invOf                           map[invKey]uint64 // lines of other processors this one's writes invalidated
 }
 
 // levelAttrib is a level's attribution state.
@@ -140,6 +142,9 @@ type attribution struct {
 	strides  []strideStats // by access point id
 	// procLocals caches the Symbolizer's local variables by procedure.
 	procLocals map[int32][]attrib.Local
+	// writes count the writes that invalidated other processors' copies
+	// (sharing.go).
+	writes map[writeKey]*writeCounts
 }
 
 // noAddr marks the absence of a stride address.
@@ -364,7 +369,7 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.
 	case trace.Return:
 		at.code.Return(tid, e.SP)
 	case trace.Alloc:
-		at.data.Alloc(addr, e.Size, e.Stack)
+		at.data.Alloc(addr, e.Size, tid, e.Stack)
 		if end := addr + e.Size; end > addr {
 			h.retag(addr, end, false)
 		}

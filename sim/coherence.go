@@ -266,10 +266,10 @@ func (h *Hierarchy) cohWrite(p *processor, line, pa, ps uint64) {
 	}
 	e := c.dir[line]
 	if others := e.sharers &^ (1 << p.id); others != 0 {
-		w := c.granules(pa, ps)
+		w := invWriter{p: p, pa: pa, ps: ps, ref: -1}
 		sent := false
 		for o := others; o != 0; o &= o - 1 {
-			if h.invalidateCopies(h.procs[bits.TrailingZeros64(o)], line, w) {
+			if h.invalidateCopies(h.procs[bits.TrailingZeros64(o)], line, &w) {
 				p.invSent++
 				sent = true
 			}
@@ -326,10 +326,10 @@ func (h *Hierarchy) holds(p *processor, line uint64) bool {
 	return false
 }
 
-// invalidateCopies removes line from every private cache of q for a write
-// of the granules w by another processor, and reports whether q held it.
-// A dirty copy is written back first.
-func (h *Hierarchy) invalidateCopies(q *processor, line, w uint64) bool {
+// invalidateCopies removes line from every private cache of q for the
+// write w by another processor, and reports whether q held it. A dirty
+// copy is written back first.
+func (h *Hierarchy) invalidateCopies(q *processor, line uint64, w *invWriter) bool {
 	var used uint64
 	held, dirty, ref := false, false, int32(-1)
 	for _, l := range q.private {
@@ -351,19 +351,25 @@ func (h *Hierarchy) invalidateCopies(q *processor, line, w uint64) bool {
 		h.intervene(q, line, ref)
 	}
 	kind := falseSharing
-	if used&w != 0 {
+	if used&h.coh.granules(w.pa, w.ps) != 0 {
 		kind = trueSharing
 	}
+	attributed := false
 	for _, l := range q.private {
 		if slot := l.c.Lookup(line); slot >= 0 {
 			if l.attr != nil {
+				h.countInvalidation(l, slot, q, kind, w)
 				l.removed(slot, kind)
+				attributed = true
 			}
 			l.c.Remove(slot)
 			l.memo = noMemo
 			l.invalidations++
 			l.sharing[line] = kind
 		}
+	}
+	if attributed {
+		h.countSharingWrite(w, line, used, kind)
 	}
 	q.invRecv++
 	return true

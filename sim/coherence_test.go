@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"slices"
 	"testing"
 
 	"memspy/machine"
@@ -102,5 +103,66 @@ func TestFalseSharingCounters(t *testing.T) {
 		case padded && c.Invalidation != 0:
 			t.Errorf("padded counters: %d invalidation misses, want 0", c.Invalidation)
 		}
+	}
+}
+
+// Who invalidates whom, by hand: two heap blocks of different allocation
+// sites, each allocated by the thread that writes it, share a 32-byte
+// line on two processors.
+func TestInvalidatedByWorked(t *testing.T) {
+	m := mach(hc("L1", 1, 4, 1, 32, machine.LRU))
+	m.Processors = 2
+	alloc := func(tid uint32, a, site uint64) refEvent {
+		return on(tid, refEvent{Kind: trace.Alloc, Addr: a, Ext: trace.Ext{Size: 16, Stack: []uint64{site}}})
+	}
+	events := []refEvent{
+		alloc(1, 0x1000, 0x400100), // A, on P0
+		alloc(2, 0x1010, 0x400200), // B, on P1
+		on(1, wr(0x1000, 8)),       // P0: cold miss, a fill for A
+		on(2, wr(0x1010, 8)),       // P1: cold miss; invalidates P0's copy (A's fill; P0 used only A's bytes): false, neighbour
+		on(1, wr(0x1000, 8)),       // P0: invalidates P1's copy (B's fill): false, neighbour
+		on(2, rd(0x1000, 8)),       // P1: miss, a fill for A; P0 supplies it
+		on(1, wr(0x1004, 4)),       // P0: upgrade; invalidates P1's copy (A's fill; P1 used 0x1000-0x1007): true
+	}
+	p := engineProfile(t, m, sim.Options{Attribute: true}, events, 0)
+	objs := map[string]*profile.Object{}
+	for i := range p.Objects {
+		objs[p.Objects[i].Name] = &p.Objects[i]
+	}
+	a, b := objs["heap@0x400100"], objs["heap@0x400200"]
+	if a == nil || b == nil {
+		t.Fatalf("objects %v", objs)
+	}
+	check := func(what string, got, want []profile.Sharing) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: got %+v, want %+v", what, got, want)
+		}
+	}
+	check("A invalidated by", a.InvalidatedBy, []profile.Sharing{{Object: "heap@0x400100", Processor: 0, Lines: 1, FalseSharing: 0}, {Object: "heap@0x400200", Processor: 1, Lines: 1, FalseSharing: 1}})
+	check("A invalidated", a.Invalidated, []profile.Sharing{{Object: "heap@0x400100", Processor: 1, Lines: 1, FalseSharing: 0}, {Object: "heap@0x400200", Processor: 1, Lines: 1, FalseSharing: 1}})
+	check("B invalidated by", b.InvalidatedBy, []profile.Sharing{{Object: "heap@0x400100", Processor: 0, Lines: 1, FalseSharing: 1}})
+	check("B invalidated", b.Invalidated, []profile.Sharing{{Object: "heap@0x400100", Processor: 0, Lines: 1, FalseSharing: 1}})
+	wantA := []profile.SharingWrite{
+		{Processor: 0, Offset: 0, Size: 8, Copies: 1, FalseSharing: 1, Neighbour: 1, OwnBlock: true},
+		{Processor: 0, Offset: 4, Size: 4, Copies: 1, OwnBlock: true},
+	}
+	if !slices.Equal(a.SharingWrites, wantA) {
+		t.Errorf("A's sharing writes %+v, want %+v", a.SharingWrites, wantA)
+	}
+	wantB := []profile.SharingWrite{{Processor: 1, Offset: 0, Size: 8, Copies: 1, FalseSharing: 1, Neighbour: 1, OwnBlock: true}}
+	if !slices.Equal(b.SharingWrites, wantB) {
+		t.Errorf("B's sharing writes %+v, want %+v", b.SharingWrites, wantB)
+	}
+	// The invalidations each processor received add up to the lines the
+	// objects lost.
+	var lost uint64
+	for _, o := range []*profile.Object{a, b} {
+		for _, s := range o.InvalidatedBy {
+			lost += s.Lines
+		}
+	}
+	if recv := p.Processors[0].InvalidationsReceived + p.Processors[1].InvalidationsReceived; lost != recv {
+		t.Errorf("objects lost %d lines, processors received %d invalidations", lost, recv)
 	}
 }

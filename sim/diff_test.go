@@ -380,16 +380,17 @@ func checkMissOnly(t *testing.T, seed uint64, m *machine.Machine, opt sim.Option
 	opt.MissOnly = true
 	q := engineProfile(t, m, opt, events, 0)
 	type missStats struct {
-		Misses    uint64
-		Causes    profile.Causes
-		EvictedBy map[string]uint64
+		Misses                     uint64
+		Causes                     profile.Causes
+		EvictedBy                  map[string]uint64
+		InvalidatedBy, Invalidated []profile.Sharing
 	}
 	project := func(p *profile.Profile) map[string]missStats {
 		out := map[string]missStats{}
 		add := func(key string, levels map[string]*profile.Stats) {
 			for c, s := range levels {
-				if s.Misses > 0 || len(s.EvictedBy) > 0 {
-					out[key+" @"+c] = missStats{s.Misses, s.Causes, s.EvictedBy}
+				if s.Misses > 0 || len(s.EvictedBy) > 0 || len(s.InvalidatedBy) > 0 || len(s.Invalidated) > 0 {
+					out[key+" @"+c] = missStats{s.Misses, s.Causes, s.EvictedBy, s.InvalidatedBy, s.Invalidated}
 				}
 			}
 		}
@@ -450,6 +451,15 @@ func checkAttribution(t testing.TB, p *profile.Profile) {
 			}
 			if ev != c.Evictions {
 				t.Errorf("%s: %s evicted-by tables add up to %d, evictions %d", c.Name, what, ev, c.Evictions)
+			}
+			for _, side := range [][]profile.Sharing{s.InvalidatedBy, s.Invalidated} {
+				var lost uint64
+				for _, x := range side {
+					lost += x.Lines
+				}
+				if lost != c.Invalidations {
+					t.Errorf("%s: %s invalidation tables add up to %d lines, the cache lost %d", c.Name, what, lost, c.Invalidations)
+				}
 			}
 		}
 		sum("pairs", len(p.Pairs), func(i int) *profile.Stats { return p.Pairs[i].Levels[c.Name] })

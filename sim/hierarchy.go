@@ -655,6 +655,7 @@ func (h *Hierarchy) resetStats() {
 		clear(h.attr.instr)
 		clear(h.attr.syncWait)
 		clear(h.attr.strides)
+		clear(h.attr.writes)
 	}
 	if h.timing != nil {
 		h.timing.reset()

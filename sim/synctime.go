@@ -229,7 +229,7 @@ func (h *Hierarchy) syncEvent(t *sthread, a uint64, e *trace.Ext) {
 		o = &syncObj{SyncObject: profile.SyncObject{Kind: kind, Addr: a}, bin: attrib.OtherBin}
 		if h.attr != nil && kind != "join" {
 			var start uint64
-			o.bin, start = h.attr.data.Locate(a)
+			o.bin, start, _ = h.attr.data.Locate(a)
 			o.off = a - start
 			o.name, _ = h.attr.data.PooledVar(start)
 		}

@@ -114,7 +114,9 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	for _, f := range funcs {
 		p.Functions = append(p.Functions, *f)
 	}
+	writes := h.sharingWrites(nm)
 	for _, o := range objs {
+		o.SharingWrites = writes[o.Name]
 		p.Objects = append(p.Objects, *o)
 	}
 	for _, pr := range pairs {
@@ -128,6 +130,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		p.References = append(p.References, *r)
 	}
 	positions(p.References)
+	p.TrimSharing()
 	if err := p.SetFocus(""); err != nil {
 		panic(err) // the profile's own caches
 	}
@@ -238,7 +241,7 @@ func (h *Hierarchy) levelStats(nm *namer) []map[int32]*profile.Stats {
 			u := resident[int32(id)]
 			acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
 			miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
-			if acc == 0 && miss == 0 && r.fetched == 0 && u[1] == 0 && len(r.evictedBy) == 0 {
+			if acc == 0 && miss == 0 && r.fetched == 0 && u[1] == 0 && len(r.evictedBy) == 0 && len(r.invBy) == 0 && len(r.invOf) == 0 {
 				continue
 			}
 			st := &profile.Stats{
@@ -267,6 +270,7 @@ func (h *Hierarchy) levelStats(nm *namer) []map[int32]*profile.Stats {
 				st.EvictedBy[obj] += n
 				st.Evictors = append(st.Evictors, profile.RefEvictor{Reference: fmt.Sprintf("%#x", at.refs[by].pc), Object: obj, Count: n})
 			}
+			st.InvalidatedBy, st.Invalidated = sharingLists(r, at, nm)
 			profile.SortEvictors(st.Evictors)
 			if len(st.Evictors) > maxRefEvictors {
 				rest := profile.RefEvictor{Reference: profile.OtherEvictors}
