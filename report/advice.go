@@ -36,6 +36,7 @@ const (
 	AdviceUseAfterFree      = "use-after-free"
 	AdviceFalseSharing      = "false-sharing"
 	AdviceTrueSharing       = "true-sharing"
+	AdvicePrivateShared     = "private-shared"
 )
 
 // The thresholds of the rules. Shares are of the object's counters at the
@@ -94,6 +95,12 @@ const (
 //     (≥ sharingShare): processors write different bytes of its lines;
 //   - true-sharing: as many invalidation misses, true sharing most of them:
 //     processors use the same bytes, one writing what others read;
+//   - private-shared (instead of the two above): as many invalidation
+//     misses on a heap object of several blocks, and most of the copies
+//     its writes invalidated (≥ sharingShare) come from threads writing
+//     blocks they allocated themselves: data meant to be private shares
+//     lines with other threads' (when the other processors had used only
+//     neighbouring bytes) or is used by them;
 //   - use-after-free: any object of kind freed that was accessed, whatever
 //     its stall cycles (listed first).
 //
@@ -372,6 +379,9 @@ func (a *adviser) sharing(o *profile.Object) (Advice, bool) {
 	if k.Invalidation == 0 || frac(k.Invalidation, o.Misses) < sharingMinInvalidation {
 		return Advice{}, false
 	}
+	if adv, ok := a.privateShared(o); ok {
+		return adv, true
+	}
 	var adv Advice
 	var kind string // the kind of sharing, for the evidence
 	count := func(c profile.Causes) uint64 { return c.FalseSharing }
@@ -382,7 +392,8 @@ func (a *adviser) sharing(o *profile.Object) (Advice, bool) {
 		if n := a.coherenceUnit(); n > 0 {
 			line = fmt.Sprintf("to the line size, %d bytes", n)
 		}
-		adv.Message = fmt.Sprintf("pad or separate the per-thread parts of %s (%s) so that processors do not share lines", o.Name, line)
+		adv.Message = fmt.Sprintf("pad or separate the per-thread parts of %s (%s) so that processors do not share lines%s", o.Name,
+			line, falseOffsets(o.SharingWrites))
 	case frac(k.TrueSharing, k.Invalidation) >= sharingShare:
 		adv, kind = a.advice(AdviceTrueSharing, o), "true"
 		count = func(c profile.Causes) uint64 { return c.TrueSharing }
@@ -398,6 +409,9 @@ func (a *adviser) sharing(o *profile.Object) (Advice, bool) {
 	if n := a.coherenceUnit(); kind == "false" && n > 0 && o.Size > 0 {
 		adv.Evidence = append(adv.Evidence, fmt.Sprintf("%s is %s; processors keep lines of %d B coherent", o.Name, Bytes(o.Size), n))
 	}
+	if e := writesEvidence(o); kind == "false" && e != "" {
+		adv.Evidence = append(adv.Evidence, e)
+	}
 	var top *profile.Pair // the pair with the most misses of this kind of sharing
 	for i := range a.p.Pairs {
 		if pr := &a.p.Pairs[i]; pr.Object == o.Name && count(pr.Causes) > 0 && (top == nil || count(pr.Causes) > count(top.Causes) ||
@@ -410,6 +424,121 @@ func (a *adviser) sharing(o *profile.Object) (Advice, bool) {
 			Count(count(top.Causes)), kind, share(count(top.Causes), count(k))))
 	}
 	return adv, true
+}
+
+// privateShared applies the private-shared rule to o (see Advise), whose
+// invalidation misses passed the sharing rules' threshold.
+func (a *adviser) privateShared(o *profile.Object) (Advice, bool) {
+	if o.Kind != "heap" || o.Blocks < 2 {
+		return Advice{}, false
+	}
+	var all, own, neighbour uint64
+	for _, w := range o.SharingWrites {
+		all += w.Copies
+		if w.OwnBlock {
+			own += w.Copies
+			neighbour += w.Neighbour
+		}
+	}
+	if all == 0 || frac(own, all) < sharingShare {
+		return Advice{}, false
+	}
+	adv := a.advice(AdvicePrivateShared, o)
+	unit := "the line size"
+	if n := a.coherenceUnit(); n > 0 {
+		unit = fmt.Sprintf("%d B", n)
+	}
+	if frac(neighbour, own) >= sharingShare {
+		adv.Message = fmt.Sprintf("each thread's blocks of %s are its own but share lines with other threads' blocks: allocate "+
+			"them aligned to %s and round their size up to it (aligned_alloc), or from per-thread pools", o.Name, unit)
+	} else {
+		adv.Message = fmt.Sprintf("blocks of %s that a thread allocated and writes are used by other processors too: if they are "+
+			"meant to be private, find where other threads touch them (report invalidators --object %s); if not, batch the "+
+			"updates", o.Name, o.Name)
+	}
+	k := o.Causes
+	adv.Evidence = append(adv.Evidence,
+		fmt.Sprintf("%s of its %s misses at %s are invalidation misses (%s), on lines other processors' writes invalidated",
+			Count(k.Invalidation), Count(o.Misses), a.focus, share(k.Invalidation, o.Misses)),
+		fmt.Sprintf("%s of the %s copies of other processors its writes invalidated come from threads writing blocks they "+
+			"allocated (%s); in %s of these the other processor had used none of the block's bytes, only its neighbours' (%s)",
+			Count(own), Count(all), share(own, all), Count(neighbour), share(neighbour, own)),
+		fmt.Sprintf("%s is %s in %s blocks (%s each on average); processors keep lines of %s coherent", o.Name, Bytes(o.Size),
+			Count(o.Blocks), Bytes(o.Size/o.Blocks), unit))
+	if e := writesEvidence(o); e != "" {
+		adv.Evidence = append(adv.Evidence, e)
+	}
+	return adv, true
+}
+
+// writeOffsets lists by processor the offsets and sizes of the writes ws
+// that invalidated false-shared copies, lowest offset first:
+// "+0 (8 B) by processor 1, +8 (8 B) by processor 2"; at most
+// maxWriteOffsets, "" when there are none.
+func writeOffsets(ws []profile.SharingWrite) string {
+	var fs []profile.SharingWrite
+	for _, w := range ws {
+		if w.FalseSharing > 0 {
+			fs = append(fs, w)
+		}
+	}
+	slices.SortFunc(fs, func(a, b profile.SharingWrite) int {
+		return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(a.Processor, b.Processor))
+	})
+	var parts []string
+	for i, w := range fs {
+		if i == maxWriteOffsets {
+			parts = append(parts, fmt.Sprintf("… (%d in all)", len(fs)))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("+%d (%s) by processor %d", w.Offset, Bytes(w.Size), w.Processor))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// falseOffsets names the offsets that different processors' writes wrote
+// in false-shared lines, "; different processors write it at +0, +8, +16",
+// or "" when fewer than two processors did.
+func falseOffsets(ws []profile.SharingWrite) string {
+	var offs []uint64
+	procs := map[int]bool{}
+	for _, w := range ws {
+		if w.FalseSharing > 0 {
+			offs = append(offs, w.Offset)
+			procs[w.Processor] = true
+		}
+	}
+	if len(procs) < 2 {
+		return ""
+	}
+	slices.Sort(offs)
+	offs = slices.Compact(offs)
+	parts := make([]string, 0, len(offs))
+	for i, off := range offs {
+		if i == maxWriteOffsets {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("+%d", off))
+	}
+	return "; different processors write it at " + strings.Join(parts, ", ")
+}
+
+// maxWriteOffsets bounds the writes writeOffsets lists.
+const maxWriteOffsets = 8
+
+// writesEvidence says which processors wrote which offsets of o, ""
+// when its writes were not recorded.
+func writesEvidence(o *profile.Object) string {
+	offs := writeOffsets(o.SharingWrites)
+	if offs == "" {
+		return ""
+	}
+	from := "its start"
+	if o.Kind == "heap" {
+		from = "the start of each block"
+	}
+	return fmt.Sprintf("writes that invalidated other processors' copies, from %s: %s", from, offs)
 }
 
 // copies returns how many copies of a line the focus cache fetches cold:

@@ -352,7 +352,8 @@ func TestAdviseSharing(t *testing.T) {
 	if f == nil {
 		t.Fatalf("no false sharing advice on counters: %+v", as)
 	}
-	if f.Message != "pad or separate the per-thread parts of counters (to the line size, 64 bytes) so that processors do not share lines" ||
+	if f.Message != "pad or separate the per-thread parts of counters (to the line size, 64 bytes) so that processors do not share lines; "+
+		"different processors write it at +0, +8, +16, +24" ||
 		f.Function != "work" || f.StallCycles != 156800 {
 		t.Errorf("false sharing advice %+v", f)
 	}
@@ -361,6 +362,8 @@ func TestAdviseSharing(t *testing.T) {
 		"12,996 of its 13,000 misses at L1D are invalidation misses (100.0%), on lines other processors' writes invalidated",
 		"12,000 of them are false sharing (92.3%), 996 true sharing (7.7%)",
 		"counters is 32 B; processors keep lines of 64 B coherent",
+		"writes that invalidated other processors' copies, from its start: +0 (8 B) by processor 3, +8 (8 B) by processor 2, " +
+			"+16 (8 B) by processor 1, +24 (8 B) by processor 0",
 		"work makes 12,000 of its false sharing misses (100.0%)",
 	} {
 		if !slices.Contains(f.Evidence, e) {
@@ -428,7 +431,8 @@ func TestAdviseSharing(t *testing.T) {
 func TestSharingAdviceView(t *testing.T) {
 	got := viewText(t, testMultiProfile(), "advice", ViewOptions{})
 	inOrder(t, got, "false-sharing      counters   work           156,800   5.5%\n",
-		"      advice: pad or separate the per-thread parts of counters (to the line size, 64 bytes) so that processors do not share lines\n",
+		"      advice: pad or separate the per-thread parts of counters (to the line size, 64 bytes) so that processors do not share "+
+			"lines; different processors write it at +0, +8, +16, +24\n",
 		"      evidence: counters has 156,800 stall cycles, 5.5% of the run's; work makes 100.0% of them; 12,996 of its 13,000 misses",
 		"true-sharing       queue      consume        148,360   5.2%\n",
 		"      advice: queue is written by one processor and read by others",
@@ -436,4 +440,82 @@ func TestSharingAdviceView(t *testing.T) {
 	got = text(t, testMultiProfile())
 	inOrder(t, got, "  advice (memspy report PROFILE advice: the evidence):\n",
 		"    - pad or separate the per-thread parts of counters", "    - queue is written by one processor and read by others")
+}
+
+func TestInvalidatorsView(t *testing.T) {
+	got := viewText(t, testMultiProfile(), "invalidators", ViewOptions{Object: "counters"})
+	inOrder(t, got, "lines of counters invalidated at L1D, by the object and processor whose write invalidated them\n",
+		"  12,996 invalidation misses followed (996 true sharing, 12,000 false sharing)\n",
+		"  written by  processor   lines   share  false sharing  false share  objects\n",
+		"  counters            3   3,003   25.0%          2,753        91.7%  same\n",
+		"  total                  12,006  100.0%         11,006        91.7%\n",
+		"lines of other processors that the writes of counters invalidated at L1D, by their object and processor\n",
+		"writes to counters that invalidated other processors' copies, by processor and offset\n",
+		"  offset: of the first byte written, from the object's start;",
+		"  processor  offset  bytes  copies  false sharing  neighbour only  own block\n",
+		"          3       0      8   3,003          2,753               0\n",
+		"          0      24      8   3,000          2,750               0\n")
+	// A pair has no offsets table; one processor has no view.
+	got = viewText(t, testMultiProfile(), "invalidators", ViewOptions{Object: "counters", Function: "work"})
+	if !strings.Contains(got, "lines of work × counters invalidated") || strings.Contains(got, "by processor and offset") {
+		t.Errorf("pair view:\n%s", got)
+	}
+	if err := View(&strings.Builder{}, testProfile(), "invalidators", ViewOptions{Object: "B"}); err != ErrOneProcessor {
+		t.Errorf("one processor: %v", err)
+	}
+}
+
+// TestAdvisePrivateShared: a heap object whose blocks each thread
+// allocates and writes itself.
+func TestAdvisePrivateShared(t *testing.T) {
+	for _, neighbours := range []bool{true, false} {
+		p := testMultiProfile()
+		o := &p.Objects[slices.IndexFunc(p.Objects, func(o profile.Object) bool { return o.Name == "counters" })]
+		o.Kind, o.Blocks = "heap", 4
+		for i := range o.SharingWrites {
+			w := &o.SharingWrites[i]
+			w.Offset, w.OwnBlock = 0, true
+			if neighbours {
+				w.Neighbour = w.Copies
+			}
+		}
+		var adv *Advice
+		for _, a := range Advise(p) {
+			if a.Object == "counters" {
+				if a.Kind != AdvicePrivateShared {
+					t.Errorf("neighbours %v: %s advice on counters", neighbours, a.Kind)
+				}
+				adv = &a
+			}
+		}
+		if adv == nil {
+			t.Fatalf("neighbours %v: no private-shared advice", neighbours)
+		}
+		want := "each thread's blocks of counters are its own but share lines with other threads' blocks: allocate them aligned " +
+			"to 64 B and round their size up to it (aligned_alloc), or from per-thread pools"
+		if !neighbours {
+			want = "blocks of counters that a thread allocated and writes are used by other processors too: if they are meant to be " +
+				"private, find where other threads touch them (report invalidators --object counters); if not, batch the updates"
+		}
+		if adv.Message != want {
+			t.Errorf("neighbours %v: message %q", neighbours, adv.Message)
+		}
+		ev := "12,006 of the 12,006 copies of other processors its writes invalidated come from threads writing blocks they " +
+			"allocated (100.0%); in 12,006 of these the other processor had used none of the block's bytes, only its neighbours' (100.0%)"
+		if !neighbours {
+			ev = strings.Replace(ev, "in 12,006 of these", "in 0 of these", 1)
+			ev = strings.Replace(ev, "neighbours' (100.0%)", "neighbours' (0.0%)", 1)
+		}
+		if !slices.Contains(adv.Evidence, ev) || !slices.Contains(adv.Evidence, "counters is 32 B in 4 blocks (8 B each on average); "+
+			"processors keep lines of 64 B coherent") {
+			t.Errorf("neighbours %v: evidence %q", neighbours, adv.Evidence)
+		}
+	}
+	// Writes by other threads than the allocating one: false sharing.
+	p := testMultiProfile()
+	o := &p.Objects[slices.IndexFunc(p.Objects, func(o profile.Object) bool { return o.Name == "counters" })]
+	o.Kind, o.Blocks = "heap", 4
+	if !slices.ContainsFunc(Advise(p), func(a Advice) bool { return a.Kind == AdviceFalseSharing && a.Object == "counters" }) {
+		t.Errorf("no false sharing advice on a heap object written by threads that did not allocate it")
+	}
 }

@@ -313,6 +313,22 @@ func testMultiProfile() *profile.Profile {
 		p0.Caches[j] = rest(p.Caches[j], others[j])
 	}
 	p0.Upgrades, p0.Interventions, p0.InvalidationsSent, p0.InvalidationsReceived = 50, 5, 1000, p0.Caches[1].Invalidations
+	// Processors 0 to 3 each write their own 8 bytes of counters, and
+	// invalidate each other's copies.
+	o := &p.Objects[slices.IndexFunc(p.Objects, func(o profile.Object) bool { return o.Name == "counters" })]
+	var sh []profile.Sharing
+	for proc := range 4 {
+		n := 3000 + uint64(proc)
+		o.SharingWrites = append(o.SharingWrites, profile.SharingWrite{Processor: proc, Offset: 8 * uint64(3-proc), Size: 8,
+			Copies: n, FalseSharing: n - 250})
+		sh = append(sh, profile.Sharing{Object: "counters", Processor: proc, Lines: n, FalseSharing: n - 250})
+	}
+	profile.SortSharingWrites(o.SharingWrites)
+	profile.SortSharing(sh)
+	o.Levels["L1D"].InvalidatedBy, o.Levels["L1D"].Invalidated = sh, sh
+	if err := p.SetFocus(p.Focus); err != nil {
+		panic(err)
+	}
 	return p
 }
 

@@ -16,7 +16,7 @@ import (
 // ViewOptions select and shape a view.
 type ViewOptions struct {
 	Function  string // data: the function to break down; lines, detail, evictors, refs: restrict to this function ("" all)
-	Object    string // detail, evictors: the object (matched against Name or FullName); refs: restrict to it
+	Object    string // detail, evictors, invalidators: the object (matched against Name or FullName); refs: restrict to it
 	Evictors  bool   // refs: show each reference's evictor references
 	Inclusive bool   // overview: rank functions by their inclusive cycles (with their callees)
 	Top       int    // rows per table, and evictors per reference (0: DefaultTop; negative: all)
@@ -72,6 +72,8 @@ var views = []view{
 	{"evictors", "whose fills evicted an object's lines (--object), self or cross interference", (*viewer).evictors, false},
 	{"sharing", "several processors: objects and function × object pairs by invalidation misses, true and false sharing",
 		(*viewer).sharing, false},
+	{"invalidators", "several processors: who invalidated an object's lines (--object, optionally with --function) and whose " +
+		"lines its writes invalidated, by object and processor; the writes by processor and offset", (*viewer).invalidators, false},
 	{"refs", "per reference (METRIC): misses, temporal and spatial hits, spatial use; --evictors adds who evicted them", (*viewer).refs, false},
 	{"advice", "rules on the top bottlenecks, with their evidence", (*viewer).advice, true},
 }
