@@ -465,9 +465,6 @@ func (a *adviser) privateShared(o *profile.Object) (Advice, bool) {
 			Count(own), Count(all), share(own, all), Count(neighbour), share(neighbour, own)),
 		fmt.Sprintf("%s is %s in %s blocks (%s each on average); processors keep lines of %s coherent", o.Name, Bytes(o.Size),
 			Count(o.Blocks), Bytes(o.Size/o.Blocks), unit))
-	if e := writesEvidence(o); e != "" {
-		adv.Evidence = append(adv.Evidence, e)
-	}
 	return adv, true
 }
 
