@@ -166,3 +166,33 @@ func TestDataGlobalsRemapped(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockThread: a live heap block remembers the thread that allocated
+// it; a freed one, or memory of no block, has none.
+func TestBlockThread(t *testing.T) {
+	d := NewData()
+	d.Alloc(0x1000, 0x20, 7, []uint64{0x400100})
+	d.Alloc(0x1020, 0x20, 9, []uint64{0x400100})
+	for _, c := range []struct {
+		addr, start, end uint64
+		thread           uint32
+		ok               bool
+	}{
+		{0x1000, 0x1000, 0x1020, 7, true},
+		{0x101f, 0x1000, 0x1020, 7, true},
+		{0x1020, 0x1020, 0x1040, 9, true},
+		{0x1040, 0, 0, 0, false},
+	} {
+		start, end, thread, ok := d.Block(c.addr)
+		if start != c.start || end != c.end || thread != c.thread || ok != c.ok {
+			t.Errorf("Block(%#x) = %#x, %#x, %d, %v; want %#x, %#x, %d, %v", c.addr, start, end, thread, ok, c.start, c.end, c.thread, c.ok)
+		}
+	}
+	d.Free(0x1000)
+	if _, _, _, ok := d.Block(0x1008); ok {
+		t.Errorf("a freed block is still live")
+	}
+	if bin, start, end := d.Locate(0x1028); bin == OtherBin || start != 0x1020 || end != 0x1040 {
+		t.Errorf("Locate(0x1028) = %d, %#x, %#x", bin, start, end)
+	}
+}
