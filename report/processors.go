@@ -273,8 +273,22 @@ var (
 	statFalseShare = stat{"false share", false, func(s *profile.Stats) Cell {
 		return shareCell(s.Causes.FalseSharing, s.Causes.TrueSharing+s.Causes.FalseSharing)
 	}}
-	sharingStats = []stat{statMisses, statInval, statInvalShare, statTrue, statFalse, statFalseShare, statStall}
+	// statLost and statCaused are the invalidations the entry suffered
+	// (its lines other processors' writes invalidated) and caused (the
+	// lines of other processors its writes invalidated).
+	statLost     = counter("suffered", false, func(s *profile.Stats) uint64 { return sharingLines(s.InvalidatedBy) })
+	statCaused   = counter("caused", false, func(s *profile.Stats) uint64 { return sharingLines(s.Invalidated) })
+	sharingStats = []stat{statMisses, statInval, statInvalShare, statTrue, statFalse, statFalseShare, statLost, statCaused, statStall}
 )
+
+// sharingLines adds up the lines of invalidation counts.
+func sharingLines(sh []profile.Sharing) uint64 {
+	var n uint64
+	for _, x := range sh {
+		n += x.Lines
+	}
+	return n
+}
 
 // sharing: the invalidations and sharing misses by cache, then the
 // objects and pairs with invalidation misses at the focus cache, most
@@ -329,7 +343,8 @@ func (v *viewer) sharing() ([]*Table, error) {
 	byPair := v.statTable("function × object by invalidation misses at "+v.focus, []string{"function", "object"}, sharingStats,
 		rankInvalidation(pairs))
 	notes := []string{"invalidation: misses on lines another processor's write invalidated (share of misses: of the entry's " +
-		"misses), split into true and false sharing (false share: of the two); stall cycles over every cache"}
+		"misses), split into true and false sharing (false share: of the two); suffered: the entry's lines other processors' " +
+		"writes invalidated, caused: other processors' lines its writes invalidated (who: report invalidators --object O); stall cycles over every cache"}
 	if slices.ContainsFunc(append(objects, pairs...), func(it item) bool {
 		return it.stats.Causes.Invalidation > it.stats.Causes.TrueSharing+it.stats.Causes.FalseSharing
 	}) {

@@ -269,16 +269,16 @@ func TestSharingView(t *testing.T) {
   L1D               25,106               11,016                13,990        55.9%
 
 objects by invalidation misses at L1D
-  invalidation: misses on lines another processor's write invalidated (share of misses: of the entry's misses), split into true and false sharing (false share: of the two); stall cycles over every cache
-  object    kind     size  misses  invalidation  share of misses  true sharing  false sharing  false share  stall cycles
-  counters  global   32 B  13,000        12,996           100.0%           996         12,000        92.3%       156,800
-  queue     heap    4 KiB  12,030        12,010            99.8%        10,020          1,990        16.6%       148,360
+  invalidation: misses on lines another processor's write invalidated (share of misses: of the entry's misses), split into true and false sharing (false share: of the two); suffered: the entry's lines other processors' writes invalidated, caused: other processors' lines its writes invalidated (who: report invalidators --object O); stall cycles over every cache
+  object    kind     size  misses  invalidation  share of misses  true sharing  false sharing  false share  suffered  caused  stall cycles
+  counters  global   32 B  13,000        12,996           100.0%           996         12,000        92.3%    12,006  12,006       156,800
+  queue     heap    4 KiB  12,030        12,010            99.8%        10,020          1,990        16.6%         0       0       148,360
 
 function × object by invalidation misses at L1D
-  function  object    misses  invalidation  share of misses  true sharing  false sharing  false share  stall cycles
-  work      counters  13,000        12,996           100.0%           996         12,000        92.3%       156,800
-  consume   queue     12,000        11,990            99.9%        10,000          1,990        16.6%       146,000
-  produce   queue         30            20            66.7%            20              0         0.0%         2,360
+  function  object    misses  invalidation  share of misses  true sharing  false sharing  false share  suffered  caused  stall cycles
+  work      counters  13,000        12,996           100.0%           996         12,000        92.3%         0       0       156,800
+  consume   queue     12,000        11,990            99.9%        10,000          1,990        16.6%         0       0       146,000
+  produce   queue         30            20            66.7%            20              0         0.0%         0       0         2,360
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -286,7 +286,7 @@ function × object by invalidation misses at L1D
 	recs := readCSV(t, viewText(t, p, "sharing", ViewOptions{Format: "csv"}))
 	i := slices.IndexFunc(recs, func(r []string) bool { return r[0] == "object" })
 	if i < 0 || !slices.Equal(recs[i], []string{"object", "kind", "size", "misses", "invalidation", "share_of_misses", "true_sharing",
-		"false_sharing", "false_share", "stall_cycles"}) || !slices.Equal(recs[i+1][:5], []string{"counters", "global", "32", "13000", "12996"}) {
+		"false_sharing", "false_share", "suffered", "caused", "stall_cycles"}) || !slices.Equal(recs[i+1][:5], []string{"counters", "global", "32", "13000", "12996"}) {
 		t.Errorf("sharing CSV %q", recs)
 	}
 
