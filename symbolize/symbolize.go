@@ -11,6 +11,9 @@
 package symbolize
 
 import (
+	"fmt"
+	"path/filepath"
+
 	"memspy/attrib"
 	"memspy/sim"
 	"memspy/symbols"
@@ -115,6 +118,22 @@ func (s *Symbolizer) Code(pc uint64) sim.Source {
 		src.File, src.Line, src.Column = file, line, col
 	}
 	return src
+}
+
+// Place names run-time address pc by the object file mapped there and the
+// address's link-time address in that file: "libc.so.6+0x9caa4". That is
+// the address objdump -d, nm and addr2line -e show and take for the file:
+// for a shared library or a PIE, pc's offset from the load base, as
+// glibc's backtrace_symbols prints it ("libc.so.6(+0x9caa4)"); for a
+// non-PIE executable, pc itself. It names code that no symbol covers,
+// such as the static functions of a stripped library. ok is false when no
+// mapped module holds pc.
+func (s *Symbolizer) Place(pc uint64) (name string, ok bool) {
+	b, bias, ok := s.space.Binary(pc)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s+%#x", filepath.Base(b.Path()), pc-bias), true
 }
 
 // open returns the module of path, opening it on first use. A failure is

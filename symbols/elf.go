@@ -77,6 +77,7 @@ func (b *Binary) load(ef *elf.File, findDebug bool) error {
 	if err := add(ef.DynamicSymbols()); err != nil {
 		return err
 	}
+	syms = append(syms, pltSymbols(ef, syms)...)
 	bld.finish(syms)
 	return nil
 }

@@ -20,7 +20,8 @@
 // example "bump.calls"), so that two functions' "static int n" stay apart.
 // Names are the DWARF (or symbol table) names: C names as written, Go names
 // package-qualified ("main.main", "runtime.mallocgc"); C++ names are the
-// unqualified DWARF names and are not demangled.
+// unqualified DWARF names and are not demangled. The PLT entries of an
+// x86-64 file are functions named as objdump names them ("puts@plt").
 package symbols
 
 import (
