@@ -22,6 +22,7 @@ func (s localsSymbolizer) Code(uint64) sim.Source          { return sim.Source{}
 func (s localsSymbolizer) HeapName([]uint64) (string, []string, bool) {
 	return "", nil, false
 }
+func (s localsSymbolizer) Place(uint64) (string, bool) { return "", false }
 func (s localsSymbolizer) Locals(entry uint64) []attrib.Local {
 	if entry == s.entry {
 		return s.locals

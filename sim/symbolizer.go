@@ -25,6 +25,10 @@ type Symbolizer interface {
 	// the function entered at run-time address entry, sorted by offset
 	// (nil when unknown).
 	Locals(entry uint64) []attrib.Local
+	// Place names the code at run-time address pc by its module and
+	// link-time address ("libc.so.6+0x9caa4"), for code in no known
+	// function; ok is false when no mapped module holds pc.
+	Place(pc uint64) (name string, ok bool)
 }
 
 // Source is what a Symbolizer knows about a code address. Empty fields

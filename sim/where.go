@@ -448,13 +448,11 @@ func (n *namer) inclusive(k refKey, funcs map[string]*profile.Function) []*profi
 // nameProcs names every procedure and region. A procedure in a known
 // module but in no function the Symbolizer knows (a stripped library's
 // static function) is named by its module and link-time entry
-// ("libc.so.6+0x9caa4") when the Symbolizer has a Place method to say so,
-// as symbolize.Symbolizer does. Procedures whose names collide (static
+// ("libc.so.6+0x9caa4", the Symbolizer's Place). Procedures whose names collide (static
 // functions of different modules or files) get their module's name
 // ("init@libc.so.6"), else their entry ("init@0x1091e5"); a region keeps
 // the name the program gave it (regions are one per name).
 func (n *namer) nameProcs() {
-	place, _ := n.h.attr.sym.(interface{ Place(uint64) (string, bool) })
 	groups := map[string][]int32{}
 	for id, p := range n.h.attr.code.Procs() {
 		f := &profile.Function{Name: p.Name, Entry: p.Entry, Region: p.Region}
@@ -462,8 +460,8 @@ func (n *namer) nameProcs() {
 			switch s := n.code(p.Entry); {
 			case s.Func != "":
 				f.Name, f.File, f.Line, f.Module = s.Func, s.File, s.Line, s.Module
-			case s.Module != "" && place != nil:
-				if name, ok := place.Place(p.Entry); ok {
+			case s.Module != "": // (only with a Symbolizer)
+				if name, ok := n.h.attr.sym.Place(p.Entry); ok {
 					f.Name, f.Module = name, s.Module
 				}
 			}
