@@ -4,8 +4,8 @@
 # simulates it on the flashpoint machine (16 processors in 8 NUMA nodes)
 # without per-bin statistics, with --where (full monitoring: bookkeeping on
 # every reference) and with --monitor protocol (bins kept in the directory,
-# counted only in its miss handler), and checks that the two give the same
-# NUMA misses per data bin.
+# counted only in its miss handler, the function of a miss from its PC),
+# and checks that the two give the same NUMA misses per data bin.
 set -euo pipefail
 BIN=${BIN:-bin/memspy}
 work=$(mktemp -d)
@@ -43,3 +43,13 @@ objects "$work/proto.csv" > "$work/proto.obj"
 join -t "$(printf '\t')" -a1 -a2 -e 0 -o 0,1.2,2.2 "$work/full.obj" "$work/proto.obj" | awk -F'\t' '
   { n++; total += $2; d = $2 - $3; if (d < 0) d = -d; if (d == 0) same++; else { diff += d; held += $2 } }
   END { printf "NUMA misses per data bin: %d of %d bins identical; the others hold %.2f%% of the misses, and differ by %.2f%% of all misses\n", same, n, 100*held/total, 100*diff/total }'
+# Per function x data bin: protocol monitoring takes the function from the
+# PC of the miss, full monitoring from the calling context, so misses move
+# where the traced calls do not name the running function (a PLT stub: the
+# function it jumps to).
+pairs() { sed -n '/^function,object,/,/^$/p' "$1" | awk -F, 'NR>1 && NF>=5 {print $1 "|" $2 "\t" $3+$4+$5}' | sort; }
+pairs "$work/full.csv" > "$work/full.pairs"
+pairs "$work/proto.csv" > "$work/proto.pairs"
+join -t "$(printf '\t')" -a1 -a2 -e 0 -o 0,1.2,2.2 "$work/full.pairs" "$work/proto.pairs" | awk -F'\t' '
+  { n++; total += $2; same += ($2 < $3 ? $2 : $3); if ($2 == $3) eq++ }
+  END { printf "NUMA misses per function x data bin: %d of %d pairs identical; %.2f%% of the misses on the same pair\n", eq, n, 100*same/total }'

@@ -125,6 +125,14 @@ type attribution struct {
 	data     *attrib.Data
 	sym      Symbolizer // nil: names by address
 	missOnly bool
+	// protocol is FlashPoint's monitoring (MonitorProtocol): the profile
+	// finds the procedure of a miss from its PC, and the calling context
+	// stays the root one. batch and event locate the current reference,
+	// whose PC only a miss reads (missPC): reading every reference's would
+	// cost more than the misses do.
+	protocol bool
+	batch    *trace.Batch
+	event    int
 	minSize  uint64      // globals below it are pooled per module
 	modules  []moduleMap // object files mapped, in order
 	tid      uint32      // thread of the current reference
@@ -211,7 +219,9 @@ type moduleMap struct {
 }
 
 func newAttribution(opt Options) *attribution {
-	at := &attribution{code: attrib.NewCode(), data: attrib.NewData(), sym: opt.Symbols, missOnly: opt.MissOnly,
+	protocol := opt.Monitor == MonitorProtocol
+	at := &attribution{code: attrib.NewCode(), data: attrib.NewData(), sym: opt.Symbols,
+		missOnly: opt.MissOnly || protocol, protocol: protocol,
 		minSize: opt.MinObjectSize, refIDs: map[refKey]int32{}, procLocals: map[int32][]attrib.Local{}}
 	if at.minSize == 0 {
 		at.minSize = DefaultMinObjectSize
@@ -255,13 +265,39 @@ func (at *attribution) fetched(n uint64) {
 	at.instr[at.ctx] += n
 }
 
-// setCurrent makes event i of b the current reference.
+// setCurrent makes event i of b the current reference. Under protocol
+// monitoring it only notes where the event is (see missPC): the call
+// stacks are not asked for a calling context on every event.
 func (at *attribution) setCurrent(b *trace.Batch, i int) {
+	if at.protocol {
+		if at.batch != b { // once per batch: a pointer stored per event costs a write barrier
+			at.batch = b
+		}
+		at.event = i
+		return
+	}
+	at.setContext(b, i)
+}
+
+// setContext makes event i of b the current reference, in the calling
+// context its thread is in.
+func (at *attribution) setContext(b *trace.Batch, i int) {
 	at.tid = b.Thread[i]
 	at.ctx = at.code.Current(at.tid)
 	at.pc = b.PC[i]
 	if b.Kind[i] == trace.IFetch || b.Kind[i] == trace.IFetchRun {
 		at.pc = 0
+	}
+}
+
+// missPC takes the PC of the access point of a miss from the current
+// reference (protocol monitoring): an instruction fetch's PC is its
+// address.
+func (at *attribution) missPC() {
+	b, i := at.batch, at.event
+	at.pc = b.PC[i]
+	if k := b.Kind[i]; k == trace.IFetch || k == trace.IFetchRun {
+		at.pc = b.Addr[i]
 	}
 }
 

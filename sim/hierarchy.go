@@ -311,9 +311,6 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	h.use(h.procs[0])
 	if opt.Attribute {
 		h.attr = newAttribution(opt)
-		if opt.Monitor == MonitorProtocol {
-			h.attr.missOnly = true
-		}
 	}
 	return h, nil
 }
@@ -537,7 +534,7 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 		// il between them (IFetchRunBlock), so the rest are hits that
 		// change nothing.
 		h.kinds[trace.IFetch] += s
-		if h.attr != nil {
+		if h.attr != nil && !h.attr.protocol { // protocol monitoring counts no instructions per context
 			h.attr.fetched(s)
 			if !h.attr.missOnly {
 				// Every fetch counts at its access point (IFetchRunBlock
@@ -564,7 +561,7 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	h.kinds[k]++
 	switch k {
 	case trace.IFetch:
-		if h.attr != nil {
+		if h.attr != nil && !h.attr.protocol {
 			h.attr.fetched(1)
 		}
 		h.fetch(il, a, s)

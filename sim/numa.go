@@ -21,8 +21,9 @@ import (
 // Statistics are kept in the directory's miss handler only, FlashPoint's
 // way: per node and processor, per data bin and per procedure × bin (with
 // --where, from the access point of the miss; under MonitorProtocol, from
-// the bin kept in the line's directory entry), per page (for migration
-// hints). A line's first miss is cold (the entry's warm bit).
+// the bin kept in the line's directory entry and the PC of the miss), per
+// page (for migration hints). A line's first miss is cold (the entry's
+// warm bit).
 
 // Monitor is how the NUMA statistics find the data bin of a miss.
 type Monitor uint8
@@ -32,8 +33,10 @@ const (
 	// (--where), which does its bookkeeping on every reference.
 	MonitorFull Monitor = iota
 	// MonitorProtocol keeps each line's bin in its directory entry, found
-	// at the line's first miss and changed by allocations and frees:
-	// nothing is done on hits, and the caches keep no attribution.
+	// at the line's first miss and changed by allocations and frees, and
+	// takes the procedure of a miss from its PC (the function holding it,
+	// by the Symbolizer), not from the calling context: nothing is done on
+	// hits, and the caches keep no attribution.
 	MonitorProtocol
 )
 
@@ -163,7 +166,8 @@ func (n *numa) reset() {
 
 // numaMiss counts a fill of line from memory into the processor's
 // outermost cache l, for access point ref (when attributing fully) at
-// address pa.
+// address pa. Under MonitorProtocol the access point is that of the
+// current reference's PC and the bin of the line's directory entry.
 func (h *Hierarchy) numaMiss(l *level, line, pa uint64, ref int32) {
 	n, p := h.numa, h.cur.id
 	a := line << l.shift
@@ -182,8 +186,10 @@ func (h *Hierarchy) numaMiss(l *level, line, pa uint64, ref int32) {
 	at := h.attr
 	if at != nil && h.opt.Monitor == MonitorProtocol {
 		if cold {
+			at.tid = h.curTid // binOf looks for stack frames on the current thread
 			e.bin = h.binOf(pa)
 		}
+		at.missPC()
 		ref = at.ref(e.bin)
 	}
 	e.warm = true
