@@ -29,12 +29,9 @@ const (
 	MaxSharingWrites = 16
 )
 
-// AddSharing adds the counts of b to *s by object and processor, most
-// first.
+// AddSharing adds the counts of b to *s by object and processor (in no
+// particular order: TrimSharing sorts them).
 func AddSharing(s *[]Sharing, b []Sharing) {
-	if len(b) == 0 {
-		return
-	}
 	for _, x := range b {
 		i := slices.IndexFunc(*s, func(y Sharing) bool { return y.Object == x.Object && y.Processor == x.Processor })
 		if i < 0 {
@@ -44,7 +41,6 @@ func AddSharing(s *[]Sharing, b []Sharing) {
 		(*s)[i].Lines += x.Lines
 		(*s)[i].FalseSharing += x.FalseSharing
 	}
-	SortSharing(*s)
 }
 
 // SortSharing sorts sharing counts most lines first, then by object and
@@ -55,8 +51,8 @@ func SortSharing(s []Sharing) {
 	})
 }
 
-// TrimSharing bounds the InvalidatedBy and Invalidated lists of every
-// entry at every cache to MaxSharing.
+// TrimSharing sorts the InvalidatedBy and Invalidated lists of every
+// entry at every cache, most first, and bounds them to MaxSharing.
 func (p *Profile) TrimSharing() {
 	p.forLevelled(func(e levelled) {
 		top, levels := e.parts()
@@ -68,9 +64,10 @@ func (p *Profile) TrimSharing() {
 	})
 }
 
-// trimSharing keeps the MaxSharing-1 largest of sorted counts and adds
+// trimSharing sorts counts and keeps the MaxSharing-1 largest, adding
 // the rest up in one entry of object OtherEvictors and processor -1.
 func trimSharing(s []Sharing) []Sharing {
+	SortSharing(s)
 	if len(s) <= MaxSharing {
 		return s
 	}

@@ -79,13 +79,14 @@ func (h *Hierarchy) countSharingWrite(w *invWriter, line, used uint64, kind uint
 		own = t == h.curTid
 	}
 	lo, hi := max(start, line<<c.shift), min(end, (line+1)<<c.shift)
-	n := at.writes[writeKey{bin, int16(w.p.id), own, w.pa - start, w.ps}]
+	if at.writes == nil {
+		at.writes = map[writeKey]*writeCounts{}
+	}
+	k := writeKey{bin, int16(w.p.id), own, w.pa - start, w.ps}
+	n := at.writes[k]
 	if n == nil {
-		if at.writes == nil {
-			at.writes = map[writeKey]*writeCounts{}
-		}
 		n = &writeCounts{}
-		at.writes[writeKey{bin, int16(w.p.id), own, w.pa - start, w.ps}] = n
+		at.writes[k] = n
 	}
 	n.copies++
 	if kind == falseSharing {
@@ -97,7 +98,7 @@ func (h *Hierarchy) countSharingWrite(w *invWriter, line, used uint64, kind uint
 }
 
 // sharingLists returns the invalidations an access point suffered and
-// caused, by the other side's object and processor, most first.
+// caused, by the other side's object and processor (unsorted).
 func sharingLists(r *refStats, at *attribution, nm *namer) (by, of []profile.Sharing) {
 	list := func(m map[invKey]uint64) []profile.Sharing {
 		var out []profile.Sharing
