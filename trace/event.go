@@ -42,6 +42,14 @@ const (
 // is not Valid.
 const IFetchRun Kind = 128
 
+// Skip stands for Addr memory references that the tracer did not record
+// at this point of the stream: a gap between samples (memspy run
+// --sample), where the program ran without instrumentation of its memory
+// accesses. Like IFetchRun it exists only in memory: the Valgrind stream
+// reader makes it, the sampling gate counts it, no trace format stores it,
+// and it is not Valid.
+const Skip Kind = 129
+
 var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
 	"alloc", "free", "call", "return", "marker", "map", "sync"}
 
@@ -52,6 +60,8 @@ func (k Kind) String() string {
 		return kindNames[k]
 	case k == IFetchRun:
 		return "ifetch-run"
+	case k == Skip:
+		return "skip"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"memspy/sample"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,11 @@ type Options struct {
 	// StackDepth is the call stack depth of allocations (0: the tool's
 	// default, 8).
 	StackDepth int
+	// Sample, when active, lets the tool leave out what the sampling gate
+	// would drop: between time samples, and in timesteps not taken, the
+	// program runs with calls, returns and allocations traced but not its
+	// memory references, which a trace.Skip event counts.
+	Sample sample.Spec
 	// ToolArgs are extra options passed to the tool, before "--".
 	ToolArgs []string
 	// Stdin, Stdout and Stderr are the program's standard streams; nil

@@ -1,0 +1,193 @@
+package sample
+
+// Phase says what the engine does with a reference.
+type Phase uint8
+
+// Phases of a reference.
+const (
+	Off  Phase = iota // not simulated
+	Warm              // simulated, not counted: it primes the caches for the next sample
+	On                // simulated and counted
+)
+
+// Gate follows a run and decides, reference by reference, whether the
+// engine simulates it. It counts references (Ref, Skip) for time sampling
+// and timesteps (Step) for timestep sampling; set and processor sampling
+// are asked per reference (SetIn, ProcIn). Epoch grows at the start of
+// every sample (and, with vary, at every change of the sampled sets): the
+// caches' state is then not known, and the engine counts references as
+// unknown until their set is primed.
+type Gate struct {
+	spec  Spec
+	sched Schedule
+	timed bool // time sampling (or sets with vary)
+
+	pos   uint64 // references so far, simulated or not
+	k     uint64 // the current sample
+	w     Window
+	phase Phase
+	Epoch uint64
+
+	// timesteps
+	depth       int    // sample markers (or timestep-fn calls) open
+	steps       uint64 // timesteps begun
+	Taken       uint64 // timesteps simulated
+	inTakenStep bool
+
+	lineShift uint   // set sampling: log2 of the line size that defines sets
+	residue   uint64 // the first sampled set (modulo SetDen)
+
+	// Counted and Warmed are the references counted, and simulated for
+	// warm-up only.
+	Counted, Warmed uint64
+	Samples         uint64 // samples begun
+}
+
+// NewGate returns a gate for spec over a run of total references (0:
+// unknown). lineShift is log2 of the line size whose sets set sampling
+// picks (the first data cache's).
+func NewGate(spec Spec, total uint64, lineShift uint) (*Gate, error) {
+	g := &Gate{spec: spec, lineShift: lineShift, phase: On}
+	if spec.Time() || spec.Vary {
+		sc, err := spec.Schedule(total)
+		if err != nil {
+			return nil, err
+		}
+		g.sched, g.timed = sc, true
+		g.w = sc.Window(0)
+		g.phase = Off
+		g.move(0)
+	}
+	if spec.Timesteps > 0 {
+		g.phase = Off
+	}
+	g.chooseSets()
+	return g, nil
+}
+
+// Spec returns the request the gate follows.
+func (g *Gate) Spec() Spec { return g.spec }
+
+// Seen returns the references seen so far, simulated or not.
+func (g *Gate) Seen() uint64 { return g.pos }
+
+// Steps returns the timesteps begun so far.
+func (g *Gate) Steps() uint64 { return g.steps }
+
+// phaseAt is the phase of reference p in the current window (time
+// sampling).
+func (g *Gate) phaseAt(p uint64) Phase {
+	switch {
+	case p >= g.w.Start && p < g.w.End:
+		return On
+	case p >= g.w.Warm && p < g.w.Start:
+		return Warm
+	}
+	return Off
+}
+
+// begin starts a sample.
+func (g *Gate) begin() {
+	g.Epoch++
+	g.Samples++
+}
+
+// Ref advances the gate over n references (an instruction-fetch run counts
+// its fetches) and returns the phase they fall in (that of the first).
+func (g *Gate) Ref(n uint64) Phase {
+	p := g.pos
+	g.pos += n
+	if g.timed && (p >= g.w.End || g.phase != g.phaseAt(p)) {
+		g.move(p)
+	}
+	switch g.phase {
+	case On:
+		g.Counted += n
+	case Warm:
+		g.Warmed += n
+	}
+	return g.phase
+}
+
+// Skip advances the gate over n references that the tracer did not record
+// (sampling gaps): they are not simulated.
+func (g *Gate) Skip(n uint64) { g.pos += n }
+
+// move moves the window to the one holding reference p and sets the
+// phase. A sample begins (a new epoch) when references were left out
+// before p: coming from Off, or, with vary, at every new subset of sets.
+func (g *Gate) move(p uint64) {
+	newSets := false
+	if p >= g.w.End {
+		g.k = p / g.sched.Period
+		g.w = g.sched.Window(g.k)
+		if p >= g.w.End { // past this period's sample: the next one's
+			g.k++
+			g.w = g.sched.Window(g.k)
+		}
+		if g.spec.Vary {
+			g.chooseSets()
+			newSets = true
+		}
+	}
+	ph := g.phaseAt(p)
+	if ph != Off && (g.phase == Off || newSets) {
+		g.begin()
+	}
+	g.phase = ph
+}
+
+// Step follows a timestep marker (or a call or return of the timestep
+// function): begin true when a timestep begins, false when it ends. Only
+// the outermost timestep counts. Of the timesteps, number i (from 0) is
+// simulated when ⌊(i+1)·f⌋ > ⌊i·f⌋, f the fraction asked: every 40th for
+// 2.5%, exactly ⌊n·f⌋ of n.
+func (g *Gate) Step(begin bool) {
+	if g.spec.Timesteps == 0 {
+		return
+	}
+	if begin {
+		g.depth++
+		if g.depth > 1 {
+			return
+		}
+		i := g.steps
+		g.steps++
+		f := g.spec.Timesteps
+		if uint64(float64(i+1)*f) > uint64(float64(i)*f) {
+			g.Taken++
+			g.phase = On
+			g.begin()
+		}
+		return
+	}
+	if g.depth == 0 {
+		return // an end without a begin
+	}
+	g.depth--
+	if g.depth == 0 {
+		g.phase = Off
+	}
+}
+
+// chooseSets picks the sampled sets: SetNum consecutive residues modulo
+// SetDen, starting at one drawn from the seed (and the window, with vary).
+func (g *Gate) chooseSets() {
+	if g.spec.SetDen > 0 {
+		g.residue = Mix(g.spec.Seed, g.k, 2) % g.spec.SetDen
+	}
+}
+
+// SetIn reports whether the reference to address a falls in a sampled set
+// (always true without set sampling).
+func (g *Gate) SetIn(a uint64) bool {
+	d := g.spec.SetDen
+	return d == 0 || (a>>g.lineShift+d-g.residue)%d < g.spec.SetNum
+}
+
+// ProcIn reports whether processor p is sampled (always true without
+// processor sampling).
+func (g *Gate) ProcIn(p int) bool {
+	d := g.spec.ProcDen
+	return d == 0 || uint64(p)%d < g.spec.ProcNum
+}
