@@ -1,5 +1,7 @@
 package sample
 
+import "math"
+
 // Phase says what the engine does with a reference.
 type Phase uint8
 
@@ -140,8 +142,7 @@ func (g *Gate) move(p uint64) {
 // Step follows a timestep marker (or a call or return of the timestep
 // function): begin true when a timestep begins, false when it ends. Only
 // the outermost timestep counts. Of the timesteps, number i (from 0) is
-// simulated when ⌊(i+1)·f⌋ > ⌊i·f⌋, f the fraction asked: every 40th for
-// 2.5%, exactly ⌊n·f⌋ of n.
+// simulated when Taken(i, f) (TakesStep).
 func (g *Gate) Step(begin bool) {
 	if g.spec.Timesteps == 0 {
 		return
@@ -153,8 +154,7 @@ func (g *Gate) Step(begin bool) {
 		}
 		i := g.steps
 		g.steps++
-		f := g.spec.Timesteps
-		if uint64(float64(i+1)*f) > uint64(float64(i)*f) {
+		if TakesStep(i, g.spec.Timesteps) {
 			g.Taken++
 			g.phase = On
 			g.begin()
@@ -190,4 +190,13 @@ func (g *Gate) SetIn(a uint64) bool {
 func (g *Gate) ProcIn(p int) bool {
 	d := g.spec.ProcDen
 	return d == 0 || uint64(p)%d < g.spec.ProcNum
+}
+
+// TakesStep reports whether timestep i (from 0) is simulated when a
+// fraction f of them is: when ⌊(i+1)·p/10⁹⌋ > ⌊i·p/10⁹⌋ in integers, p
+// being f in parts per billion (rounded). That takes every 40th for 2.5%,
+// and exactly ⌊n·p/10⁹⌋ of the first n.
+func TakesStep(i uint64, f float64) bool {
+	p := uint64(math.Round(f * 1e9))
+	return (i+1)*p/1e9 > i*p/1e9
 }
