@@ -63,6 +63,10 @@ type Profile struct {
 	// variables, joined threads, atomically updated words) with the time
 	// threads waited at them, most waiting first.
 	Sync []SyncObject `json:"sync,omitempty"`
+	// Sampling, in a sampled run, says how the references were chosen:
+	// every counter then covers the counted references only (nil: every
+	// reference was simulated).
+	Sampling *Sampling `json:"sampling,omitempty"`
 	// Numa holds the statistics of a machine of several NUMA nodes (nil
 	// otherwise).
 	Numa *Numa `json:"numa,omitempty"`
@@ -152,6 +156,9 @@ type CacheStats struct {
 	Invalidations      uint64 `json:"invalidations,omitempty"`
 	TrueSharingMisses  uint64 `json:"true_sharing_misses,omitempty"`
 	FalseSharingMisses uint64 `json:"false_sharing_misses,omitempty"`
+	// Sampled, in a sampled run, splits Accesses into known and unknown
+	// hits and misses (nil otherwise).
+	Sampled *SampledCounts `json:"sampled,omitempty"`
 }
 
 // add adds b's counters to c (name, level and causes aside).
@@ -175,6 +182,12 @@ func (c *CacheStats) add(b *CacheStats) {
 	c.Invalidations += b.Invalidations
 	c.TrueSharingMisses += b.TrueSharingMisses
 	c.FalseSharingMisses += b.FalseSharingMisses
+	if b.Sampled != nil {
+		if c.Sampled == nil {
+			c.Sampled = &SampledCounts{}
+		}
+		c.Sampled.add(b.Sampled)
+	}
 }
 
 // Sum returns the total of cs with the name and level of its first entry.
@@ -349,6 +362,9 @@ func (p *Profile) Merge(q *Profile) error {
 	}
 	if len(p.Processors) != len(q.Processors) {
 		return fmt.Errorf("profile: cannot merge: %d processors vs %d", len(p.Processors), len(q.Processors))
+	}
+	if err := p.mergeSampling(q); err != nil {
+		return err
 	}
 	for i := range p.Caches {
 		p.Caches[i].add(&q.Caches[i])

@@ -34,6 +34,10 @@ type Stats struct {
 	// were not all touched before (METRIC).
 	TemporalHits uint64 `json:"temporal_hits,omitempty"`
 	SpatialHits  uint64 `json:"spatial_hits,omitempty"`
+	// UnknownHits, in a sampled run, counts the hits whose outcome was not
+	// known (a line not referenced since the sample began): they may have
+	// been misses.
+	UnknownHits uint64 `json:"unknown_hits,omitempty"`
 	// EvictedBy counts the entry's lines that fills of each object evicted
 	// (the key equal to the entry's own object: self interference).
 	EvictedBy map[string]uint64 `json:"evicted_by,omitempty"`
@@ -69,6 +73,10 @@ type Causes struct {
 	// the trace has invalidate records.
 	TrueSharing  uint64 `json:"true_sharing,omitempty"`
 	FalseSharing uint64 `json:"false_sharing,omitempty"`
+	// Unknown, in a sampled run, counts the misses whose outcome was not
+	// known (their set not yet primed in the sample): they may have been
+	// hits, and their cause is not known either.
+	Unknown uint64 `json:"unknown,omitempty"`
 }
 
 // Add adds b's counts to c.
@@ -78,6 +86,7 @@ func (c *Causes) Add(b Causes) {
 	c.Invalidation += b.Invalidation
 	c.TrueSharing += b.TrueSharing
 	c.FalseSharing += b.FalseSharing
+	c.Unknown += b.Unknown
 }
 
 // AddCounts adds the counts of b to *m by key, making *m when b has any.
@@ -336,6 +345,7 @@ func (s *Stats) Add(b *Stats) {
 	s.Causes.Add(b.Causes)
 	s.TemporalHits += b.TemporalHits
 	s.SpatialHits += b.SpatialHits
+	s.UnknownHits += b.UnknownHits
 	AddCounts(&s.EvictedBy, b.EvictedBy)
 	AddSharing(&s.InvalidatedBy, b.InvalidatedBy)
 	AddSharing(&s.Invalidated, b.Invalidated)

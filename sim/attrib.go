@@ -51,6 +51,7 @@ type refStats struct {
 	acc, miss                       [numAccessKinds]uint64
 	cold, replacement, invalidation uint64
 	trueSharing, falseSharing       uint64 // of the invalidations, by other processors' writes
+	unknown, unknownHits            uint64 // sampling: misses and hits whose outcome is not known
 	temporal, spatial               uint64
 	used, fetched                   uint64            // bytes touched of the lines it filled, and their size, as they left
 	evictedBy                       map[int32]uint64  // evicting access point → lines of this one's fills it evicted
@@ -532,13 +533,18 @@ func (h *Hierarchy) countHit(l *level, k int, slot int, ref int32, a, s uint64) 
 	}
 }
 
-// countMiss counts a miss of access point ref on line of l, with its cause.
-func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32) {
+// countMiss counts a miss of access point ref on line of l, with its cause
+// (unknown when sampling could not tell whether it was one).
+func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown bool) {
 	st := l.attr.stats(ref)
 	if !h.attr.missOnly {
 		st.acc[k]++
 	}
 	st.miss[k]++
+	if unknown {
+		st.unknown++
+		return
+	}
 	switch l.attr.state[line] {
 	case neverHeld, held: // held: a write that did not allocate, missing again
 		st.cold++

@@ -14,6 +14,7 @@ import (
 	"memspy/cache"
 	"memspy/machine"
 	"memspy/profile"
+	"memspy/sample"
 	"memspy/trace"
 )
 
@@ -56,6 +57,11 @@ type Options struct {
 	// nothing else (it needs Attribute for the bins, and implies
 	// MissOnly).
 	Monitor Monitor
+	// Sample, when active, simulates only the references it picks (see
+	// package sample); SampleTotal is the run's length in references when
+	// known (0: unknown), which count= needs.
+	Sample      sample.Spec
+	SampleTotal uint64
 }
 
 // noMemo in level.memo arms no hit bypass: no line of 2 bytes or more
@@ -121,10 +127,7 @@ type level struct {
 	// and Promote always fail.
 	mruCache *cache.Cache
 
-	acc, miss                        [numAccessKinds]uint64
-	evictions, writebacks, backInval uint64
-	bytesFromBelow, bytesToBelow     uint64
-	compulsory, capacity, conflict   uint64
+	counters
 
 	// 3C classification state.
 	shadow *cache.Cache        // fully associative, same capacity and policy
@@ -145,7 +148,18 @@ type level struct {
 	// sharing maps the lines that an invalidation by another processor
 	// removed, and that have not been filled since, to trueSharing or
 	// falseSharing: the kind of a miss on them.
-	sharing                            map[uint64]uint8
+	sharing map[uint64]uint8
+
+	est *estimate // nil unless sampling
+}
+
+// counters are a level's counts, which a reset marker zeroes and a
+// sample's warm-up leaves as they were.
+type counters struct {
+	acc, miss                          [numAccessKinds]uint64
+	evictions, writebacks, backInval   uint64
+	bytesFromBelow, bytesToBelow       uint64
+	compulsory, capacity, conflict     uint64
 	invalidations, trueMiss, falseMiss uint64
 }
 
@@ -173,6 +187,7 @@ type Hierarchy struct {
 	attr         *attribution // nil unless attributing
 	timing       *timing      // the threads' clocks: nil on one processor
 	numa         *numa        // nil unless the machine has several nodes
+	samp         *sampling    // nil unless sampling
 	// none stands in for a missing first cache in Process; it never takes
 	// the hit bypass.
 	none level
@@ -312,6 +327,11 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	if opt.Attribute {
 		h.attr = newAttribution(opt)
 	}
+	if opt.Sample.Active() {
+		if err := h.newSampling(); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
 }
 
@@ -384,7 +404,7 @@ func reaches(u, l *level) bool {
 // them in the level (memo2), and the cache does the swap once at the end.
 // Every other event takes the slow path.
 func (h *Hierarchy) Process(b *trace.Batch) {
-	if len(h.procs) > 1 {
+	if len(h.procs) > 1 && h.samp == nil {
 		h.processParallel(b)
 		return
 	}
@@ -397,6 +417,10 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 	}
 	if dl == nil {
 		dl = &h.none
+	}
+	if h.samp != nil {
+		h.processSampled(b)
+		return
 	}
 	if h.attr != nil {
 		h.processAttributed(b, il, dl)
@@ -648,6 +672,9 @@ func (h *Hierarchy) mark(e *trace.Ext) {
 func (h *Hierarchy) resetStats() {
 	h.kinds = [256]uint64{}
 	h.notSimulated = 0
+	if h.samp != nil {
+		h.samp.reset()
+	}
 	if h.attr != nil {
 		clear(h.attr.instr)
 		clear(h.attr.syncWait)
@@ -665,14 +692,16 @@ func (h *Hierarchy) resetStats() {
 		p.upgrades, p.interventions, p.invSent, p.invRecv = 0, 0, 0, 0
 	}
 	for _, l := range h.levels {
-		l.acc, l.miss = [numAccessKinds]uint64{}, [numAccessKinds]uint64{}
-		l.evictions, l.writebacks, l.backInval = 0, 0, 0
-		l.bytesFromBelow, l.bytesToBelow = 0, 0
-		l.compulsory, l.capacity, l.conflict = 0, 0, 0
-		l.invalidations, l.trueMiss, l.falseMiss = 0, 0, 0
+		l.counters = counters{}
+		if l.est != nil {
+			l.est.resetStats()
+		}
 		if l.attr != nil {
 			l.attr.resetStats()
 		}
+	}
+	if h.samp != nil && h.samp.warming {
+		h.samp.save(h) // the zeros are what the sample starts from
 	}
 }
 
@@ -775,6 +804,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		twinSettled = h.classify(l, k, line, slot >= 0)
 	}
 	if slot >= 0 {
+		unknown := l.est != nil && l.est.hit(slot, line)
 		if l.attr != nil {
 			if ref < 0 {
 				ref = h.attr.ref(l.attr.bin[slot])
@@ -782,6 +812,9 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 			}
 			if !h.attr.missOnly {
 				h.countHit(l, k, slot, ref, pa, ps)
+			}
+			if unknown && h.samp.counting {
+				l.attr.stats(ref).unknownHits++
 			}
 		}
 		if l.exclusive && fromAbove && k != kWrite {
@@ -809,6 +842,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	}
 	l.miss[k]++
 	l.memo = noMemo
+	unknown := l.est != nil && l.est.miss(line)
 	if l.sharing != nil {
 		switch l.sharing[line] {
 		case trueSharing:
@@ -822,7 +856,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 			ref = h.attr.ref(h.binOf(pa))
 			h.strideAt(ref, pa)
 		}
-		h.countMiss(l, k, line, ref)
+		h.countMiss(l, k, line, ref, unknown && h.samp.counting)
 	}
 	if k == kWrite && (!l.allocate || l.exclusive && fromAbove) {
 		l.bytesToBelow += ps
@@ -848,6 +882,9 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	}
 	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, ref)
 	l.c.Install(slot, line)
+	if l.est != nil {
+		l.est.filled(slot, line)
+	}
 	if l.used != nil {
 		h.privateFilled(l, slot, line, dirty)
 	}
@@ -919,6 +956,9 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) {
 	line := l.c.Line(slot)
 	dirty := l.c.Dirty(slot)
 	l.evictions++
+	if l.est != nil {
+		l.est.replaced(slot)
+	}
 	victim := int32(-1)
 	if l.attr != nil {
 		victim = l.attr.fill[slot]
@@ -981,6 +1021,9 @@ func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, ref int32) {
 		h.evict(x, slot, ref)
 	}
 	x.c.Install(slot, line)
+	if x.est != nil {
+		x.est.filled(slot, line)
+	}
 	x.c.SetDirty(slot, dirty)
 	if x.attr != nil {
 		h.filled(x, slot, line, ref, false, a, 0)
@@ -1096,6 +1139,15 @@ func (h *Hierarchy) Finish() {
 		return
 	}
 	h.finished = true
+	if s := h.samp; s != nil {
+		// A warm-up that no sample followed counts nothing; the final
+		// write-backs count like the sample's references.
+		if s.warming {
+			s.warming = false
+			s.restore(h)
+		}
+		s.counting = true
+	}
 	h.copyBack(0, 0)
 }
 
@@ -1132,6 +1184,7 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	}
 	p.Dumps = slices.Clone(h.dumps)
 	p.Resets = h.resets
+	p.Sampling = h.samplingStats()
 	switch {
 	case h.attr != nil && h.opt.Monitor == MonitorProtocol && h.numa != nil:
 		p.Numa = h.numaStats(h.newNamer())
@@ -1190,5 +1243,15 @@ func (l *level) stats() profile.CacheStats {
 		Invalidations:      l.invalidations,
 		TrueSharingMisses:  l.trueMiss,
 		FalseSharingMisses: l.falseMiss,
+		Sampled:            l.sampledCounts(),
 	}
+}
+
+// sampledCounts returns l's known and unknown counts (nil unless
+// sampling).
+func (l *level) sampledCounts() *profile.SampledCounts {
+	if l.est == nil {
+		return nil
+	}
+	return l.est.counts()
 }

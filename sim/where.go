@@ -249,7 +249,8 @@ func (h *Hierarchy) levelStats(nm *namer) []map[int32]*profile.Stats {
 				IFetches: r.acc[kIFetch], Reads: r.acc[kRead], Writes: r.acc[kWrite],
 				IFetchMisses: r.miss[kIFetch], ReadMisses: r.miss[kRead], WriteMisses: r.miss[kWrite],
 				Causes: profile.Causes{Cold: r.cold, Replacement: r.replacement, Invalidation: r.invalidation,
-					TrueSharing: r.trueSharing, FalseSharing: r.falseSharing},
+					TrueSharing: r.trueSharing, FalseSharing: r.falseSharing, Unknown: r.unknown},
+				UnknownHits:  r.unknownHits,
 				TemporalHits: r.temporal, SpatialHits: r.spatial,
 				UsedBytes: r.used + u[0], FetchedBytes: r.fetched + u[1],
 			}

@@ -1,0 +1,329 @@
+package sim
+
+import (
+	"fmt"
+
+	"memspy/cache"
+	"memspy/profile"
+	"memspy/sample"
+	"memspy/trace"
+)
+
+// sampling is the engine's side of sampling (Options.Sample): the gate
+// that picks the references, the epoch the caches' states belong to, and
+// the counters saved when a sample's warm-up began.
+//
+// At the start of every sample (a new epoch of the gate) the state of
+// every cache is not known: references were left out before it. Each
+// cache then counts a reference as known when its outcome is the one a
+// full simulation would have given: a hit on a line referenced or filled
+// since the sample began, or a miss in a set primed since then (as many
+// lines referenced or filled in it as it has ways). The rest are unknown
+// (docs/sampling.md; exact for LRU caches).
+type sampling struct {
+	gate     *sample.Gate
+	epoch    uint64
+	counting bool // the current reference counts: not a warm-up
+	warming  bool
+	// dropped says whether references were left out in time (between
+	// samples) or, with varying sets, outside the sampled sets; exact
+	// whether the caches' state is the one a full simulation would have
+	// (no reference was dropped before the epoch began): then every
+	// outcome is known.
+	dropped, exact bool
+	saved    saved
+	// counted is the number of references simulated and counted: those of
+	// the samples, in the sampled sets and on the sampled processors.
+	// base holds the gate's counts at the last reset marker.
+	counted uint64
+	base    struct{ seen, warmed, samples, steps, taken uint64 }
+}
+
+// reset starts the counts again from zero (a reset marker).
+func (s *sampling) reset() {
+	g := s.gate
+	s.counted = 0
+	s.base.seen, s.base.warmed, s.base.samples, s.base.steps, s.base.taken = g.Seen(), g.Warmed, g.Samples, g.Steps(), g.Taken
+}
+
+// saved are the counters as they were when a warm-up began.
+type saved struct {
+	levels       []counters
+	kinds        [256]uint64
+	notSimulated uint64
+	mem          profile.MemoryStats
+	procs        [][4]uint64
+}
+
+// newSampling sets h up for sampling: every reference takes the slow
+// path (no hit bypass), where the caches tell known from unknown.
+func (h *Hierarchy) newSampling() error {
+	spec := h.opt.Sample
+	if spec.Warmup > 0 && (h.attr != nil || h.numa != nil) {
+		return fmt.Errorf("sim: --sample warmup= does not combine with --where or NUMA statistics yet; use a longer sample instead")
+	}
+	if spec.ProcDen > 0 && len(h.procs) == 1 {
+		return fmt.Errorf("sim: --sample procs= needs several processors, and machine %q has one", h.m.Name)
+	}
+	var shift uint
+	if l := h.procs[0].dfirst; l != nil {
+		shift = l.shift
+	}
+	g, err := sample.NewGate(spec, h.opt.SampleTotal, shift)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	h.samp = &sampling{gate: g, exact: true}
+	for _, l := range h.levels {
+		l.fastLimit = 0
+		l.est = newEstimate(l, h.samp)
+	}
+	return nil
+}
+
+// processSampled is Process when sampling: the gate decides for every
+// reference whether it is simulated; every other event is.
+func (h *Hierarchy) processSampled(b *trace.Batch) {
+	s, g := h.samp, h.samp.gate
+	multi := len(h.procs) > 1
+	for i, k := range b.Kind {
+		if multi {
+			if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
+				h.switchThread(t)
+			}
+		}
+		switch {
+		case k == trace.Skip:
+			g.Skip(b.Addr[i])
+			s.dropped = s.dropped || b.Addr[i] > 0
+			continue
+		case k.IsAccess() || k == trace.IFetchRun:
+			n := uint64(1)
+			if k == trace.IFetchRun {
+				n = uint64(b.Size[i])
+			}
+			ph := g.Ref(n)
+			if ph == sample.Off {
+				s.dropped = true
+				continue
+			}
+			if !g.SetIn(b.Addr[i]) {
+				s.dropped = s.dropped || g.Spec().Vary
+				continue
+			}
+			if !g.ProcIn(h.cur.id) {
+				continue
+			}
+			s.enter(h, ph)
+			if ph == sample.On {
+				s.counted += n
+			}
+		case k == trace.Marker:
+			switch b.ExtOf(i).Mark {
+			case trace.MarkSampleBegin:
+				g.Step(true)
+			case trace.MarkSampleEnd:
+				g.Step(false)
+			}
+		}
+		il := h.ifirst
+		if il == nil {
+			il = &h.none
+		}
+		h.slow(b, i, il)
+	}
+}
+
+// enter prepares the caches for a reference of phase ph: a new epoch when
+// the gate began a sample, the counters saved when a warm-up begins and
+// put back when its sample begins.
+func (s *sampling) enter(h *Hierarchy, ph sample.Phase) {
+	if s.epoch != s.gate.Epoch {
+		s.epoch = s.gate.Epoch
+		s.exact = !s.dropped
+		for _, l := range h.levels {
+			l.est.begin()
+		}
+	}
+	switch {
+	case ph == sample.Warm && !s.warming:
+		s.warming = true
+		s.save(h)
+	case ph == sample.On && s.warming:
+		s.warming = false
+		s.restore(h)
+	}
+	s.counting = ph == sample.On
+}
+
+// save keeps the counters that a warm-up must not change.
+func (s *sampling) save(h *Hierarchy) {
+	v := &s.saved
+	v.levels = v.levels[:0]
+	for _, l := range h.levels {
+		v.levels = append(v.levels, l.counters)
+	}
+	v.kinds, v.notSimulated, v.mem = h.kinds, h.notSimulated, h.mem
+	v.procs = v.procs[:0]
+	for _, p := range h.procs {
+		v.procs = append(v.procs, [4]uint64{p.upgrades, p.interventions, p.invSent, p.invRecv})
+	}
+}
+
+// restore puts back the counters save kept.
+func (s *sampling) restore(h *Hierarchy) {
+	v := &s.saved
+	for i, l := range h.levels {
+		l.counters = v.levels[i]
+	}
+	h.kinds, h.notSimulated, h.mem = v.kinds, v.notSimulated, v.mem
+	for i, p := range h.procs {
+		c := v.procs[i]
+		p.upgrades, p.interventions, p.invSent, p.invRecv = c[0], c[1], c[2], c[3]
+	}
+}
+
+// estimate tells, in one cache, known references from unknown ones (see
+// sampling) and measures how long lines stay live and dead, for Wood,
+// Hill and Kessler's estimate of the miss ratio of unknown references.
+type estimate struct {
+	s    *sampling
+	c    *cache.Cache
+	ways uint32
+	// stamp is, per slot, the epoch in which its line was last referenced
+	// or filled; setEpoch and setTouched count, per set, the slots
+	// stamped in setEpoch.
+	stamp      []uint64
+	setEpoch   []uint64
+	setTouched []uint32
+
+	knownHits, knownMisses, unknownHits, unknownMisses uint64
+
+	// clock counts the references to the cache; start is its value when
+	// the epoch began. fillAt and lastAt are, per slot, when its line was
+	// filled and last referenced; live and dead sum, over the lines
+	// filled and replaced within a sample, the time from fill to last
+	// reference and from there to the replacement.
+	clock, start   uint64
+	fillAt, lastAt []uint64
+	live, dead     uint64
+}
+
+// newEstimate returns the estimate of l.
+func newEstimate(l *level, s *sampling) *estimate {
+	slots := l.c.Sets() * l.c.Ways()
+	return &estimate{
+		s: s, c: l.c, ways: uint32(l.c.Ways()),
+		stamp: make([]uint64, slots), setEpoch: make([]uint64, l.c.Sets()), setTouched: make([]uint32, l.c.Sets()),
+		fillAt: make([]uint64, slots), lastAt: make([]uint64, slots),
+	}
+}
+
+// begin starts a new epoch: no line is known.
+func (e *estimate) begin() { e.start = e.clock }
+
+// stampSlot marks slot, holding line, as known in this epoch.
+func (e *estimate) stampSlot(slot int, line uint64) {
+	ep := e.s.epoch
+	if e.stamp[slot] == ep {
+		return
+	}
+	e.stamp[slot] = ep
+	set := e.c.Set(line)
+	if e.setEpoch[set] != ep {
+		e.setEpoch[set], e.setTouched[set] = ep, 0
+	}
+	e.setTouched[set]++
+}
+
+// hit counts a hit on line in slot and reports whether its outcome was
+// unknown.
+func (e *estimate) hit(slot int, line uint64) (unknown bool) {
+	e.clock++
+	unknown = e.stamp[slot] != e.s.epoch && !e.s.exact
+	if e.s.counting {
+		if unknown {
+			e.unknownHits++
+		} else {
+			e.knownHits++
+		}
+	}
+	e.stampSlot(slot, line)
+	e.lastAt[slot] = e.clock
+	return unknown
+}
+
+// miss counts a miss on line and reports whether its outcome was unknown:
+// whether its set was not yet primed.
+func (e *estimate) miss(line uint64) (unknown bool) {
+	e.clock++
+	set := e.c.Set(line)
+	unknown = (e.setEpoch[set] != e.s.epoch || e.setTouched[set] < e.ways) && !e.s.exact
+	if e.s.counting {
+		if unknown {
+			e.unknownMisses++
+		} else {
+			e.knownMisses++
+		}
+	}
+	return unknown
+}
+
+// filled records that line entered slot.
+func (e *estimate) filled(slot int, line uint64) {
+	e.stampSlot(slot, line)
+	e.fillAt[slot], e.lastAt[slot] = e.clock, e.clock
+}
+
+// replaced records that the line in slot is replaced: a generation that
+// began in this sample adds its live and dead time.
+func (e *estimate) replaced(slot int) {
+	if e.s.counting && e.stamp[slot] == e.s.epoch && e.fillAt[slot] > e.start {
+		e.live += e.lastAt[slot] - e.fillAt[slot]
+		e.dead += e.clock - e.lastAt[slot]
+	}
+}
+
+// resetStats zeroes the counts (a reset marker); what is known stays.
+func (e *estimate) resetStats() {
+	e.knownHits, e.knownMisses, e.unknownHits, e.unknownMisses = 0, 0, 0, 0
+	e.live, e.dead = 0, 0
+}
+
+// counts returns the estimate's counters for the profile.
+func (e *estimate) counts() *profile.SampledCounts {
+	return &profile.SampledCounts{
+		KnownHits: e.knownHits, KnownMisses: e.knownMisses,
+		UnknownHits: e.unknownHits, UnknownMisses: e.unknownMisses,
+		LiveTime: e.live, DeadTime: e.dead,
+	}
+}
+
+// samplingStats describes the sampling of the run for the profile.
+func (h *Hierarchy) samplingStats() *profile.Sampling {
+	s := h.samp
+	if s == nil {
+		return nil
+	}
+	g := s.gate
+	spec := g.Spec()
+	p := &profile.Sampling{
+		Spec:    spec.String(),
+		Samples: g.Samples - s.base.samples, Counted: s.counted, Warmed: g.Warmed - s.base.warmed, Seen: g.Seen() - s.base.seen,
+		Mu: spec.Mu, DeadMu: spec.DeadMu,
+	}
+	if spec.Time() {
+		p.Methods = append(p.Methods, "time")
+	}
+	if spec.SetDen > 0 {
+		p.Methods = append(p.Methods, "sets")
+	}
+	if spec.ProcDen > 0 {
+		p.Methods = append(p.Methods, "processors")
+	}
+	if spec.Timesteps > 0 {
+		p.Methods = append(p.Methods, "timesteps")
+		p.Timesteps, p.TimestepsTaken = g.Steps()-s.base.steps, g.Taken-s.base.taken
+	}
+	return p
+}

@@ -1,0 +1,219 @@
+package sim_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"memspy/machine"
+	"memspy/profile"
+	"memspy/sample"
+	"memspy/sim"
+	"memspy/trace"
+)
+
+func mustSpec(t testing.TB, s string) sample.Spec {
+	t.Helper()
+	spec, err := sample.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// TestSampledWorked works a time-sampled run out by hand: a direct-mapped
+// cache of 4 sets of 16-byte lines, ratio=0.5,length=4: period 8, samples
+// at [2, 6) and [10, 14) (the middle of each period).
+func TestSampledWorked(t *testing.T) {
+	A, B, C, D := uint64(0x00), uint64(0x10), uint64(0x40), uint64(0x20) // A and C share set 0
+	ev := []refEvent{
+		{Kind: trace.Read, Addr: A, Size: 4}, // 0 off
+		{Kind: trace.Read, Addr: B, Size: 4}, // 1 off
+		{Kind: trace.Read, Addr: A, Size: 4}, // 2 epoch 1: A misses (0 was not simulated); set 0 not primed: unknown miss
+		{Kind: trace.Read, Addr: A, Size: 4}, // 3 known hit
+		{Kind: trace.Read, Addr: C, Size: 4}, // 4 miss in set 0, primed by A: known miss (A lived 1, dead 1)
+		{Kind: trace.Read, Addr: D, Size: 4}, // 5 miss in set 2, not primed: unknown miss
+		{Kind: trace.Read, Addr: A, Size: 4}, // 6 off
+		{Kind: trace.Read, Addr: A, Size: 4}, // 7 off
+		{Kind: trace.Read, Addr: C, Size: 4}, // 8 off
+		{Kind: trace.Read, Addr: B, Size: 4}, // 9 off
+		{Kind: trace.Read, Addr: C, Size: 4}, // 10 epoch 2: C hits, a line of epoch 1: unknown hit
+		{Kind: trace.Read, Addr: C, Size: 4}, // 11 known hit
+		{Kind: trace.Read, Addr: D, Size: 4}, // 12 D hits, a line of epoch 1: unknown hit
+		{Kind: trace.Read, Addr: A, Size: 4}, // 13 miss in set 0, primed by C: known miss (C was filled in epoch 1: no generation)
+		{Kind: trace.Read, Addr: B, Size: 4}, // 14 off
+		{Kind: trace.Read, Addr: B, Size: 4}, // 15 off
+	}
+	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
+	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.5,length=4")}, ev, 3)
+	want := profile.SampledCounts{KnownHits: 2, KnownMisses: 2, UnknownHits: 2, UnknownMisses: 2, LiveTime: 1, DeadTime: 1}
+	if got := *p.Caches[0].Sampled; got != want {
+		t.Errorf("sampled counts %+v, want %+v", got, want)
+	}
+	if c := p.Caches[0]; c.Accesses != 8 || c.Misses != 4 {
+		t.Errorf("accesses %d misses %d, want 8 and 4", c.Accesses, c.Misses)
+	}
+	s := p.Sampling
+	if s == nil || s.Counted != 8 || s.Seen != 16 || s.Samples != 2 || s.Ratio() != 0.5 {
+		t.Fatalf("sampling %+v, want 8 of 16 counted in 2 samples", s)
+	}
+	est, lo, hi := p.Caches[0].Sampled.Estimate(0.5)
+	if est != 0.5 || lo != 0.25 || hi != 0.75 {
+		t.Errorf("estimate %v [%v, %v], want 0.5 [0.25, 0.75]", est, lo, hi)
+	}
+	if mu, ok := p.Caches[0].Sampled.DeadMu(); !ok || mu != 0.5 {
+		t.Errorf("dead mu %v (%v), want 0.5", mu, ok)
+	}
+}
+
+// TestSampledWarmup: warm-up references prime the sets and count nothing.
+func TestSampledWarmup(t *testing.T) {
+	A, C := uint64(0x00), uint64(0x40)
+	var ev []refEvent
+	for _, a := range []uint64{A, A, C, C, A, C, A, A, C, C, A, C} {
+		ev = append(ev, refEvent{Kind: trace.Read, Addr: a, Size: 4})
+	}
+	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
+	// Period 12, length 4, starts at 4: warm-up [2, 4), sample [4, 8).
+	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.3333333333333333,length=4,warmup=2")}, ev, 0)
+	// Warm-up 2: C miss (fills), 3: C hit. Sample: 4 A miss (set primed
+	// by C: known), 5 C known miss, 6 A known miss, 7 A known hit.
+	want := profile.SampledCounts{KnownHits: 1, KnownMisses: 3}
+	got := *p.Caches[0].Sampled
+	got.LiveTime, got.DeadTime = 0, 0
+	if got != want || p.Caches[0].Accesses != 4 || p.Caches[0].Misses != 3 {
+		t.Errorf("got %+v, %d accesses, %d misses; want %+v, 4, 3", got, p.Caches[0].Accesses, p.Caches[0].Misses, want)
+	}
+	if s := p.Sampling; s.Warmed != 2 || s.Counted != 4 {
+		t.Errorf("warmed %d counted %d, want 2 and 4", s.Warmed, s.Counted)
+	}
+}
+
+// TestSampledDifferential checks on random machines and traces that
+// sampling at ratio 1 changes nothing, that the known and unknown counts
+// add up to the accesses, and that the references counted are the
+// sample's.
+func TestSampledDifferential(t *testing.T) {
+	n := envUint("MEMSPY_SAMPLE_CASES", 300)
+	for seed := range n {
+		ch := rngChooser{rand.New(rand.NewPCG(seed, 61))}
+		m := genMachine(ch, false, false)
+		events := genTrace(ch, m, 400)
+		full := engineProfile(t, m, sim.Options{}, events, 0)
+		one := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=1,length=7")}, events, seed)
+		ignore := cmpopts.IgnoreFields(profile.CacheStats{}, "Sampled")
+		if d := cmp.Diff(full.Caches, one.Caches, ignore); d != "" {
+			t.Fatalf("seed %d: ratio=1 differs from the full run (-full +sampled):\n%s\nmachine: %s", seed, d, describeMachine(m))
+		}
+		for _, c := range one.Caches {
+			if c.Sampled.Unknown() != 0 {
+				t.Fatalf("seed %d: ratio=1 has unknown references in %s: %+v", seed, c.Name, c.Sampled)
+			}
+		}
+		spec := mustSpec(t, []string{"ratio=0.25,length=13", "ratio=0.1,length=5,jitter=1,seed=3", "count=4,ratio=0.3,warmup=3",
+			"sets=1/2", "sets=1/4,vary,length=20", "ratio=0.5,length=9,sets=1/2"}[seed%6])
+		p := engineProfile(t, m, sim.Options{Sample: spec, SampleTotal: uint64(len(events))}, events, seed)
+		for _, c := range p.Caches {
+			s := c.Sampled
+			if s.KnownHits+s.KnownMisses+s.UnknownHits+s.UnknownMisses != c.Accesses || s.KnownMisses+s.UnknownMisses != c.Misses {
+				t.Fatalf("seed %d (%s): cache %s: %+v do not add up to %d accesses, %d misses\nmachine: %s", seed, spec, c.Name, s, c.Accesses, c.Misses, describeMachine(m))
+			}
+		}
+		var refs uint64
+		for k, n := range p.EventsByKind {
+			if k == "read" || k == "write" || k == "modify" || k == "ifetch" {
+				refs += n
+			}
+		}
+		if refs != p.Sampling.Counted {
+			t.Fatalf("seed %d (%s): %d references simulated, sampling counted %d", seed, spec, refs, p.Sampling.Counted)
+		}
+	}
+}
+
+// TestSampledBoundsLRU checks that, in one LRU cache, the sample's true
+// misses (from a full simulation, reference by reference) lie within the
+// known misses and the known misses plus the unknown references, and the
+// true hits within the same bounds from the other side.
+func TestSampledBoundsLRU(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		c := hc("L1", 1, 1<<rng.IntN(4), 1+rng.IntN(4), 16, machine.LRU)
+		c.WriteAllocate = rng.IntN(3) > 0
+		m := mach(c)
+		var ev []refEvent
+		for range 200 + rng.IntN(800) {
+			k := trace.Read
+			if rng.IntN(4) == 0 {
+				k = trace.Write
+			}
+			ev = append(ev, refEvent{Kind: k, Addr: uint64(rng.IntN(64)) * 8, Size: 8})
+		}
+		spec := mustSpec(t, []string{"ratio=0.2,length=17", "ratio=0.1,length=30,jitter=0.5,seed=9", "ratio=0.3,length=11,warmup=4"}[seed%3])
+		p := engineProfile(t, m, sim.Options{Sample: spec}, ev, seed)
+		// The truth: each reference's outcome in a full simulation, summed
+		// over the references a gate like the engine's counts.
+		h, err := sim.New(m, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := sample.NewGate(spec, 0, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var trueMiss, counted uint64
+		b := trace.NewBatch(1)
+		for _, e := range ev {
+			before := h.Profile().Caches[0].Misses
+			b.Reset()
+			b.Append(e.Kind, e.Addr, e.Size, 0, 0)
+			h.Process(b)
+			if g.Ref(1) == sample.On {
+				counted++
+				trueMiss += h.Profile().Caches[0].Misses - before
+			}
+		}
+		s := p.Caches[0].Sampled
+		if counted != p.Caches[0].Accesses {
+			t.Fatalf("seed %d: %d counted references, the sampled run has %d accesses", seed, counted, p.Caches[0].Accesses)
+		}
+		if trueMiss < s.KnownMisses || trueMiss > s.KnownMisses+s.Unknown() || counted-trueMiss < s.KnownHits {
+			t.Fatalf("seed %d (%s, %d sets × %d): %d true misses of %d outside %+v", seed, spec, c.Sets, c.Assoc, trueMiss, counted, s)
+		}
+	}
+}
+
+// TestSetSamplingExact: sampling 1/4 of the sets gives exactly what the
+// full simulation gives on the references to those sets.
+func TestSetSamplingExact(t *testing.T) {
+	for seed := range uint64(100) {
+		rng := rand.New(rand.NewPCG(seed, 8))
+		l1 := hc("L1", 1, 4<<rng.IntN(3), 1+rng.IntN(4), 32, machine.LRU)
+		l2 := hc("L2", 2, 16<<rng.IntN(2), 2+rng.IntN(4), 32, []machine.Replacement{machine.LRU, machine.FIFO}[rng.IntN(2)])
+		m := mach(l1, l2)
+		var ev []refEvent
+		for range 500 {
+			ev = append(ev, refEvent{Kind: []trace.Kind{trace.Read, trace.Write, trace.Modify}[rng.IntN(3)], Addr: uint64(rng.IntN(4096)) &^ 3, Size: 4})
+		}
+		spec := mustSpec(t, fmt.Sprintf("sets=1/4,seed=%d", seed))
+		p := engineProfile(t, m, sim.Options{Sample: spec}, ev, seed)
+		g, err := sample.NewGate(spec, 0, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in []refEvent
+		for _, e := range ev {
+			if g.SetIn(e.Addr) {
+				in = append(in, e)
+			}
+		}
+		full := engineProfile(t, m, sim.Options{}, in, 0)
+		ignore := cmpopts.IgnoreFields(profile.CacheStats{}, "Sampled")
+		if d := cmp.Diff(full.Caches, p.Caches, ignore); d != "" {
+			t.Fatalf("seed %d: set sampling differs from the sampled sets' references (-full +sampled):\n%s", seed, d)
+		}
+	}
+}
