@@ -62,6 +62,9 @@ type Options struct {
 	// known (0: unknown), which count= needs.
 	Sample      sample.Spec
 	SampleTotal uint64
+	// SampleShadow simulates every reference but counts only those Sample
+	// picks: the truth a sampled run estimates (memspy sample-eval).
+	SampleShadow bool
 }
 
 // noMemo in level.memo arms no hit bypass: no line of 2 bytes or more

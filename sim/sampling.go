@@ -59,7 +59,8 @@ type saved struct {
 // path (no hit bypass), where the caches tell known from unknown.
 func (h *Hierarchy) newSampling() error {
 	spec := h.opt.Sample
-	if spec.Warmup > 0 && (h.attr != nil || h.numa != nil) {
+	if (spec.Warmup > 0 || h.opt.SampleShadow) && (h.attr != nil || h.numa != nil) {
+		// Their counters are not saved and put back around a warm-up.
 		return fmt.Errorf("sim: --sample warmup= does not combine with --where or NUMA statistics yet; use a longer sample instead")
 	}
 	if spec.ProcDen > 0 && len(h.procs) == 1 {
@@ -103,15 +104,20 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 				n = uint64(b.Size[i])
 			}
 			ph := g.Ref(n)
-			if ph == sample.Off {
-				s.dropped = true
-				continue
+			if ph == sample.On && (!g.SetIn(b.Addr[i]) || !g.ProcIn(h.cur.id)) {
+				ph = sample.Off
 			}
-			if !g.SetIn(b.Addr[i]) {
+			switch {
+			case ph != sample.Off:
+			case h.opt.SampleShadow:
+				ph = sample.Warm // simulated, not counted
+			case !g.SetIn(b.Addr[i]):
 				s.dropped = s.dropped || g.Spec().Vary
 				continue
-			}
-			if !g.ProcIn(h.cur.id) {
+			case !g.ProcIn(h.cur.id):
+				continue
+			default:
+				s.dropped = true
 				continue
 			}
 			s.enter(h, ph)

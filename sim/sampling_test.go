@@ -217,3 +217,42 @@ func TestSetSamplingExact(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleShadow: the shadow run simulates everything and counts what
+// the sampled run counts, which a reference-by-reference full run confirms.
+func TestSampleShadow(t *testing.T) {
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		m := mach(hc("L1", 1, 4, 2, 16, machine.LRU), hc("L2", 2, 8, 4, 16, machine.FIFO))
+		var ev []refEvent
+		for range 600 {
+			ev = append(ev, refEvent{Kind: []trace.Kind{trace.Read, trace.Write}[rng.IntN(2)], Addr: uint64(rng.IntN(128)) * 8, Size: 8})
+		}
+		spec := mustSpec(t, []string{"ratio=0.2,length=23,jitter=0.7,seed=4", "sets=1/2,seed=7", "sets=1/4,vary,length=40"}[seed%3])
+		p := engineProfile(t, m, sim.Options{Sample: spec, SampleShadow: true}, ev, seed)
+		h, err := sim.New(m, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := sample.NewGate(spec, 0, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acc, miss uint64
+		b := trace.NewBatch(1)
+		for _, e := range ev {
+			before := h.Profile().Caches[0]
+			b.Reset()
+			b.Append(e.Kind, e.Addr, e.Size, 0, 0)
+			h.Process(b)
+			if g.Ref(1) == sample.On && g.SetIn(e.Addr) {
+				after := h.Profile().Caches[0]
+				acc += after.Accesses - before.Accesses
+				miss += after.Misses - before.Misses
+			}
+		}
+		if c := p.Caches[0]; c.Accesses != acc || c.Misses != miss || c.Sampled.Unknown() != 0 {
+			t.Fatalf("seed %d (%s): shadow L1 %d accesses %d misses %+v, want %d and %d, all known", seed, spec, c.Accesses, c.Misses, c.Sampled, acc, miss)
+		}
+	}
+}
