@@ -40,6 +40,9 @@ func Text(w io.Writer, p *profile.Profile) error {
 		fmt.Fprintf(&b, " (%s)", parts)
 	}
 	b.WriteString("\n")
+	if s := samplingText(p); s != "" {
+		b.WriteString(s + "\n")
+	}
 	if p.Resets > 0 {
 		fmt.Fprintf(&b, "counted since the program's last reset marker (%s resets)\n", Count(p.Resets))
 	}
@@ -71,6 +74,9 @@ func Text(w io.Writer, p *profile.Profile) error {
 		fmt.Fprintf(tw, "miss rate\t%s\t%s\t%s\t%s\t\n", Rate(c.Misses, c.Accesses), Rate(c.IFetchMisses, c.IFetches),
 			Rate(c.ReadMisses, c.Reads), Rate(c.WriteMisses, c.Writes))
 		tw.Flush()
+		if s := sampledText(p, c); s != "" {
+			b.WriteString(s + "\n")
+		}
 		if p.Options.Classify == "3c" {
 			fmt.Fprintf(&b, "  misses by cause: compulsory %s (%s), capacity %s (%s), conflict %s (%s)\n",
 				Count(c.Compulsory), share(c.Compulsory, c.Misses), Count(c.Capacity), share(c.Capacity, c.Misses),

@@ -273,6 +273,10 @@ func rank(items []item) []item {
 // then the stats.
 func (v *viewer) statTable(title string, keys []string, stats []stat, items []item) *Table {
 	t := &Table{Title: title}
+	if v.p.Sampling != nil {
+		stats = v.sampledStats(stats)
+		t.Notes = append(t.Notes, sampledNote(v.p))
+	}
 	for _, k := range keys {
 		t.Columns = append(t.Columns, Column{Name: k})
 	}

@@ -31,7 +31,7 @@ type sampling struct {
 	// (no reference was dropped before the epoch began): then every
 	// outcome is known.
 	dropped, exact bool
-	saved    saved
+	saved          saved
 	// counted is the number of references simulated and counted: those of
 	// the samples, in the sampled sets and on the sampled processors.
 	// base holds the gate's counts at the last reset marker.

@@ -100,6 +100,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	spec, _ := f.sampleSpec() // checked by hierarchy
 	ifetch := f.ifetch
 	if !cmd.Flags().Changed("ifetch") {
 		for i := range m.Caches {
@@ -144,6 +145,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		NoStack:     f.noStack,
 		AllocFns:    f.allocFns,
 		StackDepth:  f.stackDepth,
+		Sample:      spec,
 		Stdin:       cmd.InOrStdin(),
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,6 +55,9 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 	sym, err := f.symbolizer(f.binaries)
 	if err != nil {
+		return err
+	}
+	if err := f.sampleLength(path); err != nil {
 		return err
 	}
 	_, h, err := f.hierarchy(f.cachelab, sym)
@@ -147,4 +151,48 @@ func printStats(w io.Writer, events uint64, elapsed time.Duration) {
 	}
 	fmt.Fprintf(w, "memspy: %d events in %.3f s: %.1f M events/s; peak RSS %s\n",
 		events, elapsed.Seconds(), float64(events)/elapsed.Seconds()/1e6, rss)
+}
+
+// sampleLength checks the --sample request for a trace and, for count=,
+// counts the references of the trace at path (within --skip-refs and
+// --max-refs) in a first pass.
+func (f *simFlags) sampleLength(path string) error {
+	spec, err := f.sampleSpec()
+	if err != nil || !spec.Active() {
+		return err
+	}
+	if spec.TimestepFn != "" {
+		return fmt.Errorf("--sample timestep-fn=%s: memspy run marks the timesteps of a function; a trace carries its timesteps as memspy.h sample markers (use timesteps= alone)", spec.TimestepFn)
+	}
+	if spec.Count == 0 {
+		return nil
+	}
+	if path == "-" {
+		return fmt.Errorf("--sample count=%d needs the trace's length, which standard input cannot give twice: use ratio= and length=", spec.Count)
+	}
+	in, err := openInput(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	r, err := trace.OpenReader(in, in.name, f.format, trace.Options{Name: in.name, SkipBad: f.skipBad})
+	if err != nil {
+		return err
+	}
+	r = trace.Window(r, f.skipRefs, f.maxRefs, false)
+	b := trace.NewBatch(trace.BatchSize)
+	for {
+		err := r.Read(b)
+		for _, k := range b.Kind {
+			if k.IsAccess() {
+				f.sampleTotal++
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("counting the references of %s for --sample count=: %w", in.name, err)
+		}
+	}
 }
