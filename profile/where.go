@@ -385,7 +385,7 @@ func SortEvictors(es []RefEvictor) {
 // cache holding data.
 func (p *Profile) SetFocus(cache string) error {
 	if cache == "" {
-		cache = p.defaultFocus()
+		cache = p.DefaultFocus()
 	}
 	if _, ok := p.Cache(cache); !ok {
 		names := make([]string, len(p.Caches))
@@ -413,8 +413,8 @@ func (p *Profile) SetFocus(cache string) error {
 	return nil
 }
 
-// defaultFocus returns the first cache holding data, else the first cache.
-func (p *Profile) defaultFocus() string {
+// DefaultFocus returns the first cache holding data, else the first cache.
+func (p *Profile) DefaultFocus() string {
 	if p.Machine != nil {
 		for _, c := range p.Machine.Caches {
 			if c.HoldsData() {

@@ -240,6 +240,8 @@ type simulationFlags struct {
 	// sampleTotal is the run's length in references when known, for
 	// --sample count=.
 	sampleTotal uint64
+	// shadow makes a sampled run simulate every reference (sample-eval).
+	shadow bool
 }
 
 func (f *simulationFlags) register(cmd *cobra.Command) {
@@ -315,7 +317,7 @@ func (f *simulationFlags) hierarchy(cachelab bool, sym *symbolize.Symbolizer) (*
 	if opt.Sample, err = f.sampleSpec(); err != nil {
 		return nil, nil, err
 	}
-	opt.SampleTotal = f.sampleTotal
+	opt.SampleTotal, opt.SampleShadow = f.sampleTotal, f.shadow
 	if opt.Monitor, err = sim.ParseMonitor(f.monitor); err != nil {
 		return nil, nil, fmt.Errorf("--monitor: %w", err)
 	}

@@ -1,0 +1,52 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"memspy/profile"
+)
+
+// maxRanked is the number of objects SampleEval ranks side by side.
+const maxRanked = 12
+
+// SampleEval writes an evaluation of a sampling request (memspy
+// sample-eval) as text.
+func SampleEval(w io.Writer, ev *profile.Evaluation) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sample evaluation of --sample %s on %s (%.2f%% of the references counted)\n\n", ev.Spec, ev.Focus, 100*ev.Ratio)
+	yes := map[bool]string{true: "yes", false: "NO"}
+	fmt.Fprintf(&b, "  true miss rate            %.4f%%\n", 100*ev.TrueMissRate)
+	fmt.Fprintf(&b, "  true, within the samples  %.4f%%\n", 100*ev.TrueMissRateInSamples)
+	fmt.Fprintf(&b, "  estimated (μ=%.3g)         %.4f%%  bounds %.4f%% to %.4f%%\n", ev.Mu, 100*ev.EstimatedMissRate, 100*ev.Lower, 100*ev.Upper)
+	fmt.Fprintf(&b, "  error                     %.4f points, %.2f%% relative\n", 100*ev.AbsoluteError, 100*ev.RelativeError)
+	fmt.Fprintf(&b, "  bounds hold               %s overall, %s within the samples\n", yes[ev.BoundsHold], yes[ev.BoundsHoldInSamples])
+	if len(ev.RankingFull) > 0 {
+		fmt.Fprintf(&b, "  memory time pattern       r = %.4f over objects, %.4f over functions\n", ev.PearsonObjects, ev.PearsonFunctions)
+		b.WriteString("\nbottlenecks by stall time (full | sampled)\n")
+		tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  rank\tfull\tshare\tsampled\tshare\t")
+		for i := range min(maxRanked, max(len(ev.RankingFull), len(ev.RankingSampled))) {
+			cell := func(r []profile.Ranked) (string, string) {
+				if i < len(r) {
+					return r[i].Name, fmt.Sprintf("%.1f%%", 100*r[i].Share)
+				}
+				return "", ""
+			}
+			fn, fs := cell(ev.RankingFull)
+			sn, ss := cell(ev.RankingSampled)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t\n", i+1, fn, fs, sn, ss)
+		}
+		tw.Flush()
+		if len(ev.Reorderings) == 0 {
+			b.WriteString("no reordering among the objects above 2% of the stall time\n")
+		}
+		for _, r := range ev.Reorderings {
+			fmt.Fprintf(&b, "REORDERED: %s (%.1f%%) now below %s (%.1f%%)\n", r.Above, 100*r.AboveShare, r.Below, 100*r.BelowShare)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
