@@ -115,8 +115,8 @@ func stallBy[T any](xs []T, f func(T) (string, uint64)) map[string]float64 {
 }
 
 // Pearson returns the correlation coefficient of two vectors given by
-// name, a name missing from one counting 0 there (0 when either has no
-// variance).
+// name, a name missing from one counting 0 there: 1 for one name that
+// both have, 0 when either has no variance otherwise.
 func Pearson(a, b map[string]float64) float64 {
 	var names []string
 	for n := range a {
@@ -128,6 +128,9 @@ func Pearson(a, b map[string]float64) float64 {
 		}
 	}
 	k := float64(len(names))
+	if len(names) == 1 && a[names[0]] > 0 && b[names[0]] > 0 {
+		return 1 // one object: the same pattern
+	}
 	if k < 2 {
 		return 0
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"compress/gzip"
 	"flag"
 	"fmt"
@@ -99,6 +100,32 @@ func TestScripts(t *testing.T) {
 					cmp.Diff(a.Objects, b.Objects) + cmp.Diff(a.Pairs, b.Pairs) + cmp.Diff(a.Lines, b.Lines) + cmp.Diff(a.References, b.References)
 				if same := diff == ""; same == neg {
 					ts.Fatalf("%s and %s: same counters = %v (-%s +%s):\n%s", args[0], args[1], same, args[0], args[1], diff)
+				}
+			},
+			// evalmatches EVAL FULL SAMPLED: the sample-eval JSON EVAL
+			// reports the miss rate of the focus cache of the profile FULL
+			// as the truth, and the estimate and bounds the sampled
+			// profile SAMPLED gives.
+			"evalmatches": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: evalmatches EVAL FULL SAMPLED")
+				}
+				data, err := os.ReadFile(ts.MkAbs(args[0]))
+				ts.Check(err)
+				var ev profile.Evaluation
+				ts.Check(json.Unmarshal(data, &ev))
+				full, sampled := readProfile(ts, args[1]), readProfile(ts, args[2])
+				fc, ok1 := full.Cache(ev.Focus)
+				sc, ok2 := sampled.Cache(ev.Focus)
+				if !ok1 || !ok2 || sc.Sampled == nil {
+					ts.Fatalf("no sampled cache %q in %s and %s", ev.Focus, args[1], args[2])
+				}
+				est, lo, hi := sc.Sampled.Estimate(sampled.Sampling.MuOf(sc.Sampled))
+				truth := float64(fc.Misses) / float64(fc.Accesses)
+				same := ev.TrueMissRate == truth && ev.EstimatedMissRate == est && ev.Lower == lo && ev.Upper == hi &&
+					ev.Ratio == sampled.Sampling.Ratio()
+				if same == neg {
+					ts.Fatalf("evaluation %+v; from the profiles: truth %v, estimate %v [%v, %v], ratio %v", ev, truth, est, lo, hi, sampled.Sampling.Ratio())
 				}
 			},
 			// eventsdiff A B N: profile A has N more events than B.

@@ -1,0 +1,126 @@
+package sample
+
+import (
+	"math"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ratio=0.1", "ratio=0.1,length=500000"},
+		{"ratio=10%,length=2k,jitter=0.5,seed=7", "ratio=0.1,length=2000,jitter=0.5,seed=7"},
+		{"count=30", "ratio=0.1,count=30"},
+		{"sets=1/16,vary", "length=500000,sets=1/16,vary"},
+		{"timesteps=2.5%,mu=dead", "timesteps=0.025,mu=dead"},
+		{"procs=1/4,mu=0.3", "procs=1/4,mu=0.3"},
+	} {
+		s, err := Parse(c.in)
+		if err != nil || s.String() != c.want {
+			t.Errorf("Parse(%q) = %q, %v; want %q", c.in, s, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "ratio", "ratio=0", "ratio=1.5", "length=5", "sets=2/1", "sets=x", "jitter=2",
+		"warmup=10", "vary", "timesteps=0", "timesteps=1%,ratio=0.1", "timestep-fn=f", "mu=3", "size=4"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+// counted runs a gate over n references and returns how many it counted.
+func counted(t *testing.T, spec string, n uint64) (uint64, *Gate) {
+	t.Helper()
+	s, err := Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGate(s, n, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c uint64
+	for range n {
+		if g.Ref(1) == On {
+			c++
+		}
+	}
+	if c != g.Counted {
+		t.Fatalf("%s: %d counted, the gate says %d", spec, c, g.Counted)
+	}
+	return c, g
+}
+
+// TestRatio: the sampled share is within 1% (relative) of the ratio asked,
+// with and without jitter, for runs of whole periods and with count=.
+func TestRatio(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		n    uint64
+	}{
+		{"ratio=0.1,length=1000", 2_000_000},
+		{"ratio=0.1,length=1000,jitter=1,seed=5", 2_000_000},
+		{"ratio=0.025,length=500,jitter=0.5,seed=1", 3_000_000},
+		{"count=30,ratio=0.1,jitter=1,seed=9", 1_234_567},
+		{"ratio=0.1,length=997,warmup=200", 1_000_000},
+	} {
+		got, g := counted(t, c.spec, c.n)
+		want := g.spec.Ratio
+		if r := float64(got) / float64(c.n); math.Abs(r-want)/want > 0.01 {
+			t.Errorf("%s over %d: ratio %.5f, want %.3f ± 1%%", c.spec, c.n, r, want)
+		}
+	}
+}
+
+// TestJitterReproducible: the same seed gives the same samples, another
+// seed other ones; every window lies in its period.
+func TestJitterReproducible(t *testing.T) {
+	a, _ := Parse("ratio=0.1,length=1000,jitter=1,seed=1")
+	b, _ := Parse("ratio=0.1,length=1000,jitter=1,seed=2")
+	sa, _ := a.Schedule(0)
+	sb, _ := b.Schedule(0)
+	differ := false
+	for k := range uint64(1000) {
+		w := sa.Window(k)
+		if w != sa.Window(k) {
+			t.Fatal("not reproducible")
+		}
+		differ = differ || w != sb.Window(k)
+		if w.Warm < k*sa.Period || w.End > (k+1)*sa.Period || w.Start >= w.End {
+			t.Fatalf("window %d %+v outside its period of %d", k, w, sa.Period)
+		}
+	}
+	if !differ {
+		t.Error("seeds 1 and 2 gave the same samples")
+	}
+}
+
+// TestTimesteps: exactly the requested timesteps, evenly spread, and
+// nothing outside them.
+func TestTimesteps(t *testing.T) {
+	s, _ := Parse("timesteps=2.5%")
+	g, _ := NewGate(s, 0, 6)
+	if g.Ref(5) != Off {
+		t.Error("initialization is sampled")
+	}
+	var taken []uint64
+	for i := range uint64(400) {
+		g.Step(true)
+		g.Step(true) // nested: one timestep
+		if g.Ref(1) == On {
+			taken = append(taken, i)
+		}
+		g.Step(false)
+		g.Step(false)
+		if g.Ref(1) != Off {
+			t.Fatal("between timesteps is sampled")
+		}
+	}
+	if len(taken) != 10 || g.Taken != 10 || g.Steps() != 400 {
+		t.Fatalf("took %v (%d of %d), want 10 of 400", taken, g.Taken, g.Steps())
+	}
+	for j, i := range taken {
+		if i != uint64(40*j+39) {
+			t.Fatalf("took %v, want every 40th", taken)
+		}
+	}
+}
