@@ -109,8 +109,8 @@ func decode(t testing.TB, data []byte, c int) ([]ev, error) {
 	return readAll(t, NewStreamReader(bytes.NewReader(data)), c)
 }
 
-// sample is a stream using every record type, entry kind and exit.
-func sample() ([]byte, []ev) {
+// sampleStream is a stream using every record type, entry kind and exit.
+func sampleStream() ([]byte, []ev) {
 	var s vt.Stream
 	s.Header(vt.FlagIFetch|vt.FlagCalls, 4242).Thread(100)
 	s.String(1, "malloc").String(2, "free").String(3, "12345678").String(4, "").String(5, "phase one")
@@ -233,7 +233,7 @@ func sample() ([]byte, []ev) {
 }
 
 func TestStreamRecords(t *testing.T) {
-	data, want := sample()
+	data, want := sampleStream()
 	for _, size := range []int{40, bufSize} {
 		for _, c := range []int{1, 2, 3, 4, 5, 4096} {
 			t.Run(fmt.Sprintf("buf%d/cap%d", size, c), func(t *testing.T) {
@@ -278,7 +278,7 @@ func TestStreamFlags(t *testing.T) {
 
 // A zero-capacity batch gets room for trace.BatchSize events.
 func TestStreamZeroBatch(t *testing.T) {
-	data, want := sample()
+	data, want := sampleStream()
 	r := NewStreamReader(bytes.NewReader(data))
 	var b trace.Batch
 	if err := r.Read(&b); err != nil || b.Len() != len(want) {
@@ -554,7 +554,7 @@ func TestStreamVersionLib(t *testing.T) {
 
 // A read error other than EOF is reported with the offset.
 func TestStreamReadError(t *testing.T) {
-	data, _ := sample()
+	data, _ := sampleStream()
 	r := NewStreamReader(io.MultiReader(bytes.NewReader(data[:200]), iotest.ErrReader(errors.New("boom"))))
 	_, err := readAll(t, r, 4096)
 	if err == nil || err.Error() != "reading the memspy Valgrind tool's stream after 200 bytes: boom" {
@@ -566,7 +566,7 @@ func TestStreamReadError(t *testing.T) {
 // event before the cut, as the reference decoder says, then an error
 // matching ErrNoEnd; never a panic.
 func TestStreamTruncated(t *testing.T) {
-	data, want := sample()
+	data, want := sampleStream()
 	for cut := range len(data) {
 		ref, refEnd := refDecode(data[:cut])
 		if refEnd != "noend" || len(ref) > len(want) || !slices.Equal(want[:len(ref)], ref) {
@@ -1239,7 +1239,7 @@ func checkStreamFold(t *testing.T, data []byte, buf int, block uint64) {
 }
 
 func FuzzStream(f *testing.F) {
-	data, _ := sample()
+	data, _ := sampleStream()
 	f.Add(data)
 	f.Add(data[:77])
 	rng := rand.New(rand.NewPCG(3, 4))
