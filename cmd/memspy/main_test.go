@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"compress/gzip"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
