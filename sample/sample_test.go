@@ -124,3 +124,26 @@ func TestTimesteps(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: Parse never panics, and what it accepts prints back to a
+// request it reads the same.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"ratio=0.1,length=500k", "count=30,jitter=1,seed=3", "sets=1/16,vary", "timesteps=2.5%,mu=dead", "procs=1/4", "ratio=1/3,warmup=1k"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		spec, err := Parse(s)
+		if err != nil {
+			return
+		}
+		again, err := Parse(spec.String())
+		if err != nil || again != spec {
+			t.Fatalf("Parse(%q) = %+v; its String %q reads as %+v, %v", s, spec, spec.String(), again, err)
+		}
+		if spec.Time() || spec.Vary {
+			if _, err := NewGate(spec, 1000, 6); err != nil && spec.Count == 0 {
+				t.Fatalf("Parse(%q) accepted, NewGate: %v", s, err)
+			}
+		}
+	})
+}

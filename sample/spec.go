@@ -165,6 +165,9 @@ func Parse(text string) (Spec, error) {
 	if s.Warmup > 0 && !s.Time() {
 		return s, fmt.Errorf("--sample %q: warmup needs time sampling (ratio or count)", text)
 	}
+	if !s.Active() {
+		return s, fmt.Errorf("--sample %q: samples nothing: give ratio, count, sets, procs or timesteps", text)
+	}
 	return s, nil
 }
 
