@@ -14,7 +14,6 @@ import (
 	"memspy/profile"
 	"memspy/report"
 	"memspy/sim"
-	"memspy/trace"
 )
 
 func newSampleEvalCmd() *cobra.Command {
@@ -167,16 +166,12 @@ func simulateFile(ctx context.Context, f *simFlags, path string, shadow bool) (*
 	for _, b := range f.binaries {
 		h.Map(b, 0)
 	}
-	in, err := openInput(path)
+	in, _, r, err := f.openTrace(path)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	r, err := trace.OpenReader(in, in.name, f.format, trace.Options{Name: in.name})
-	if err != nil {
-		return nil, err
-	}
-	err = sim.Run(ctx, h, trace.Window(r, f.skipRefs, f.maxRefs, false), nil)
+	err = sim.Run(ctx, h, r, nil)
 	h.Finish()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", in.name, err)

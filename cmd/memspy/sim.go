@@ -67,17 +67,11 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 	for _, b := range f.binaries {
 		h.Map(b, 0)
 	}
-	in, err := openInput(path)
+	in, src, r, err := f.openTrace(path)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	r, err := trace.OpenReader(in, in.name, f.format, trace.Options{Name: in.name, SkipBad: f.skipBad})
-	if err != nil {
-		return err
-	}
-	src := r
-	r = trace.Window(src, f.skipRefs, f.maxRefs, false)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	bar := newProgress(in, "simulating")
@@ -170,16 +164,11 @@ func (f *simFlags) sampleLength(path string) error {
 	if path == "-" {
 		return fmt.Errorf("--sample count=%d needs the trace's length, which standard input cannot give twice: use ratio= and length=", spec.Count)
 	}
-	in, err := openInput(path)
+	in, _, r, err := f.openTrace(path)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	r, err := trace.OpenReader(in, in.name, f.format, trace.Options{Name: in.name, SkipBad: f.skipBad})
-	if err != nil {
-		return err
-	}
-	r = trace.Window(r, f.skipRefs, f.maxRefs, false)
 	b := trace.NewBatch(trace.BatchSize)
 	for {
 		err := r.Read(b)
@@ -195,4 +184,18 @@ func (f *simFlags) sampleLength(path string) error {
 			return fmt.Errorf("counting the references of %s for --sample count=: %w", in.name, err)
 		}
 	}
+}
+
+// openTrace opens the trace at path: the input, its reader, and the
+// reader within --skip-refs and --max-refs.
+func (f *simFlags) openTrace(path string) (in *input, src, r trace.Reader, err error) {
+	if in, err = openInput(path); err != nil {
+		return nil, nil, nil, err
+	}
+	src, err = trace.OpenReader(in, in.name, f.format, trace.Options{Name: in.name, SkipBad: f.skipBad})
+	if err != nil {
+		in.Close()
+		return nil, nil, nil, err
+	}
+	return in, src, trace.Window(src, f.skipRefs, f.maxRefs, false), nil
 }
