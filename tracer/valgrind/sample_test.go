@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"memspy/sample"
@@ -167,25 +168,30 @@ func checkInterval(t *testing.T, what string, full, got sampledRun, lo, hi uint6
 // Time sampling: the tool records every reference of every sample's
 // [Warm, End), the same as a full run makes; the references recorded and
 // skipped add up to the full run's; calls, returns, allocations and
-// markers are the same, at the same positions.
+// markers are the same, at the same positions. Also with --trace-fn
+// (references outside the function are neither recorded nor counted) and
+// --no-stack.
 func TestToolSampleTime(t *testing.T) {
 	exe := buildSampling(t, "jacobi")
 	args := []string{"64", "40"}
 	for _, tc := range []struct {
-		spec   string
-		ifetch bool
+		name, spec string
+		opt        Options
 	}{
-		{"ratio=0.1,length=20k", false},
-		{"ratio=0.1,length=20k,jitter=0.5,warmup=5k,seed=7", true},
-		{"ratio=0.02,length=3000,jitter=1,warmup=20k,seed=3", false},
+		{"plain", "ratio=0.1,length=20k", Options{}},
+		{"ifetch", "ratio=0.1,length=20k,jitter=0.5,warmup=5k,seed=7", Options{IFetch: true}},
+		{"jitter", "ratio=0.02,length=3000,jitter=1,warmup=20k,seed=3", Options{}},
+		{"trace-fn", "ratio=0.02,length=4000", Options{TraceFn: "relax_row", NoStack: true}},
 	} {
-		t.Run(tc.spec, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			spec, err := sample.Parse(tc.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			full := traceSampled(t, exe, Options{IFetch: tc.ifetch}, args...)
-			got := traceSampled(t, exe, Options{IFetch: tc.ifetch, Sample: spec}, args...)
+			full := traceSampled(t, exe, tc.opt, args...)
+			opt := tc.opt
+			opt.Sample = spec
+			got := traceSampled(t, exe, opt, args...)
 			checkSame(t, full, got, false)
 			sc, err := spec.Schedule(0)
 			if err != nil {
@@ -320,4 +326,31 @@ func TestToolSampleTimestepFn(t *testing.T) {
 		t.Errorf("timesteps by marker %v, by call %v", s, steps)
 	}
 	checkSteps(t, full, got, steps, spec.Timesteps)
+}
+
+// The tool's sampling options: the time schedule (the jitter's exact
+// bits), timesteps in parts per billion; nothing for what the tool does
+// not gate (sets, processors, a count of samples).
+func TestSampleArgs(t *testing.T) {
+	for _, tc := range []struct{ spec, want string }{
+		{"ratio=0.1,length=500k", "--sample-period=5000000 --sample-length=500000"},
+		{"ratio=0.1", "--sample-period=5000000 --sample-length=500000"},
+		{"ratio=1%,length=1000,warmup=200,jitter=0.1,seed=9",
+			"--sample-period=100000 --sample-length=1000 --sample-warmup=200 --sample-jitter=3fb999999999999a --sample-seed=9"},
+		{"ratio=0.1,sets=1/4", "--sample-period=5000000 --sample-length=500000"},
+		{"timesteps=2.5%", "--sample-steps=25000000"},
+		{"timesteps=1/3,timestep-fn=step", "--sample-steps=333333333 --timestep-fn=step"},
+		{"sets=1/16", ""},
+		{"procs=1/2", ""},
+		{"count=10", ""},
+	} {
+		spec, err := sample.Parse(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := Options{Sample: spec}
+		if got := strings.Join(opt.toolArgs(), " "); got != tc.want {
+			t.Errorf("%s: tool options %q, want %q", tc.spec, got, tc.want)
+		}
+	}
 }
