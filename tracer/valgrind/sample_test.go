@@ -3,6 +3,7 @@ package valgrind
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -351,6 +352,47 @@ func TestSampleArgs(t *testing.T) {
 		opt := Options{Sample: spec}
 		if got := strings.Join(opt.toolArgs(), " "); got != tc.want {
 			t.Errorf("%s: tool options %q, want %q", tc.spec, got, tc.want)
+		}
+	}
+}
+
+// Threads: sync.c's synchronization operations are reported in sampling
+// gaps as when recording: the same number of each kind whose number does
+// not depend on how the threads interleave (locks, calls and atomics
+// do: the preload's pthread_create waits by yielding), atomics at least
+// the program's own, and the same allocations.
+func TestToolSampleSync(t *testing.T) {
+	p := syncProgram{exe: buildExample(t, "sync", "-pthread"), threads: 4, n: 100, rounds: 3, m: 50}
+	counts := func(r sampledRun) map[string]int {
+		c := map[string]int{}
+		for _, o := range r.events(false) {
+			switch o.e.K {
+			case trace.Sync:
+				c[o.e.X.Sync.String()]++
+			case trace.Alloc, trace.Free:
+				c[o.e.K.String()]++
+			}
+		}
+		if c["atomic"] >= p.threads*p.m {
+			c["atomic"] = p.threads * p.m
+		}
+		delete(c, "acquire")
+		delete(c, "cond-wait")
+		delete(c, "cond-wake")
+		return c
+	}
+	full := counts(traceSampled(t, p.exe, Options{}, p.args()...))
+	for _, spec := range []string{"ratio=0.05,length=5000", "timesteps=0.5"} {
+		s, err := sample.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := traceSampled(t, p.exe, Options{Sample: s}, p.args()...)
+		if c := counts(got); fmt.Sprint(c) != fmt.Sprint(full) {
+			t.Errorf("%s: events %v, full run %v", spec, c, full)
+		}
+		if got.skips == 0 {
+			t.Errorf("%s: no gap", spec)
 		}
 	}
 }

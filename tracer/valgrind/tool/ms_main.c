@@ -102,12 +102,11 @@ static const HChar version_tag[] __attribute__((used)) =
 #define K_RETURN 6
 #define K_ATOMIC 7   /* an atomic read-modify-write (a CAS in VEX): a sync event then a modify */
 
-/* Tracing modes: bit 0 is "paused"; RECORD and PAUSED share translations,
-   GAP and GAP_PAUSED others. */
+/* Tracing modes: bit 0 is "paused" (MODE_GAP | MODE_PAUSED is GAP_PAUSED);
+   RECORD and PAUSED share translations, GAP and GAP_PAUSED others. */
 #define MODE_RECORD     0ULL
 #define MODE_PAUSED     1ULL
 #define MODE_GAP        2ULL
-#define MODE_GAP_PAUSED 3ULL
 #define MODE_OFF        4ULL
 #define IS_GAP(m)       (((m) & ~1ULL) == MODE_GAP)
 
