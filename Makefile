@@ -7,7 +7,7 @@ BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 PREFIX  ?= /usr/local
 
-.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where install clean check-go check-valgrind
+.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-sample install clean check-go check-valgrind
 
 all: build
 
@@ -112,6 +112,10 @@ bench-run: build
 # Protocol (FlashPoint) against full monitoring of NUMA misses (issue 5).
 bench-numa: build
 	BIN=$(BIN) ./scripts/bench-numa.sh
+
+# memspy run in full against time and timestep sampling (issue 6).
+bench-sample: build
+	BIN=$(BIN) ./scripts/bench-sample.sh
 
 # The cost of --where and of --where --miss-only on memspy run.
 bench-where: build

@@ -397,6 +397,48 @@ func TestMSTNilPCThreadBatch(t *testing.T) {
 	}
 }
 
+// Skip events (references a sampling tracer left out) are not stored: the
+// rest is written as if they were not there, with or without PC and
+// thread columns.
+func TestMSTDropsSkips(t *testing.T) {
+	for _, cols := range []bool{false, true} {
+		in, want := NewBatch(5), NewBatch(6)
+		for range 2 {
+			in.Append(Skip, 100, 0, 0, 1)
+			in.Append(Read, 2, 2, 7, 1)
+			in.Append(Skip, 5, 0, 0, 2)
+			in.Append(Write, 4, 4, 9, 2)
+			in.AppendExt(Marker, 0, 0, 2, Ext{Mark: MarkSampleBegin})
+			want.Append(Read, 2, 2, 7, 1)
+			want.Append(Write, 4, 4, 9, 2)
+			want.AppendExt(Marker, 0, 0, 2, Ext{Mark: MarkSampleBegin})
+		}
+		if !cols {
+			in.PC, in.Thread = nil, nil
+			clear(want.PC)
+			clear(want.Thread)
+		}
+		var buf bytes.Buffer
+		w, err := NewMSTWriter(&buf, MSTWriterOptions{ChunkEvents: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(in); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readAllMST(NewMSTReader(&buf, Options{}), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := batchEqual(want, got); diff != "" {
+			t.Errorf("columns %v: %s", cols, diff)
+		}
+	}
+}
+
 func TestMSTWriterErrors(t *testing.T) {
 	if _, err := NewMSTWriter(io.Discard, MSTWriterOptions{ChunkEvents: MSTMaxChunkEvents + 1}); err == nil {
 		t.Error("oversized chunks accepted")

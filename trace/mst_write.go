@@ -84,6 +84,7 @@ type MSTWriter struct {
 	thr    []uint32
 	ecol   []byte // ext column
 	prevSP uint64 // SP prediction of the ext column
+	kept   *Batch // a batch without its Skip events
 
 	// Scratch space reused for every chunk.
 	ops   []byte
@@ -170,7 +171,9 @@ func (w *MSTWriter) write(p []byte) error {
 // Write implements Writer. b.PC and b.Thread may be empty (all zero);
 // otherwise every slice of b but Ext must have the same length. Extended
 // events are written with their whole Ext; a stack deeper than
-// MSTMaxStackDepth or a name longer than MSTMaxNameLen is an error.
+// MSTMaxStackDepth or a name longer than MSTMaxNameLen is an error. Skip
+// events are dropped (the format stores only references that were
+// recorded: a sampled run's trace lacks its gaps).
 func (w *MSTWriter) Write(b *Batch) error {
 	if w.err != nil {
 		return w.err
@@ -183,12 +186,20 @@ func (w *MSTWriter) Write(b *Batch) error {
 		(len(b.Thread) != n && len(b.Thread) != 0) {
 		return errors.New("mst: batch slices have different lengths")
 	}
+	skips := false
 	for i, k := range b.Kind {
-		if k >= Alloc {
+		switch {
+		case k == Skip:
+			skips = true
+		case k >= Alloc:
 			if err := checkExtended(b, i); err != nil {
 				return err
 			}
 		}
+	}
+	if skips {
+		b = w.withoutSkips(b)
+		n = len(b.Kind)
 	}
 	if w.kind == nil {
 		c := min(w.chunkN, 1<<16)
@@ -224,6 +235,35 @@ func (w *MSTWriter) Write(b *Batch) error {
 		}
 	}
 	return nil
+}
+
+// withoutSkips returns a copy of b without its Skip events, in the
+// writer's own batch.
+func (w *MSTWriter) withoutSkips(b *Batch) *Batch {
+	if w.kept == nil {
+		w.kept = NewBatch(len(b.Kind))
+	}
+	k := w.kept
+	k.Reset()
+	for i, kind := range b.Kind {
+		if kind == Skip {
+			continue
+		}
+		var pc uint64
+		var thr uint32
+		if len(b.PC) > 0 {
+			pc = b.PC[i]
+		}
+		if len(b.Thread) > 0 {
+			thr = b.Thread[i]
+		}
+		if kind.IsExtended() {
+			k.AppendExt(kind, b.Addr[i], pc, thr, *b.ExtOf(i))
+		} else {
+			k.Append(kind, b.Addr[i], b.Size[i], pc, thr)
+		}
+	}
+	return k
 }
 
 // checkExtended checks event i of b, whose kind is at least Alloc.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"memspy/sample"
 	"os"
 	"os/exec"
@@ -63,10 +64,16 @@ type Options struct {
 	// StackDepth is the call stack depth of allocations (0: the tool's
 	// default, 8).
 	StackDepth int
-	// Sample, when active, lets the tool leave out what the sampling gate
-	// would drop: between time samples, and in timesteps not taken, the
-	// program runs with calls, returns and allocations traced but not its
-	// memory references, which a trace.Skip event counts.
+	// Sample, when it samples in time (ratio and length) or by timesteps,
+	// lets the tool leave out what the sampling gate would drop: between
+	// time samples (outside every sample's [Warm, End) of
+	// sample.Schedule), in timesteps not taken and outside timesteps, the
+	// program runs with calls, returns, allocations, markers and
+	// synchronization traced but not its memory references, which
+	// trace.Skip events count. Sample.TimestepFn makes the tool write
+	// sample markers at the outermost entries and returns of that
+	// function. Set and processor sampling are left to the engine; so is
+	// time sampling by count (the run's length is not known).
 	Sample sample.Spec
 	// ToolArgs are extra options passed to the tool, before "--".
 	ToolArgs []string
@@ -107,7 +114,36 @@ func (opt *Options) toolArgs() []string {
 	if opt.StackDepth > 0 {
 		a = append(a, fmt.Sprintf("--stack-depth=%d", opt.StackDepth))
 	}
+	a = append(a, sampleArgs(opt.Sample)...)
 	return append(a, opt.ToolArgs...)
+}
+
+// sampleArgs returns the tool's options for sampling s (none when the
+// tool has nothing to leave out): the time schedule, or the fraction of
+// timesteps in parts per billion and the timestep function.
+func sampleArgs(s sample.Spec) []string {
+	var a []string
+	if s.Timesteps > 0 {
+		a = append(a, fmt.Sprintf("--sample-steps=%d", max(1, uint64(math.Round(s.Timesteps*1e9)))))
+		if s.TimestepFn != "" {
+			a = append(a, "--timestep-fn="+s.TimestepFn)
+		}
+	}
+	if s.Time() && s.Count == 0 {
+		sc, err := s.Schedule(0)
+		if err != nil {
+			return a
+		}
+		a = append(a, fmt.Sprintf("--sample-period=%d", sc.Period), fmt.Sprintf("--sample-length=%d", sc.Length))
+		if sc.Warmup > 0 {
+			a = append(a, fmt.Sprintf("--sample-warmup=%d", sc.Warmup))
+		}
+		if sc.Jitter > 0 {
+			a = append(a, fmt.Sprintf("--sample-jitter=%x", math.Float64bits(sc.Jitter)),
+				fmt.Sprintf("--sample-seed=%x", sc.Seed))
+		}
+	}
+	return a
 }
 
 // DefaultLib returns the directory where memspy looks for its Valgrind

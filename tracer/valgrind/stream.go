@@ -18,7 +18,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 5
+const StreamVersion = 6
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -34,6 +34,7 @@ const (
 	recString   = 7
 	recMap      = 8
 	recSync     = 9
+	recSkip     = 10
 	recEnd      = 15
 )
 
@@ -168,7 +169,9 @@ type superblock struct {
 // PC are the instruction's address; every executed atomic entry becomes a
 // Sync event (Ext.Sync trace.SyncAtomic) followed by a Modify event, both
 // with the address from the stream. ALLOC, FREE, MARK, MAP and SYNC
-// records become Alloc, Free, Marker, Map and Sync events; a Map event (an
+// records become Alloc, Free, Marker, Map and Sync events; a SKIP record
+// (references left out between samples) becomes a trace.Skip event whose
+// Addr is their number (PC 0), none when that is 0; a Map event (an
 // object file the program mapped) has the address of the object's .text,
 // its length in Ext.Size, its path in Ext.Name and PC 0, and comes before
 // every event whose PC lies in that .text. Thread is the OS thread id of the last
@@ -545,6 +548,12 @@ func (s *StreamReader) decode(c columns) (int, error) {
 				return n, err
 			}
 			n++
+		case recSkip:
+			s.pos += 8
+			if k := w & (1<<60 - 1); k > 0 {
+				c.kind[n], c.addr[n], c.size[n], c.pc[n], c.thr[n] = trace.Skip, k, 0, 0, s.tid
+				n++
+			}
 		case recString:
 			if err := s.str(w); err != nil {
 				return n, err

@@ -175,6 +175,8 @@ func sampleStream() ([]byte, []ev) {
 	s.Sync(int(trace.SyncAcquire), 0x600, 1, 0x7010)
 	s.Sync(int(trace.SyncBarrierArrive), 0x700, 4, 0x7020)
 	s.Sync(int(trace.SyncStart), 0x7ff0, 1<<64-1, 0x7030)
+	// References left out (a sampling gap): none makes no event.
+	s.Skip(12345).Skip(0).Thread(103).Skip(1<<60 - 1)
 	s.End(3)
 	want := []ev{
 		ext(trace.Map, 0x1000, 0, 100, xev{Size: 0x1008, Name: "/usr/bin/prog"}),
@@ -228,6 +230,8 @@ func sampleStream() ([]byte, []ev) {
 		ext(trace.Sync, 0x600, 0x7010, 102, xev{Sync: trace.SyncAcquire, Size: 1}),
 		ext(trace.Sync, 0x700, 0x7020, 102, xev{Sync: trace.SyncBarrierArrive, Size: 4}),
 		ext(trace.Sync, 0x7ff0, 0x7030, 102, xev{Sync: trace.SyncStart, Size: 1<<64 - 1}),
+		acc(trace.Skip, 12345, 0, 0, 102),
+		acc(trace.Skip, 1<<60-1, 0, 0, 103),
 	}
 	return s.Bytes(), want
 }
@@ -411,17 +415,19 @@ func TestStreamErrors(t *testing.T) {
 		{"magic", new(vt.Stream).Word(0x1234).Word(2).Word(0).Word(0).End(0).Bytes(), 0,
 			`corrupt memspy Valgrind tool stream at byte 0: bad magic "4\x12\x00\x00\x00\x00\x00\x00", want "memspyVG": not a memspy Valgrind tool stream`, ErrCorrupt},
 		{"version 1", new(vt.Stream).HeaderVersion(1, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 5: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 6: rebuild with make", ErrVersion},
 		{"version 2", new(vt.Stream).HeaderVersion(2, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 5: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 6: rebuild with make", ErrVersion},
 		{"version 3", new(vt.Stream).HeaderVersion(3, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 5: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 6: rebuild with make", ErrVersion},
 		{"version 4", new(vt.Stream).HeaderVersion(4, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 5: rebuild with make", ErrVersion},
-		{"version 6", new(vt.Stream).HeaderVersion(6, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 6, this memspy reads version 5: rebuild with make", ErrVersion},
-		{"record type", head().Exec(5, 1, 0x10).Word(10<<60 | 5).Bytes(), 1,
-			corrupt(104, "unknown record type 10 (word 0xa000000000000005)"), ErrCorrupt},
+			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 6: rebuild with make", ErrVersion},
+		{"version 5", new(vt.Stream).HeaderVersion(5, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 5, this memspy reads version 6: rebuild with make", ErrVersion},
+		{"version 7", new(vt.Stream).HeaderVersion(7, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 7, this memspy reads version 6: rebuild with make", ErrVersion},
+		{"record type", head().Exec(5, 1, 0x10).Word(11<<60 | 5).Bytes(), 1,
+			corrupt(104, "unknown record type 11 (word 0xb000000000000005)"), ErrCorrupt},
 		{"unknown superblock", head().Exec(6, 0).Bytes(), 0,
 			corrupt(88, "EXEC of superblock 6, which was not described"), ErrCorrupt},
 		{"exit", head().Exec(5, 2, 0x10).Bytes(), 0,
@@ -542,7 +548,7 @@ func TestStreamVersionLib(t *testing.T) {
 	fatal := 0
 	r.onFatal = func() { fatal++ }
 	err := r.Read(trace.NewBatch(8))
-	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 5: the tool and memspy disagree, rebuild both with make"
+	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 6: the tool and memspy disagree, rebuild both with make"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -907,6 +913,10 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 			}
 			strs[id] = string(data[p : p+n])
 			p += padded
+		case 10: // SKIP: references left out, none
+			if n := w & (1<<60 - 1); n > 0 {
+				evs = append(evs, acc(trace.Skip, n, 0, 0, tid))
+			}
 		case 15:
 			return evs, "end"
 		default:
@@ -1036,6 +1046,15 @@ func randomStream(rng *rand.Rand) []byte {
 			s.Mark(rng.IntN(9), name(), rng.Uint64(), rng.Uint64())
 		case r == 7:
 			s.Sync(rng.IntN(12), rng.Uint64(), rng.Uint64(), rng.Uint64())
+		case r == 8:
+			switch n := rng.Uint64N(1 << 20); rng.IntN(4) {
+			case 0:
+				s.Skip(0) // no event
+			case 1:
+				s.Skip(1<<60 - 1) // the largest count
+			default:
+				s.Skip(n)
+			}
 		case r == 6:
 			if len(names) == 0 {
 				str()
@@ -1068,7 +1087,7 @@ func TestStreamRandom(t *testing.T) {
 	seen := map[string]int{} // what the streams exercise
 	defer func() {
 		for _, k := range []string{"end", "noend", "corrupt", "read", "write", "ifetch", "modify", "alloc", "free",
-			"call", "return", "marker", "map", "sync", "stack", "deep stack", "name", "long name", "no name", "sp", "ifetch-run"} {
+			"call", "return", "marker", "map", "sync", "skip", "stack", "deep stack", "name", "long name", "no name", "sp", "ifetch-run"} {
 			if seen[k] == 0 {
 				t.Errorf("the random streams have no %s", k)
 			}

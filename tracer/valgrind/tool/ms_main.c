@@ -13,14 +13,32 @@
  * size, PC, instruction fetches, a final call or return) is described once
  * per translation.
  *
- * Tracing has three modes (ms_mode). RECORD: instrumented code records.
+ * Tracing has five modes (ms_mode). RECORD: instrumented code records.
  * PAUSED: instrumented code runs but does not advance the buffer position,
- * so nothing is recorded (--trace-fn outside its function). OFF: new
- * translations are not instrumented, and an instrumented superblock that
- * runs leaves at once through an instruction-cache invalidation exit that
- * makes Valgrind discard every translation: after a limit, a client STOP or
- * before --start-fn, the program runs at Valgrind's base speed. Leaving OFF
- * discards the uninstrumented translations again.
+ * so nothing is recorded (--trace-fn outside its function). GAP (sampling:
+ * between time samples, in timesteps not taken): translations carry no
+ * per-access code, only the mode check, calls and returns (an EXEC record
+ * of a superblock described with its final call or return alone), the
+ * helpers of watched functions, and a count of the references they make
+ * (ms_refs: each superblock adds its static count, with the count before a
+ * side exit when it leaves there, in plain IR); the count goes out in SKIP
+ * records before any other event record, so that memspy knows where every
+ * event falls. GAP_PAUSED: GAP while PAUSED (nothing counted). OFF: new
+ * translations are not instrumented. Every translation checks at its entry
+ * that the mode is one of its kind (RECORD/PAUSED, or GAP/GAP_PAUSED) and
+ * otherwise leaves at once through an instruction-cache invalidation exit
+ * that makes Valgrind discard every translation: after a limit, a client
+ * STOP or before --start-fn, the program runs at Valgrind's base speed, and
+ * a gap at about --tool=none's. Leaving OFF discards the uninstrumented
+ * translations again.
+ *
+ * Time sampling (--sample-period ...) places samples as memspy's
+ * sample.Schedule does; the translations' entry check also compares
+ * ms_refs with ms_until, the position where the mode must change: the
+ * start of the next sample's warm-up (less MIN_GAP, and less what the
+ * superblock may reference) in a gap, the end of the sample while
+ * recording (where the RECORD translations count references too). So
+ * every reference of [Warm, End) of every sample is recorded.
  *
  * Synchronization: the preload's wrappers of the POSIX threads functions
  * (ms_intercepts.c) report each operation through a client request
@@ -52,7 +70,7 @@
 #include "memspy.h"
 #include "ms_sync.h"
 
-#define MS_STREAM_VERSION 5
+#define MS_STREAM_VERSION 6
 #define MS_STR(x)  MS_STR1(x)
 #define MS_STR1(x) #x
 
@@ -71,6 +89,7 @@ static const HChar version_tag[] __attribute__((used)) =
 #define REC_STRING   7ULL
 #define REC_MAP      8ULL
 #define REC_SYNC     9ULL
+#define REC_SKIP     10ULL
 #define REC_END      15ULL
 
 /* Entry kinds of a DESCRIBE record. */
@@ -83,10 +102,17 @@ static const HChar version_tag[] __attribute__((used)) =
 #define K_RETURN 6
 #define K_ATOMIC 7   /* an atomic read-modify-write (a CAS in VEX): a sync event then a modify */
 
-/* Tracing modes. */
-#define MODE_RECORD 0ULL
-#define MODE_PAUSED 1ULL
-#define MODE_OFF    2ULL
+/* Tracing modes: bit 0 is "paused" (MODE_GAP | MODE_PAUSED is GAP_PAUSED);
+   RECORD and PAUSED share translations, GAP and GAP_PAUSED others. */
+#define MODE_RECORD     0ULL
+#define MODE_PAUSED     1ULL
+#define MODE_GAP        2ULL
+#define MODE_OFF        4ULL
+#define IS_GAP(m)       (((m) & ~1ULL) == MODE_GAP)
+
+/* Time sampling: a gap shorter than this many references is recorded
+   rather than paying for two discards of every translation. */
+#define MIN_GAP 65536
 
 /* The buffer: 1 MiB of words (a ring chunk), handed to memspy when nearly
    full. */
@@ -109,6 +135,12 @@ static Bool  clo_calls = True;
 static const HChar* clo_start_fn = NULL;
 static const HChar* clo_trace_fn = NULL;
 static Bool  clo_started = True;  /* --started=no: begin with tracing stopped */
+/* Sampling: the time schedule (period 0: none) and the timesteps taken, in
+   parts per billion (0: none), as memspy's package sample. */
+static ULong clo_sample_period, clo_sample_length, clo_sample_warmup, clo_sample_seed;
+static double clo_sample_jitter;
+static ULong clo_sample_steps;
+static const HChar* clo_timestep_fn = NULL;
 
 /* --alloc-fn=NAME[:REG]: the size is in REG at entry, the block's address in
    RAX at return. runtime.mallocgc (Go's allocator, register ABI) is built in. */
@@ -133,6 +165,9 @@ static Int   last_tid = -1;
 static Bool  silenced = False;  /* output gone, or a forked child */
 
 static ULong ms_mode = MODE_RECORD;  /* read by instrumented code */
+static ULong ms_refs;     /* references counted (gaps; with time sampling, recorded ones too) */
+static ULong ms_until;    /* time sampling: instrumented code leaves when it passes this */
+static ULong skip_base;   /* ms_refs when the last SKIP record was written or the gap began */
 static Bool  limit_reached;   /* --max-events or --max-ms */
 static Bool  dropping;        /* the buffer that reached the limit has been written */
 static Bool  client_stopped;  /* MEMSPY_STOP_TRACING, or --started=no */
@@ -220,6 +255,7 @@ static void count_events(void)
       case REC_MARK:
       case REC_MAP:      i += 3; break;
       case REC_SYNC:     i += 4; break;   /* not an event for --max-events */
+      case REC_SKIP:     i++; break;      /* references not recorded do not count */
       case REC_STRING:   i += 1 + ((w & 0xffffffffULL) + 7) / 8; break;
       default:           i++; break;
       }
@@ -259,6 +295,21 @@ static void ensure_room(ULong words)
       ms_flush();
 }
 
+/* In a gap, writes a SKIP record of the references counted since the
+   last one, if any: called before every record of an event, so that the
+   references left out precede it in the stream. */
+static void flush_skip(void)
+{
+   if (!IS_GAP(ms_mode) || ms_refs == skip_base)
+      return;
+   ULong n = ms_refs - skip_base;
+   skip_base = ms_refs;   /* first: ensure_room may come back here */
+   if (silenced || dropping)
+      return;
+   ensure_room(1);
+   buf[buf_pos++] = (REC_SKIP << 60) | n;
+}
+
 /* Writes a THREAD record if the running OS thread is not the last one
    named. */
 static void note_thread(void)
@@ -266,6 +317,7 @@ static void note_thread(void)
    Int os_tid = VG_(gettid)();
    if (os_tid == last_tid)
       return;
+   flush_skip();   /* the references left out were the last thread's */
    last_tid = os_tid;
    ensure_room(1);
    buf[buf_pos++] = (REC_THREAD << 60) | (ULong)(UInt)os_tid;
@@ -366,6 +418,7 @@ static void report_maps(void)
       m->avma = a;
       m->size = n;
       note_thread();
+      flush_skip();
       ULong name = string_id(path);
       ensure_room(3);
       buf[buf_pos++] = (REC_MAP << 60) | (name << 16);
@@ -401,19 +454,22 @@ static void ms_copy_mem_remap(Addr from, Addr to, SizeT len)
 /* Tracing modes                                                       */
 /* ------------------------------------------------------------------ */
 
-/* Per Valgrind thread: the stack pointers at the entries of --trace-fn
-   and --alloc-fn functions that have not returned yet. */
+/* Per Valgrind thread: the stack pointers at the entries of --trace-fn,
+   --timestep-fn and --alloc-fn functions that have not returned yet. */
+#define FN_TRACE    (-1)
+#define FN_TIMESTEP (-2)
 typedef struct {
    Addr  sp;        /* stack pointer at entry: it points at the return address */
    ULong size;      /* alloc-fn: the requested size */
-   Int   fn;        /* alloc-fn index, or -1 for the trace-fn */
+   Int   fn;        /* alloc-fn index, or FN_TRACE, FN_TIMESTEP */
    Int   depth;
    Addr  stack[MAX_STACK_DEPTH];
 } Pending;
 typedef struct {
    Pending p[MAX_PENDING];
    Int     n;
-   Int     in_trace_fn;   /* trace-fn entries among p */
+   Int     in_trace_fn;      /* trace-fn entries among p */
+   Int     in_timestep_fn;   /* timestep-fn entries among p */
 } ThreadCalls;
 static ThreadCalls* calls;     /* indexed by Valgrind thread id */
 static ULong n_pending;        /* over all threads: read by instrumented code */
@@ -433,22 +489,138 @@ typedef struct {
 } ThreadLife;
 static ThreadLife* lives;      /* indexed by Valgrind thread id */
 
+/* Time sampling: the current sample's window, as sample.Schedule.Window
+   computes it (the same arithmetic, in the same order), and whether the
+   tool records for it (from MIN_GAP references before its warm-up to its
+   end). */
+typedef struct { ULong warm, start, end; } Window;
+static ULong  win_k;
+static Window win;
+static Bool   time_rec;
+
+/* SplitMix64's output for the state seed + (2k+stream+1)·γ (sample.Mix). */
+static ULong mix(ULong seed, ULong k, ULong stream)
+{
+   ULong z = seed + (2 * k + stream + 1) * 0x9e3779b97f4a7c15ULL;
+   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+   return z ^ (z >> 31);
+}
+
+/* A number in [0, 1) drawn from seed, k and stream (sample.Unit). */
+static double unit(ULong seed, ULong k, ULong stream)
+{
+   return (double)(mix(seed, k, stream) >> 11) / 9007199254740992.0;   /* 2^53 */
+}
+
+/* Where sample k lies (sample.Schedule.Window). */
+static Window window(ULong k)
+{
+   ULong period = clo_sample_period, base = k * period, n = clo_sample_length;
+   double jitter = clo_sample_jitter;
+   if (jitter > 0) {
+      ULong d = (ULong)(jitter / 2 * unit(clo_sample_seed, k / 2, 0) * (double)clo_sample_length);
+      if (k % 2 == 0)
+         n = n + d < period ? n + d : period;
+      else
+         n -= d;
+   }
+   double slack = (double)(period - n);
+   ULong off = (ULong)(((1 - jitter) / 2 + jitter * unit(clo_sample_seed, k, 1)) * slack);
+   if (off > period - n)
+      off = period - n;
+   Window w;
+   w.start = base + off;
+   w.end = base + off + n;
+   w.warm = base;
+   if (off > clo_sample_warmup)
+      w.warm = w.start - clo_sample_warmup;
+   return w;
+}
+
+/* Timestep sampling: timesteps begun, markers open, and whether the
+   outermost timestep open is taken (sample.Gate.Step, sample.TakesStep). */
+static ULong ts_steps, ts_depth;
+static Bool  ts_taken;
+
+/* Whether sampling leaves out the references now. */
+static Bool sample_gap(void)
+{
+   if (clo_sample_period > 0)
+      return !time_rec;
+   if (clo_sample_steps > 0)
+      return !ts_taken;
+   return False;
+}
+
 static ULong wanted_mode(void)
 {
    if (limit_reached || client_stopped || start_pending)
       return MODE_OFF;
+   ULong m = sample_gap() ? MODE_GAP : MODE_RECORD;
    if (lives[cur_tid].state != THR_LIVE)
-      return MODE_PAUSED;
+      return m | MODE_PAUSED;
    if (clo_trace_fn != NULL && calls[cur_tid].in_trace_fn == 0)
-      return MODE_PAUSED;
-   return MODE_RECORD;
+      return m | MODE_PAUSED;
+   return m;
 }
 
-/* Sets ms_mode from the state. Going OFF needs no action here: the next
-   instrumented superblock to run discards the translations. */
+/* Sets ms_mode from the state. Changing translations needs no action here:
+   the next instrumented superblock to run finds the mode is not of its kind
+   and discards the translations. A gap that ends writes its SKIP record; a
+   gap that begins counts from here. */
 static void update_mode(void)
 {
-   ms_mode = wanted_mode();
+   ULong m = wanted_mode();
+   if (IS_GAP(ms_mode) && !IS_GAP(m))
+      flush_skip();
+   if (!IS_GAP(ms_mode) && IS_GAP(m))
+      skip_base = ms_refs;
+   ms_mode = m;
+   if (clo_sample_period > 0) {
+      if (IS_GAP(m))
+         ms_until = win.warm > MIN_GAP ? win.warm - MIN_GAP : 0;
+      else
+         ms_until = win.end - 1;
+   }
+}
+
+/* Time sampling: moves to the sample whose end lies past the references
+   counted, and records once a superblock that may reach `reach` references
+   comes within MIN_GAP of its warm-up. */
+static void sched_update(ULong reach)
+{
+   if (win.end <= ms_refs) {
+      while (win.end <= ms_refs)
+         win = window(++win_k);
+      time_rec = False;
+   }
+   if (!time_rec && reach + MIN_GAP > win.warm)
+      time_rec = True;
+   update_mode();
+}
+
+/* Timestep sampling: a timestep begins (a sample-begin marker, an entry of
+   --timestep-fn) or ends. Only the outermost counts; timestep i is taken
+   when floor((i+1)p/1e9) > floor(i p/1e9), p the fraction in parts per
+   billion. */
+static void ts_step(Bool begin)
+{
+   if (clo_sample_steps == 0)
+      return;
+   if (begin) {
+      if (ts_depth++ > 0)
+         return;
+      ULong i = ts_steps++, p = clo_sample_steps;
+      ts_taken = (i + 1) * p / 1000000000ULL > i * p / 1000000000ULL;
+   } else {
+      if (ts_depth == 0)
+         return;   /* an end without a begin */
+      if (--ts_depth > 0)
+         return;
+      ts_taken = False;
+   }
+   update_mode();
 }
 
 /* Leaving OFF from a client request: the uninstrumented translations go. */
@@ -460,14 +632,25 @@ static void leave_off_now(void)
       VG_(discard_translations_safely)((Addr)0x1000, ~(SizeT)0xfff, "memspy");
 }
 
-/* Called from an instrumented superblock that runs while OFF, just before
-   it leaves through an invalidation exit: every translation goes. */
+/* Makes the superblock that calls it discard every translation as it
+   leaves through an invalidation exit. */
 static void ms_discard_all(void)
 {
    ThreadId tid = VG_(get_running_tid)();
    ULong start = 0x1000, len = ~0xfffULL;
    VG_(set_shadow_regs_area)(tid, 0, offsetof(VexGuestAMD64State, guest_CMSTART), 8, (UChar*)&start);
    VG_(set_shadow_regs_area)(tid, 0, offsetof(VexGuestAMD64State, guest_CMLEN), 8, (UChar*)&len);
+}
+
+/* Called from an instrumented superblock whose kind the mode is not, or
+   which passed ms_until (reach: the references counted and those it may
+   make, in a gap), just before it leaves through an invalidation exit:
+   every translation goes. */
+static void ms_leave(ULong reach)
+{
+   if (clo_sample_period > 0)
+      sched_update(reach);
+   ms_discard_all();
 }
 
 /* ------------------------------------------------------------------ */
@@ -485,6 +668,7 @@ static void emit_block_record(ULong type, ULong name, Addr a, ULong size, const 
 {
    if (silenced || dropping)
       return;
+   flush_skip();
    ensure_room(3 + n);
    buf[buf_pos++] = (type << 60) | (name << 16) | (ULong)n;
    buf[buf_pos++] = a;
@@ -629,6 +813,7 @@ static void emit_mark(ULong mark, const HChar* name, Addr a, ULong size)
 {
    if (silenced || dropping)
       return;
+   flush_skip();
    ULong id = string_id(name);
    ensure_room(3);
    buf[buf_pos++] = (REC_MARK << 60) | (id << 16) | mark;
@@ -665,13 +850,15 @@ typedef struct {
 } Barrier;
 static VgHashTable* barriers;
 
-/* Writes a SYNC record, while recording only (a paused thread, one not
-   started yet or gone, makes none). */
+/* Writes a SYNC record, while recording or in a gap only (a paused thread,
+   one not started yet or gone, makes none). */
 static void emit_sync(ULong kind, Addr a, ULong arg, Addr pc)
 {
-   if (silenced || dropping || wanted_mode() != MODE_RECORD)
+   ULong m = wanted_mode();
+   if (silenced || dropping || (m != MODE_RECORD && m != MODE_GAP))
       return;
    note_thread();
+   flush_skip();
    ensure_room(4);
    buf[buf_pos++] = (REC_SYNC << 60) | kind;
    buf[buf_pos++] = a;
@@ -770,6 +957,8 @@ static Bool ms_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
    }
    note_thread();
    emit_mark(mark, nm, a, size);
+   if (mark == MEMSPY_MARK_SAMPLE_BEGIN || mark == MEMSPY_MARK_SAMPLE_END)
+      ts_step(mark == MEMSPY_MARK_SAMPLE_BEGIN);
    *ret = 1;   /* running under memspy */
    return True;
 }
@@ -778,13 +967,20 @@ static Bool ms_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
 /* Functions watched by name: --start-fn, --trace-fn, --alloc-fn       */
 /* ------------------------------------------------------------------ */
 
-static void push_pending(Addr sp, Int fn, ULong size)
+/* Remembers the entry of watched function fn with stack pointer sp; False
+   when it is the entry already remembered last: a superblock that ran
+   again after leaving at its start (a change of mode). */
+static Bool push_pending(Addr sp, Int fn, ULong size)
 {
    ThreadCalls* tc = &calls[cur_tid];
+   if (tc->n > 0 && tc->p[tc->n - 1].sp == sp && tc->p[tc->n - 1].fn == fn)
+      return False;
    if (tc->n == MAX_PENDING) {
       /* Entries that never returned (longjmp, a stack switch): drop the oldest. */
-      if (tc->p[0].fn < 0)
+      if (tc->p[0].fn == FN_TRACE)
          tc->in_trace_fn--;
+      if (tc->p[0].fn == FN_TIMESTEP)
+         tc->in_timestep_fn--;
       VG_(memmove)(&tc->p[0], &tc->p[1], (MAX_PENDING - 1) * sizeof(Pending));
       tc->n--;
       n_pending--;
@@ -797,15 +993,28 @@ static void push_pending(Addr sp, Int fn, ULong size)
    e->depth = 0;
    if (fn >= 0)
       e->depth = call_stack(cur_tid, e->stack, 1);
-   else
+   else if (fn == FN_TRACE)
       tc->in_trace_fn++;
+   else
+      tc->in_timestep_fn++;
+   return True;
 }
 
 /* At the entry of the --trace-fn function. */
 static void ms_trace_fn_enter(ULong sp)
 {
-   push_pending(sp, -1, 0);
+   push_pending(sp, FN_TRACE, 0);
    update_mode();
+}
+
+/* At the entry of the --timestep-fn function: an outermost entry begins a
+   timestep, as MEMSPY_SAMPLE_BEGIN() does. */
+static void ms_timestep_fn_enter(ULong sp)
+{
+   if (!push_pending(sp, FN_TIMESTEP, 0) || calls[cur_tid].in_timestep_fn > 1)
+      return;
+   emit_mark(MEMSPY_MARK_SAMPLE_BEGIN, NULL, 0, 0);
+   ts_step(True);
 }
 
 /* At the entry of --alloc-fn number fn: remember the size until it returns. */
@@ -823,9 +1032,14 @@ static void ms_return(ULong sp, ULong rax)
    while (tc->n > 0 && tc->p[tc->n - 1].sp < sp) {
       Pending* e = &tc->p[--tc->n];
       n_pending--;
-      if (e->fn < 0) {
+      if (e->fn == FN_TRACE) {
          tc->in_trace_fn--;
          changed = True;
+      } else if (e->fn == FN_TIMESTEP) {
+         if (--tc->in_timestep_fn == 0) {
+            emit_mark(MEMSPY_MARK_SAMPLE_END, NULL, 0, 0);
+            ts_step(False);
+         }
       } else if (e->sp + 8 == sp && rax != 0) {
          remember_block(rax, e->size);
          emit_block_record(REC_ALLOC, string_id(alloc_fns[e->fn].name), rax, e->size, e->stack, e->depth);
@@ -890,6 +1104,7 @@ static void ms_thread_exit(ThreadId tid)
    n_pending -= calls[tid].n;
    calls[tid].n = 0;
    calls[tid].in_trace_fn = 0;
+   calls[tid].in_timestep_fn = 0;
    lives[tid].state = THR_LIVE;   /* the id may be reused */
    lives[tid].creating = False;
 }
@@ -941,9 +1156,9 @@ static void add_entry(UInt kind, UInt size, Addr pc)
 }
 
 /* Records, for --max-events, how many events and words follow the header
-   of an execution of superblock id that leaves through each exit (the last
-   pair: its end). */
-static void remember_exits(ULong id)
+   of an execution of superblock id, of entries e[0..n), that leaves through
+   each exit (the last pair: its end). */
+static void remember_exits(ULong id, const Entry* e, Int n)
 {
    if (id >= cap_sb_first) {
       cap_sb_first = cap_sb_first ? 2 * cap_sb_first : 4096;
@@ -953,8 +1168,8 @@ static void remember_exits(ULong id)
    }
    sb_first[id] = n_exit_counts;
    UInt events = 0, words = 0;
-   for (Int k = 0; k <= n_ents; k++) {
-      UInt kind = k < n_ents ? (UInt)(ents[k].word & 0xff) : K_EXIT;
+   for (Int k = 0; k <= n; k++) {
+      UInt kind = k < n ? (UInt)(e[k].word & 0xff) : K_EXIT;
       if (kind == K_EXIT) {
          if (n_exit_counts == cap_exit_counts) {
             cap_exit_counts = cap_exit_counts ? 2 * cap_exit_counts : 4096;
@@ -1127,6 +1342,96 @@ static IRSB* start_fn_trigger(IRSB* sbIn, const VexGuestLayout* layout, Addr ent
    return sb;
 }
 
+/* Upper bound of the references a superblock makes (a gap counts them). */
+static ULong count_refs(IRSB* sb)
+{
+   ULong n = count_data(sb);
+   if (clo_ifetch)
+      for (Int i = 0; i < sb->stmts_used; i++)
+         n += sb->stmts[i]->tag == Ist_IMark;
+   return n;
+}
+
+/* Emits the count of a superblock's references into ms_refs: counted
+   (c0 plus n, masked by mask: all ones when counting, else 0), if guard
+   (NULL: always) holds, else c0 again (a later store counts them). Returns
+   the temp holding the count. */
+static IRTemp count_refs_ir(IRSB* sb, IRTemp c0, IRTemp mask, ULong n, IRExpr* guard)
+{
+   IRTemp add = assign(sb, Ity_I64, IRExpr_Binop(Iop_And64, u64(n), rd(mask)));
+   IRTemp c = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(c0), rd(add)));
+   IRTemp v = c;
+   if (guard != NULL)
+      v = assign(sb, Ity_I64, IRExpr_ITE(guard, rd(c), rd(c0)));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, u64((ULong)(Addr)&ms_refs), rd(v)));
+   return c;
+}
+
+/* Emits a flush of the buffer when fewer than `words` words are free, and
+   returns a temp holding the buffer position after it. */
+static IRTemp reserve(IRSB* sb, ULong words)
+{
+   IRTemp p0 = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
+   IRTemp full = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64(BUF_WORDS - words), rd(p0)));
+   IRDirty* d = unsafeIRDirty_0_N(0, "ms_flush", VG_(fnptr_to_fnentry)(&ms_flush), mkIRExprVec_0());
+   d->guard = rd(full);
+   d->mFx = Ifx_Modify;
+   d->mAddr = u64((ULong)(Addr)&buf_pos);
+   d->mSize = 8;
+   addStmtToIRSB(sb, IRStmt_Dirty(d));
+   return assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
+}
+
+/* Writes the DESCRIBE record of superblock id, of entries e[0..n). */
+static void describe(ULong id, const Entry* e, Int n)
+{
+   if (clo_max_events > 0)
+      remember_exits(id, e, n);
+   ensure_room(2 + 2 * (ULong)n);
+   buf[buf_pos++] = (REC_DESCRIBE << 60) | (id << 16);
+   buf[buf_pos++] = n;
+   for (Int k = 0; k < n; k++) {
+      buf[buf_pos++] = e[k].word;
+      buf[buf_pos++] = e[k].pc;
+   }
+}
+
+/* In a gap translation: emits the records of an atomic (one address word:
+   addr) or of the final call or return (target and stack pointer: addr,
+   sp), described as a superblock of that entry alone, after a SKIP record
+   of the references counted since the last one (cur: the count so far,
+   which the atomic's reference joins). They are written when counting
+   (rec), so that every event of a gap comes at its exact place. */
+static void gap_record(IRSB* sb, IRTemp rec, IRExpr* cur, UInt kind, UInt size, Addr pc,
+                       IRExpr* addr, IRExpr* sp)
+{
+   ULong id = next_sb_id++;
+   Entry e = { (ULong)kind | ((ULong)size << 8), pc };
+   describe(id, &e, 1);
+   ULong words = kind == K_ATOMIC ? 3 : 4;
+   IRTemp pos = reserve(sb, words);
+   IRTemp off3 = assign(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, rd(pos), IRExpr_Const(IRConst_U8(3))));
+   IRTemp start = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf)));
+   IRTemp base = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(start), rd(off3)));
+   IRTemp c = assign(sb, Ity_I64, cur);
+   IRTemp sb0 = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&skip_base)));
+   IRTemp n = assign(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, rd(c), rd(sb0)));
+   IRTemp skip = assign(sb, Ity_I64, IRExpr_Binop(Iop_Or64, u64(REC_SKIP << 60), rd(n)));
+   store_slot(sb, base, 0, rd(skip));
+   store_slot(sb, base, 1, u64((REC_EXEC << 60) | (id << 16)));
+   store_slot(sb, base, 2, addr);
+   IRTemp after = c;
+   if (kind == K_ATOMIC)
+      after = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(c), u64(1)));
+   else
+      store_slot(sb, base, 3, sp);
+   IRTemp nb = assign(sb, Ity_I64, IRExpr_ITE(rd(rec), rd(after), rd(sb0)));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, u64((ULong)(Addr)&skip_base), rd(nb)));
+   IRTemp adv = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(pos), u64(words)));
+   IRTemp np = assign(sb, Ity_I64, IRExpr_ITE(rd(rec), rd(adv), rd(pos)));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, u64((ULong)(Addr)&buf_pos), rd(np)));
+}
+
 static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                            const VexGuestLayout* layout,
                            const VexGuestExtents* vge,
@@ -1143,6 +1448,10 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          return start_fn_trigger(sbIn, layout, entry);
       return sbIn;
    }
+   /* A gap translation counts references instead of recording them; with
+      time sampling, recording ones count them too. */
+   Bool gap = IS_GAP(ms_mode);
+   Bool counts = gap || clo_sample_period > 0;
 
    IRSB* sb = deepCopyIRSBExceptStmts(sbIn);
    Int i = 0;
@@ -1151,10 +1460,15 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       addStmtToIRSB(sb, sbIn->stmts[i]);
 
    IRExpr* rsp = IRExpr_Get(offsetof(VexGuestAMD64State, guest_RSP), Ity_I64);
-   /* Functions watched by name are noticed at their entry. */
+   /* Functions watched by name are noticed at their entry (again if the
+      superblock leaves below and runs again: the helpers know). */
    if (is_entry_of(entry, clo_trace_fn)) {
       IRTemp sp = assign(sb, Ity_I64, rsp);
       call_helper(sb, "ms_trace_fn_enter", &ms_trace_fn_enter, mkIRExprVec_1(rd(sp)), NULL);
+   }
+   if (is_entry_of(entry, clo_timestep_fn)) {
+      IRTemp sp = assign(sb, Ity_I64, rsp);
+      call_helper(sb, "ms_timestep_fn_enter", &ms_timestep_fn_enter, mkIRExprVec_1(rd(sp)), NULL);
    }
    Int afn = alloc_fn_at(entry);
    if (afn >= 0) {
@@ -1169,30 +1483,54 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       fx_state(d, Ifx_Read, layout->offset_FP);
    }
 
-   /* While OFF, leave at once, discarding every translation. */
+   /* When the mode is not of this translation's kind (OFF, or a gap
+      beginning or ending), or time sampling passed ms_until, leave at
+      once, discarding every translation. */
    IRTemp mode = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&ms_mode)));
-   IRTemp off = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, rd(mode), u64(MODE_OFF)));
-   fx_discard(call_helper(sb, "ms_discard_all", &ms_discard_all, mkIRExprVec_0(), rd(off)));
-   addStmtToIRSB(sb, IRStmt_Exit(rd(off), Ijk_InvalICache, IRConst_U64(entry), layout->offset_IP));
-   IRTemp rec = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, rd(mode), u64(MODE_RECORD)));
+   IRTemp other;
+   if (gap) {
+      IRTemp kind = assign(sb, Ity_I64, IRExpr_Binop(Iop_And64, rd(mode), u64(~1ULL)));
+      other = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpNE64, rd(kind), u64(MODE_GAP)));
+   } else {
+      other = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64(MODE_PAUSED), rd(mode)));
+   }
+   IRTemp leave = other;
+   IRTemp c0 = IRTemp_INVALID;
+   IRExpr* reach = u64(0);
+   if (counts) {
+      c0 = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&ms_refs)));
+      if (clo_sample_period > 0) {
+         IRTemp r = c0;
+         if (gap)
+            r = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(c0), u64(count_refs(sbIn))));
+         IRTemp until = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&ms_until)));
+         IRTemp over = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, rd(until), rd(r)));
+         leave = assign(sb, Ity_I1, IRExpr_Binop(Iop_Or1, rd(other), rd(over)));
+         reach = rd(r);
+      }
+   }
+   fx_discard(call_helper(sb, "ms_leave", &ms_leave, mkIRExprVec_1(reach), rd(leave)));
+   addStmtToIRSB(sb, IRStmt_Exit(rd(leave), Ijk_InvalICache, IRConst_U64(entry), layout->offset_IP));
+   /* Recording (or counting, in a gap): not paused. */
+   IRTemp rec = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, rd(mode), u64(gap ? MODE_GAP : MODE_RECORD)));
+   IRTemp mask = IRTemp_INVALID;
+   if (counts) {
+      IRTemp one = assign(sb, Ity_I64, IRExpr_Unop(Iop_1Uto64, rd(rec)));
+      mask = assign(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, u64(0), rd(one)));
+   }
 
-   ULong id = next_sb_id++;
-   ULong max_words = 3 + count_data(sbIn);
+   ULong id = gap ? 0 : next_sb_id++;   /* a gap describes its records one by one */
    n_ents = 0;
 
-   /* Reserve room: flush first if the buffer is nearly full. */
-   IRTemp p0 = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
-   IRTemp full = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64(BUF_WORDS - max_words), rd(p0)));
-   IRDirty* d = unsafeIRDirty_0_N(0, "ms_flush", VG_(fnptr_to_fnentry)(&ms_flush), mkIRExprVec_0());
-   d->guard = rd(full);
-   d->mFx = Ifx_Modify;
-   d->mAddr = u64((ULong)(Addr)&buf_pos);
-   d->mSize = 8;
-   addStmtToIRSB(sb, IRStmt_Dirty(d));
-   IRTemp pos = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
-   IRTemp off3 = assign(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, rd(pos), IRExpr_Const(IRConst_U8(3))));
-   IRTemp start = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf)));
-   IRTemp base = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(start), rd(off3)));
+   /* Reserve room for the record: flush first if the buffer is nearly
+      full. */
+   IRTemp pos = IRTemp_INVALID, base = IRTemp_INVALID;
+   if (!gap) {
+      pos = reserve(sb, 3 + count_data(sbIn));
+      IRTemp off3 = assign(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, rd(pos), IRExpr_Const(IRConst_U8(3))));
+      IRTemp start = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf)));
+      base = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(start), rd(off3)));
+   }
 
    if (clo_no_stack && sbIn->tyenv->types_used > cap_stackish) {
       cap_stackish = 2 * sbIn->tyenv->types_used;
@@ -1200,6 +1538,7 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    }
 
    ULong n_data = 0;
+   ULong n_refs = 0;          /* references (events for the gate) so far */
    UInt  n_exit = 0;
    Addr  pc = 0;
    Int   last_read = -1;      /* entry of the last read of this instruction */
@@ -1214,8 +1553,10 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       switch (st->tag) {
       case Ist_IMark:
          pc = st->Ist.IMark.addr;
-         if (clo_ifetch)
+         if (clo_ifetch) {
             add_entry(K_IFETCH, st->Ist.IMark.len, pc);
+            n_refs++;
+         }
          last_read = -1;
          break;
       case Ist_WrTmp:
@@ -1269,7 +1610,10 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          break;
       }
       case Ist_Exit:
-         close_record(sb, base, pos, rec, id, n_exit, n_data);
+         if (!gap)
+            close_record(sb, base, pos, rec, id, n_exit, n_data);
+         if (counts)
+            count_refs_ir(sb, c0, mask, n_refs, st->Ist.Exit.guard);
          add_entry(K_EXIT, 0, pc);
          n_exit++;
          last_read = -1;
@@ -1286,8 +1630,15 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
             ents[last_read].word = K_MODIFY | ((ULong)size << 8);
             last_read = -1;
          } else {
+            if (gap && kind == K_ATOMIC) {
+               /* Its sync event and modify are delivered, at their place. */
+               IRTemp a = assign(sb, Ity_I64, IRExpr_Binop(Iop_And64, u64(n_refs), rd(mask)));
+               gap_record(sb, rec, IRExpr_Binop(Iop_Add64, rd(c0), rd(a)), K_ATOMIC, size, pc, addr, NULL);
+            }
             n_data++;
-            store_slot(sb, base, n_data, addr);
+            n_refs++;
+            if (!gap)
+               store_slot(sb, base, n_data, addr);
             add_entry(kind, size, pc);
             last_read = kind == K_READ ? n_ents - 1 : -1;
             last_read_addr = addr;
@@ -1296,6 +1647,10 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       addStmtToIRSB(sb, st);
    }
 
+   IRTemp count = IRTemp_INVALID;
+   if (counts)
+      count = count_refs_ir(sb, c0, mask, n_refs, NULL);
+
    /* A superblock that ends in a call or a return records where control
       goes and the stack pointer. */
    ULong n_words = n_data;
@@ -1303,14 +1658,17 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    IRTemp sp_end = IRTemp_INVALID;
    if (is_call || is_ret) {
       sp_end = assign(sb, Ity_I64, rsp);
-      if (clo_calls) {
+      if (clo_calls && !gap) {
          add_entry(is_call ? K_CALL : K_RETURN, 0, pc);
          store_slot(sb, base, n_words + 1, sbIn->next);
          store_slot(sb, base, n_words + 2, rd(sp_end));
          n_words += 2;
       }
+      if (clo_calls && gap)
+         gap_record(sb, rec, rd(count), is_call ? K_CALL : K_RETURN, 0, pc, sbIn->next, rd(sp_end));
    }
-   close_record(sb, base, pos, rec, id, n_exit, n_words);
+   if (!gap)
+      close_record(sb, base, pos, rec, id, n_exit, n_words);
    if (is_ret) {
       /* Watched functions that have not returned yet: see whether this
          return leaves them. */
@@ -1320,17 +1678,9 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       call_helper(sb, "ms_return", &ms_return, mkIRExprVec_2(rd(sp_end), rd(rax)), rd(any));
    }
 
-   if (clo_max_events > 0)
-      remember_exits(id);
-
    /* Describe the superblock before any execution of it. */
-   ensure_room(2 + 2 * (ULong)n_ents);
-   buf[buf_pos++] = (REC_DESCRIBE << 60) | (id << 16);
-   buf[buf_pos++] = n_ents;
-   for (Int k = 0; k < n_ents; k++) {
-      buf[buf_pos++] = ents[k].word;
-      buf[buf_pos++] = ents[k].pc;
-   }
+   if (!gap)
+      describe(id, ents, n_ents);
    return sb;
 }
 
@@ -1394,6 +1744,18 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
    else if VG_STR_CLO(arg, "--start-fn", clo_start_fn) {}
    else if VG_STR_CLO(arg, "--trace-fn", clo_trace_fn) {}
    else if VG_STR_CLO(arg, "--alloc-fn", s) { add_alloc_fn(s); }
+   else if VG_BINT_CLO(arg, "--sample-period", clo_sample_period, 1, (1LL << 62)) {}
+   else if VG_BINT_CLO(arg, "--sample-length", clo_sample_length, 1, (1LL << 62)) {}
+   else if VG_BINT_CLO(arg, "--sample-warmup", clo_sample_warmup, 0, (1LL << 62)) {}
+   else if VG_STR_CLO(arg, "--sample-seed", s) { clo_sample_seed = VG_(strtoull16)(s, NULL); }
+   else if VG_STR_CLO(arg, "--sample-jitter", s) {
+      ULong bits = VG_(strtoull16)(s, NULL);
+      VG_(memcpy)(&clo_sample_jitter, &bits, sizeof bits);
+      if (!(clo_sample_jitter >= 0 && clo_sample_jitter <= 1))
+         VG_(fmsg_bad_option)(arg, "the jitter (a double's bits in hex) must lie in [0, 1]\n");
+   }
+   else if VG_BINT_CLO(arg, "--sample-steps", clo_sample_steps, 1, 1000000000) {}
+   else if VG_STR_CLO(arg, "--timestep-fn", clo_timestep_fn) {}
    else
       return False;
    return True;
@@ -1416,6 +1778,14 @@ static void ms_print_usage(void)
 "    --trace-fn=NAME     trace only while function NAME is on the stack\n"
 "    --alloc-fn=NAME[:REG]  NAME is an allocator: size in REG (default rdi) at\n"
 "                        entry, the block's address in rax at return (repeatable)\n"
+"    --sample-period=N --sample-length=N [--sample-warmup=N --sample-jitter=HEX\n"
+"      --sample-seed=HEX]  time sampling: record sample k (references counted\n"
+"                        from the start, as memspy's sample.Schedule places it)\n"
+"                        only; the jitter is a double's bits, the seed in hex\n"
+"    --sample-steps=P    timestep sampling: record the timesteps taken (P parts per\n"
+"                        billion of them), nothing outside timesteps\n"
+"    --timestep-fn=NAME  a call of NAME is a timestep: write sample markers at its\n"
+"                        outermost entry and return\n"
    );
 }
 
@@ -1466,6 +1836,14 @@ static void ms_post_clo_init(void)
    mapped = VG_(HT_construct)("memspy.mapped");
    client_stopped = !clo_started;
    start_pending = clo_start_fn != NULL;
+   if (clo_sample_period > 0) {
+      if (clo_sample_length == 0 || clo_sample_length > clo_sample_period || clo_sample_steps > 0) {
+         VG_(fmsg)("memspy: --sample-period needs --sample-length of at most the period, and no --sample-steps\n");
+         VG_(exit)(1);
+      }
+      win = window(0);
+      time_rec = MIN_GAP > win.warm;
+   }
    t0_ms = VG_(read_millisecond_timer)();
 
    if (clo_ring_fd >= 0)
@@ -1483,6 +1861,7 @@ static void ms_post_clo_init(void)
 
 static void ms_fini(Int exitcode)
 {
+   flush_skip();   /* the references left out at the end */
    ms_flush();
    buf[0] = REC_END << 60;           /* Valgrind passes no exit code here */
    send_buf(1);

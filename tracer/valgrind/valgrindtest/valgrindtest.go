@@ -20,7 +20,7 @@ import (
 // Version is the stream version the builders write unless told otherwise:
 // the one memspy reads (valgrind.StreamVersion, which this package cannot
 // import).
-const Version = 5
+const Version = 6
 
 // Flags of the stream header.
 const (
@@ -51,6 +51,7 @@ const (
 	RecString   = 7
 	RecMap      = 8
 	RecSync     = 9
+	RecSkip     = 10
 	RecEnd      = 15
 )
 
@@ -161,6 +162,9 @@ func (s *Stream) Map(name, addr, size uint64) *Stream {
 func (s *Stream) Sync(kind int, addr, arg, pc uint64) *Stream {
 	return s.Word(RecSync<<60 | uint64(kind)&0xff).Word(addr).Word(arg).Word(pc)
 }
+
+// Skip appends a SKIP record: n memory references left out.
+func (s *Stream) Skip(n uint64) *Stream { return s.Word(RecSkip<<60 | n) }
 
 // End appends an END record.
 func (s *Stream) End(code int) *Stream { return s.Word(RecEnd<<60 | uint64(code&0xff)) }
