@@ -18,7 +18,6 @@ import (
 
 	"memspy/profile"
 	"memspy/report"
-	"memspy/sample"
 	"memspy/sim"
 	"memspy/trace"
 	"memspy/tracer/valgrind"
@@ -35,7 +34,6 @@ type runFlags struct {
 	noStack    bool
 	allocFns   []string
 	stackDepth int
-	sample     string
 }
 
 func newRunCmd() *cobra.Command {
@@ -90,7 +88,6 @@ $MEMSPY_VALGRIND names another valgrind.`,
 	fl.BoolVar(&f.noStack, "no-stack", false, "drop references through the stack pointer")
 	fl.StringArrayVar(&f.allocFns, "alloc-fn", nil, "treat function `NAME[:REG]` as an allocator: size in REG (rdi by default) at entry, block in rax at return (repeatable)")
 	fl.IntVar(&f.stackDepth, "stack-depth", 8, "call stack depth recorded for allocations (1..64)")
-	fl.StringVar(&f.sample, "sample", "", "let the tracer leave out what `SPEC` does not sample (ratio=0.1,length=500k or timesteps=2.5%[,timestep-fn=NAME])")
 	return cmd
 }
 
@@ -130,12 +127,6 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	}
 	for _, a := range f.allocFns {
 		if err := checkAllocFn(a); err != nil {
-			return err
-		}
-	}
-	var spec sample.Spec
-	if f.sample != "" {
-		if spec, err = sample.Parse(f.sample); err != nil {
 			return err
 		}
 	}
