@@ -31,6 +31,7 @@ type sampling struct {
 	// (no reference was dropped before the epoch began): then every
 	// outcome is known.
 	dropped, exact bool
+	vary           bool // the sampled sets change (Spec.Vary)
 	saved          saved
 	// counted is the number of references simulated and counted: those of
 	// the samples, in the sampled sets and on the sampled processors.
@@ -74,7 +75,7 @@ func (h *Hierarchy) newSampling() error {
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	h.samp = &sampling{gate: g, exact: true}
+	h.samp = &sampling{gate: g, exact: true, vary: spec.Vary}
 	for _, l := range h.levels {
 		l.fastLimit = 0
 		l.est = newEstimate(l, h.samp)
@@ -104,21 +105,14 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 				n = uint64(b.Size[i])
 			}
 			ph := g.Ref(n)
-			if ph == sample.On && (!g.SetIn(b.Addr[i]) || !g.ProcIn(h.cur.id)) {
-				ph = sample.Off
-			}
-			switch {
-			case ph != sample.Off:
-			case h.opt.SampleShadow:
-				ph = sample.Warm // simulated, not counted
-			case !g.SetIn(b.Addr[i]):
-				s.dropped = s.dropped || g.Spec().Vary
-				continue
-			case !g.ProcIn(h.cur.id):
-				continue
-			default:
-				s.dropped = true
-				continue
+			if ph == sample.Off || !g.SetIn(b.Addr[i]) || !g.ProcIn(h.cur.id) {
+				if !h.opt.SampleShadow {
+					// Left out in time, or outside sets that will change:
+					// the caches no longer hold what a full run would.
+					s.dropped = s.dropped || ph == sample.Off || s.vary && !g.SetIn(b.Addr[i])
+					continue
+				}
+				ph = sample.Warm // the shadow simulates it without counting
 			}
 			s.enter(h, ph)
 			if ph == sample.On {
