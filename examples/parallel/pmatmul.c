@@ -3,7 +3,10 @@
    first-touch placement homes them at its node), and packs each block of B
    into a buffer of its own before using it. B is shared, initialized by
    the main thread. The threads meet at a barrier between initialization
-   and the multiply.
+   and the multiply, and again before freeing their buffers: each buffer
+   fills whole pages of its own and none is freed (and reused by another
+   thread) while a thread still packs, so every page of a buffer is first
+   touched by its owner whatever the scheduling.
    usage: pmatmul [n] [block] */
 #include <pthread.h>
 #include <stdio.h>
@@ -13,7 +16,7 @@
 
 static long n = 128, bs = 32;
 static double *A, *B, *C;
-static pthread_barrier_t ready;
+static pthread_barrier_t ready, done;
 
 static void *work(void *arg)
 {
@@ -23,9 +26,10 @@ static void *work(void *arg)
 			A[i * n + j] = (double)(i + j) / n;
 			C[i * n + j] = 0;
 		}
-	double *pack = malloc(bs * bs * sizeof(double)); /* private: one block of B */
+	size_t pagebytes = (bs * bs * sizeof(double) + 4095) / 4096 * 4096;
+	double *pack = aligned_alloc(4096, pagebytes); /* private: one block of B */
 	if (pack == NULL)
-		return NULL;
+		exit(1); /* the other threads would wait at the barrier for ever */
 	pthread_barrier_wait(&ready);
 	for (long kk = 0; kk < n; kk += bs)
 		for (long jj = 0; jj < n; jj += bs) {
@@ -39,6 +43,7 @@ static void *work(void *arg)
 						C[i * n + jj + j] += a * pack[k * bs + j];
 				}
 		}
+	pthread_barrier_wait(&done);
 	free(pack);
 	return NULL;
 }
@@ -62,6 +67,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n * n; i++)
 		B[i] = (double)(i % 7);
 	pthread_barrier_init(&ready, NULL, THREADS);
+	pthread_barrier_init(&done, NULL, THREADS);
 	pthread_t th[THREADS];
 	for (long t = 0; t < THREADS; t++)
 		if (pthread_create(&th[t], NULL, work, (void *)t) != 0) {
