@@ -343,6 +343,18 @@ func (p *Profile) Cache(name string) (*CacheStats, bool) {
 	return nil, false
 }
 
+// MachineCache returns the description of the cache with the given name.
+func (p *Profile) MachineCache(name string) (*machine.Cache, bool) {
+	if p.Machine != nil {
+		for i := range p.Machine.Caches {
+			if p.Machine.Caches[i].Name == name {
+				return &p.Machine.Caches[i], true
+			}
+		}
+	}
+	return nil, false
+}
+
 // Merge adds q's counters to p. Both must describe the same machine (same
 // cache names in the same order); this is how profiles of disjoint shards
 // of one run combine. q's dumps follow p's: each keeps what its own shard

@@ -16,6 +16,29 @@ type Evaluation struct {
 	Focus string `json:"focus"`
 	// Ratio is the fraction of the references the sampled run counted.
 	Ratio float64 `json:"ratio"`
+	// MissRateEvaluation compares the focus cache's miss rates.
+	MissRateEvaluation
+	// Caches compares the miss rates of every cache of the machine.
+	Caches []CacheEvaluation `json:"caches"`
+	// PearsonObjects and PearsonFunctions correlate the memory time
+	// (stall cycles) per object and per function of the two runs (0
+	// without --where data).
+	PearsonObjects   float64 `json:"pearson_r_objects"`
+	PearsonFunctions float64 `json:"pearson_r_functions"`
+	// RankingFull and RankingSampled rank the objects by memory time;
+	// Reorderings are the pairs of objects above 2% of the full run's
+	// stall time that the sample ranks the other way round.
+	RankingFull    []Ranked     `json:"ranking_full"`
+	RankingSampled []Ranked     `json:"ranking_sampled"`
+	Reorderings    []Reordering `json:"reorderings"`
+	// ReorderedAbove10 says whether a reordering involves two objects each
+	// above 10% of the stall time (the accuracy target).
+	ReorderedAbove10 bool `json:"reordered_above_10pct"`
+}
+
+// MissRateEvaluation compares one cache's estimated miss rate with the
+// truth.
+type MissRateEvaluation struct {
 	// TrueMissRate is the full run's; TrueMissRateInSamples the full
 	// run's over the references the sample counts.
 	TrueMissRate          float64 `json:"true_miss_rate"`
@@ -34,20 +57,13 @@ type Evaluation struct {
 	RelativeError       float64 `json:"relative_error"`
 	BoundsHold          bool    `json:"bounds_hold"`
 	BoundsHoldInSamples bool    `json:"bounds_hold_in_samples"`
-	// PearsonObjects and PearsonFunctions correlate the memory time
-	// (stall cycles) per object and per function of the two runs (0
-	// without --where data).
-	PearsonObjects   float64 `json:"pearson_r_objects"`
-	PearsonFunctions float64 `json:"pearson_r_functions"`
-	// RankingFull and RankingSampled rank the objects by memory time;
-	// Reorderings are the pairs of objects above 2% of the full run's
-	// stall time that the sample ranks the other way round.
-	RankingFull    []Ranked     `json:"ranking_full"`
-	RankingSampled []Ranked     `json:"ranking_sampled"`
-	Reorderings    []Reordering `json:"reorderings"`
-	// ReorderedAbove10 says whether a reordering involves two objects each
-	// above 10% of the stall time (the accuracy target).
-	ReorderedAbove10 bool `json:"reordered_above_10pct"`
+}
+
+// CacheEvaluation is the MissRateEvaluation of one cache.
+type CacheEvaluation struct {
+	Cache string `json:"cache"`
+	Size  int64  `json:"size"` // bytes
+	MissRateEvaluation
 }
 
 // Ranked is an object in a ranking by memory time.
@@ -75,13 +91,38 @@ func Evaluate(full, sampled, shadow *Profile, focus string) Evaluation {
 	if s := sampled.Sampling; s != nil {
 		ev.Spec, ev.Ratio = s.Spec, s.Ratio()
 	}
-	if c, ok := full.Cache(focus); ok {
+	ev.MissRateEvaluation = evaluateMissRate(full, sampled, shadow, focus)
+	ev.Caches = []CacheEvaluation{}
+	for _, c := range sampled.Caches {
+		ce := CacheEvaluation{Cache: c.Name, MissRateEvaluation: evaluateMissRate(full, sampled, shadow, c.Name)}
+		if mc, ok := sampled.MachineCache(c.Name); ok {
+			ce.Size = mc.Size
+		}
+		ev.Caches = append(ev.Caches, ce)
+	}
+
+	fo, so := stallBy(full.Objects, func(o Object) (string, uint64) { return o.Name, o.StallCycles }),
+		stallBy(sampled.Objects, func(o Object) (string, uint64) { return o.Name, o.StallCycles })
+	ev.PearsonObjects = Pearson(fo, so)
+	ev.PearsonFunctions = Pearson(
+		stallBy(full.Functions, func(f Function) (string, uint64) { return f.Name, f.StallCycles }),
+		stallBy(sampled.Functions, func(f Function) (string, uint64) { return f.Name, f.StallCycles }))
+	ev.RankingFull, ev.RankingSampled = ranking(fo), ranking(so)
+	ev.Reorderings, ev.ReorderedAbove10 = reorderings(ev.RankingFull, so, 0.02, 0.10)
+	return ev
+}
+
+// evaluateMissRate compares the miss rate of the cache name in the three
+// runs of Evaluate.
+func evaluateMissRate(full, sampled, shadow *Profile, name string) MissRateEvaluation {
+	var ev MissRateEvaluation
+	if c, ok := full.Cache(name); ok {
 		ev.TrueMissRate = ratio(c.Misses, c.Accesses)
 	}
-	if c, ok := shadow.Cache(focus); ok {
+	if c, ok := shadow.Cache(name); ok {
 		ev.TrueMissRateInSamples = ratio(c.Misses, c.Accesses)
 	}
-	if c, ok := sampled.Cache(focus); ok && c.Sampled != nil && sampled.Sampling != nil {
+	if c, ok := sampled.Cache(name); ok && c.Sampled != nil && sampled.Sampling != nil {
 		ev.Mu = sampled.Sampling.MuOf(c.Sampled)
 		ev.EstimatedMissRate, ev.Lower, ev.Upper = c.Sampled.Estimate(ev.Mu)
 	}
@@ -93,14 +134,6 @@ func Evaluate(full, sampled, shadow *Profile, focus string) Evaluation {
 	ev.BoundsHold = ev.Lower-slack <= ev.TrueMissRate && ev.TrueMissRate <= ev.Upper+slack
 	ev.BoundsHoldInSamples = ev.Lower-slack <= ev.TrueMissRateInSamples && ev.TrueMissRateInSamples <= ev.Upper+slack
 
-	fo, so := stallBy(full.Objects, func(o Object) (string, uint64) { return o.Name, o.StallCycles }),
-		stallBy(sampled.Objects, func(o Object) (string, uint64) { return o.Name, o.StallCycles })
-	ev.PearsonObjects = Pearson(fo, so)
-	ev.PearsonFunctions = Pearson(
-		stallBy(full.Functions, func(f Function) (string, uint64) { return f.Name, f.StallCycles }),
-		stallBy(sampled.Functions, func(f Function) (string, uint64) { return f.Name, f.StallCycles }))
-	ev.RankingFull, ev.RankingSampled = ranking(fo), ranking(so)
-	ev.Reorderings, ev.ReorderedAbove10 = reorderings(ev.RankingFull, so, 0.02, 0.10)
 	return ev
 }
 
@@ -177,7 +210,7 @@ func ranking(m map[string]float64) []Ranked {
 // minShare that the sampled values order the other way round, and
 // whether one of them has both objects above bigShare.
 func reorderings(full []Ranked, sampled map[string]float64, minShare, bigShare float64) ([]Reordering, bool) {
-	var out []Reordering
+	out := []Reordering{} // [] rather than null in the JSON
 	big := false
 	for i, a := range full {
 		if a.Share < minShare {

@@ -20,11 +20,24 @@ func SampleEval(w io.Writer, ev *profile.Evaluation) error {
 	yes := map[bool]string{true: "yes", false: "NO"}
 	fmt.Fprintf(&b, "  true miss rate            %.4f%%\n", 100*ev.TrueMissRate)
 	fmt.Fprintf(&b, "  true, within the samples  %.4f%%\n", 100*ev.TrueMissRateInSamples)
-	fmt.Fprintf(&b, "  estimated (μ=%.3g)         %.4f%%  bounds %.4f%% to %.4f%%\n", ev.Mu, 100*ev.EstimatedMissRate, 100*ev.Lower, 100*ev.Upper)
+	fmt.Fprintf(&b, "  %-24s  %.4f%%  bounds %.4f%% to %.4f%%\n", fmt.Sprintf("estimated (μ=%.3g)", ev.Mu), 100*ev.EstimatedMissRate, 100*ev.Lower, 100*ev.Upper)
 	fmt.Fprintf(&b, "  error                     %.4f points, %.2f%% relative\n", 100*ev.AbsoluteError, 100*ev.RelativeError)
 	fmt.Fprintf(&b, "  bounds hold               %s overall, %s within the samples\n", yes[ev.BoundsHold], yes[ev.BoundsHoldInSamples])
 	if len(ev.RankingFull) > 0 {
 		fmt.Fprintf(&b, "  memory time pattern       r = %.4f over objects, %.4f over functions\n", ev.PearsonObjects, ev.PearsonFunctions)
+	}
+	if len(ev.Caches) > 1 {
+		b.WriteString("\nmiss rate by cache (true | within the samples | estimated [bounds])\n")
+		tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  cache\tsize\ttrue\tin samples\tμ\testimated\tbounds\trel. error\tbounds hold\t")
+		for _, c := range ev.Caches {
+			fmt.Fprintf(tw, "  %s\t%s\t%.4f%%\t%.4f%%\t%.3g\t%.4f%%\t[%.4f%%, %.4f%%]\t%.2f%%\t%s\t\n", c.Cache, Bytes(uint64(c.Size)),
+				100*c.TrueMissRate, 100*c.TrueMissRateInSamples, c.Mu, 100*c.EstimatedMissRate, 100*c.Lower, 100*c.Upper,
+				100*c.RelativeError, yes[c.BoundsHold])
+		}
+		tw.Flush()
+	}
+	if len(ev.RankingFull) > 0 {
 		b.WriteString("\nbottlenecks by stall time (full | sampled)\n")
 		tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  rank\tfull\tshare\tsampled\tshare\t")

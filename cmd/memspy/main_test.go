@@ -115,17 +115,29 @@ func TestScripts(t *testing.T) {
 				var ev profile.Evaluation
 				ts.Check(json.Unmarshal(data, &ev))
 				full, sampled := readProfile(ts, args[1]), readProfile(ts, args[2])
-				fc, ok1 := full.Cache(ev.Focus)
-				sc, ok2 := sampled.Cache(ev.Focus)
-				if !ok1 || !ok2 || sc.Sampled == nil {
-					ts.Fatalf("no sampled cache %q in %s and %s", ev.Focus, args[1], args[2])
+				// Every cache's evaluation, and the focus cache's at the
+				// top, must be what the two profiles give.
+				matches := func(name string, e profile.MissRateEvaluation) bool {
+					fc, ok1 := full.Cache(name)
+					sc, ok2 := sampled.Cache(name)
+					if !ok1 || !ok2 || sc.Sampled == nil {
+						ts.Fatalf("no sampled cache %q in %s and %s", name, args[1], args[2])
+					}
+					est, lo, hi := sc.Sampled.Estimate(sampled.Sampling.MuOf(sc.Sampled))
+					truth := float64(fc.Misses) / float64(fc.Accesses)
+					if e.TrueMissRate != truth || e.EstimatedMissRate != est || e.Lower != lo || e.Upper != hi {
+						ts.Logf("%s: evaluation %+v; from the profiles: truth %v, estimate %v [%v, %v]", name, e, truth, est, lo, hi)
+						return false
+					}
+					return true
 				}
-				est, lo, hi := sc.Sampled.Estimate(sampled.Sampling.MuOf(sc.Sampled))
-				truth := float64(fc.Misses) / float64(fc.Accesses)
-				same := ev.TrueMissRate == truth && ev.EstimatedMissRate == est && ev.Lower == lo && ev.Upper == hi &&
-					ev.Ratio == sampled.Sampling.Ratio()
+				same := matches(ev.Focus, ev.MissRateEvaluation) && ev.Ratio == sampled.Sampling.Ratio() &&
+					len(ev.Caches) == len(sampled.Caches)
+				for _, c := range ev.Caches {
+					same = matches(c.Cache, c.MissRateEvaluation) && same
+				}
 				if same == neg {
-					ts.Fatalf("evaluation %+v; from the profiles: truth %v, estimate %v [%v, %v], ratio %v", ev, truth, est, lo, hi, sampled.Sampling.Ratio())
+					ts.Fatalf("evaluation %+v against the profiles: ratio %v, %d caches", ev, sampled.Sampling.Ratio(), len(sampled.Caches))
 				}
 			},
 			// eventsdiff A B N: profile A has N more events than B.
