@@ -7,7 +7,7 @@ BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 PREFIX  ?= /usr/local
 
-.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-sample install clean check-go check-valgrind
+.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-sample eval-sample install clean check-go check-valgrind
 
 all: build
 
@@ -116,6 +116,10 @@ bench-numa: build
 # memspy run in full against time and timestep sampling (issue 6).
 bench-sample: build
 	BIN=$(BIN) ./scripts/bench-sample.sh
+
+# The accuracy of 10% time sampling on the examples (issue 6).
+eval-sample: build
+	BIN=$(BIN) ./scripts/eval-sample.sh
 
 # The cost of --where and of --where --miss-only on memspy run.
 bench-where: build

@@ -31,8 +31,9 @@ type Evaluation struct {
 	RankingFull    []Ranked     `json:"ranking_full"`
 	RankingSampled []Ranked     `json:"ranking_sampled"`
 	Reorderings    []Reordering `json:"reorderings"`
-	// ReorderedAbove10 says whether a reordering involves two objects each
-	// above 10% of the stall time (the accuracy target).
+	// ReorderedAbove10 says whether a reordering that is not a near tie
+	// involves two objects each above 10% of the stall time (the accuracy
+	// target).
 	ReorderedAbove10 bool `json:"reordered_above_10pct"`
 }
 
@@ -53,6 +54,19 @@ type MissRateEvaluation struct {
 	// miss rate; BoundsHold says whether the bounds contain it, and
 	// BoundsHoldInSamples whether they contain the true rate within the
 	// samples (what they bound).
+	// StdError is the estimate's standard error from the spread of the
+	// samples (0 with fewer than two); CILower and CIUpper its 95%
+	// confidence interval, and CIHolds whether it contains the true miss
+	// rate; WideLower and WideUpper widen the bounds by the sampling error
+	// (SampledCounts.Interval), and WideHolds says whether they contain
+	// it.
+	StdError            float64 `json:"std_error"`
+	CILower             float64 `json:"ci_lower"`
+	CIUpper             float64 `json:"ci_upper"`
+	CIHolds             bool    `json:"ci_holds"`
+	WideLower           float64 `json:"wide_lower"`
+	WideUpper           float64 `json:"wide_upper"`
+	WideHolds           bool    `json:"wide_holds"`
 	AbsoluteError       float64 `json:"absolute_error"`
 	RelativeError       float64 `json:"relative_error"`
 	BoundsHold          bool    `json:"bounds_hold"`
@@ -74,13 +88,20 @@ type Ranked struct {
 }
 
 // Reordering is a pair of objects that the sample ranks the other way
-// round: the full run puts Above above Below.
+// round: the full run puts Above above Below. Tie says that their stall
+// times in the full run differ by less than tieShare of the larger: a
+// near tie, which the sample may swap without misleading.
 type Reordering struct {
 	Above      string  `json:"above"`
 	Below      string  `json:"below"`
 	AboveShare float64 `json:"above_share"`
 	BelowShare float64 `json:"below_share"`
+	Tie        bool    `json:"tie"`
 }
+
+// tieShare is the relative difference of stall time below which two
+// objects are a near tie.
+const tieShare = 0.05
 
 // Evaluate compares the sampled profile with the full one over the focus
 // cache; shadow is the run that simulated every reference and counted
@@ -125,6 +146,12 @@ func evaluateMissRate(full, sampled, shadow *Profile, name string) MissRateEvalu
 	if c, ok := sampled.Cache(name); ok && c.Sampled != nil && sampled.Sampling != nil {
 		ev.Mu = sampled.Sampling.MuOf(c.Sampled)
 		ev.EstimatedMissRate, ev.Lower, ev.Upper = c.Sampled.Estimate(ev.Mu)
+		ev.CILower, ev.CIUpper, ev.WideLower, ev.WideUpper = ev.EstimatedMissRate, ev.EstimatedMissRate, ev.Lower, ev.Upper
+		f := sampled.Sampling.Ratio()
+		if se, _, ok := c.Sampled.SamplingError(ev.Mu, f); ok {
+			ev.StdError = se
+			ev.CILower, ev.CIUpper, ev.WideLower, ev.WideUpper, _ = c.Sampled.Interval(ev.Mu, f)
+		}
 	}
 	ev.AbsoluteError = math.Abs(ev.EstimatedMissRate - ev.TrueMissRate)
 	if ev.TrueMissRate > 0 {
@@ -133,6 +160,8 @@ func evaluateMissRate(full, sampled, shadow *Profile, name string) MissRateEvalu
 	const slack = 1e-12 // rounding
 	ev.BoundsHold = ev.Lower-slack <= ev.TrueMissRate && ev.TrueMissRate <= ev.Upper+slack
 	ev.BoundsHoldInSamples = ev.Lower-slack <= ev.TrueMissRateInSamples && ev.TrueMissRateInSamples <= ev.Upper+slack
+	ev.CIHolds = ev.CILower-slack <= ev.TrueMissRate && ev.TrueMissRate <= ev.CIUpper+slack
+	ev.WideHolds = ev.WideLower-slack <= ev.TrueMissRate && ev.TrueMissRate <= ev.WideUpper+slack
 
 	return ev
 }
@@ -208,7 +237,7 @@ func ranking(m map[string]float64) []Ranked {
 
 // reorderings returns the pairs among the full ranking's objects above
 // minShare that the sampled values order the other way round, and
-// whether one of them has both objects above bigShare.
+// whether one of them, not a near tie, has both objects above bigShare.
 func reorderings(full []Ranked, sampled map[string]float64, minShare, bigShare float64) ([]Reordering, bool) {
 	out := []Reordering{} // [] rather than null in the JSON
 	big := false
@@ -221,8 +250,9 @@ func reorderings(full []Ranked, sampled map[string]float64, minShare, bigShare f
 				break
 			}
 			if sampled[a.Name] < sampled[b.Name] {
-				out = append(out, Reordering{Above: a.Name, Below: b.Name, AboveShare: a.Share, BelowShare: b.Share})
-				big = big || b.Share >= bigShare
+				tie := a.Share-b.Share < tieShare*a.Share
+				out = append(out, Reordering{Above: a.Name, Below: b.Name, AboveShare: a.Share, BelowShare: b.Share, Tie: tie})
+				big = big || b.Share >= bigShare && !tie
 			}
 		}
 	}

@@ -77,9 +77,65 @@ func TestEvaluate(t *testing.T) {
 		t.Errorf("reorderings %+v, above 10%% %v", ev.Reorderings, ev.ReorderedAbove10)
 	}
 
+	// a and b within 5% of each other: a near tie, listed but not a
+	// reordering that misses the target.
+	full.Objects[1].StallCycles = 590
+	if ev := Evaluate(full, sampled, shadow, "L1"); len(ev.Reorderings) != 1 || !ev.Reorderings[0].Tie || ev.ReorderedAbove10 {
+		t.Errorf("near tie: reorderings %+v, above 10%% %v", ev.Reorderings, ev.ReorderedAbove10)
+	}
+
 	// Bounds that miss the truth say so.
 	shadow.Caches[0].Misses = 25
 	if ev := Evaluate(full, sampled, shadow, "L1"); ev.BoundsHoldInSamples || !ev.BoundsHold {
 		t.Errorf("true in samples 25%% outside [8%%, 20%%]: bounds hold %v, in samples %v", ev.BoundsHold, ev.BoundsHoldInSamples)
+	}
+}
+
+// TestSamplingError works the sampling error out by hand: three samples of
+// 100 references with 10, 20 and 30 known misses, a tenth of the run.
+func TestSamplingError(t *testing.T) {
+	var sp Spread
+	for _, k := range []uint64{10, 20, 30} {
+		sp.Add(100, k, 0)
+	}
+	c := &SampledCounts{KnownHits: 240, KnownMisses: 60, Spread: &sp}
+	// R = 0.2; Σ(m − R·n)² = 100 + 0 + 100; v = 0.9·200/(3·2·100²).
+	se, df, ok := c.SamplingError(0.5, 0.1)
+	if want := math.Sqrt(0.9 * 200 / (3 * 2 * 1e4)); !ok || df != 2 || math.Abs(se-want) > 1e-12 {
+		t.Fatalf("SamplingError = %v, %d, %v; want %v, 2, true", se, df, ok, want)
+	}
+	lo, hi, wlo, whi, ok := c.Interval(0.5, 0.1)
+	h := 4.303 * se // t for 2 degrees of freedom
+	if !ok || math.Abs(lo-0) > 1e-12 || math.Abs(hi-(0.2+h)) > 1e-12 || wlo != 0 || math.Abs(whi-(0.2+h)) > 1e-12 {
+		t.Errorf("Interval = %v %v %v %v %v; want 0, %v, 0, %v", lo, hi, wlo, whi, ok, 0.2+h, 0.2+h)
+	}
+
+	// Unknown references: each sample 100 references, 10 known misses
+	// and u = 0, 20, 40 unknown. μ = 0 gives no spread; μ = 1 the spread
+	// of 10, 30, 50 misses.
+	sp = Spread{}
+	for _, u := range []uint64{0, 20, 40} {
+		sp.Add(100, 10, u)
+	}
+	c = &SampledCounts{KnownMisses: 30, KnownHits: 210, UnknownMisses: 60, Spread: &sp}
+	// (The sums cancel in floating point: near 0, not exactly.)
+	if se, _, _ := c.SamplingError(0, 0); se > 1e-6 {
+		t.Errorf("μ=0: standard error %v, want 0", se)
+	}
+	se1, _, _ := c.SamplingError(1, 0)
+	if want := math.Sqrt(800.0 / (3 * 2 * 1e4)); math.Abs(se1-want) > 1e-12 {
+		t.Errorf("μ=1: standard error %v, want %v", se1, want)
+	}
+	_, _, wlo, whi, _ = c.Interval(0.5, 0)
+	if math.Abs(wlo-0.1) > 1e-6 || math.Abs(whi-(0.3+4.303*se1)) > 1e-12 {
+		t.Errorf("widened bounds %v to %v, want 0.1 to %v", wlo, whi, 0.3+4.303*se1)
+	}
+
+	// One sample: no sampling error.
+	if _, _, ok := (&SampledCounts{KnownMisses: 1, Spread: &Spread{Samples: 1}}).SamplingError(0.5, 0.1); ok {
+		t.Error("one sample: want no sampling error")
+	}
+	if TQuantile95(1) != 12.706 || TQuantile95(35) != 2.042 || TQuantile95(5000) != 1.962 {
+		t.Error("TQuantile95: wrong table")
 	}
 }

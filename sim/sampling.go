@@ -207,6 +207,12 @@ type estimate struct {
 	clock, start   uint64
 	fillAt, lastAt []uint64
 	live, dead     uint64
+
+	// spread sums the counts of the samples ended; inSample says whether
+	// a sample began, and at holds the counts at its beginning.
+	spread   profile.Spread
+	inSample bool
+	at       [3]uint64
 }
 
 // newEstimate returns the estimate of l.
@@ -219,8 +225,30 @@ func newEstimate(l *level, s *sampling) *estimate {
 	}
 }
 
-// begin starts a new epoch: no line is known.
-func (e *estimate) begin() { e.start = e.clock }
+// begin starts a new epoch: no line is known. The sample that ended adds
+// its counts to the spread.
+func (e *estimate) begin() {
+	e.start = e.clock
+	if e.inSample {
+		e.spread.Add(e.sampleCounts())
+	}
+	e.inSample = true
+	e.at = e.totals()
+}
+
+// totals returns the references, known misses and unknown references
+// counted so far.
+func (e *estimate) totals() [3]uint64 {
+	u := e.unknownHits + e.unknownMisses
+	return [3]uint64{e.knownHits + e.knownMisses + u, e.knownMisses, u}
+}
+
+// sampleCounts returns the references, known misses and unknown
+// references counted in the current sample.
+func (e *estimate) sampleCounts() (n, k, u uint64) {
+	t := e.totals()
+	return t[0] - e.at[0], t[1] - e.at[1], t[2] - e.at[2]
+}
 
 // stampSlot marks slot, holding line, as known in this epoch.
 func (e *estimate) stampSlot(slot int, line uint64) {
@@ -288,14 +316,21 @@ func (e *estimate) replaced(slot int) {
 func (e *estimate) resetStats() {
 	e.knownHits, e.knownMisses, e.unknownHits, e.unknownMisses = 0, 0, 0, 0
 	e.live, e.dead = 0, 0
+	e.spread, e.at = profile.Spread{}, [3]uint64{}
 }
 
 // counts returns the estimate's counters for the profile.
+// The sample under way, if any, is in the spread.
 func (e *estimate) counts() *profile.SampledCounts {
+	spread := e.spread
+	if e.inSample {
+		spread.Add(e.sampleCounts())
+	}
 	return &profile.SampledCounts{
 		KnownHits: e.knownHits, KnownMisses: e.knownMisses,
 		UnknownHits: e.unknownHits, UnknownMisses: e.unknownMisses,
 		LiveTime: e.live, DeadTime: e.dead,
+		Spread: &spread,
 	}
 }
 

@@ -50,8 +50,16 @@ func TestSampledWorked(t *testing.T) {
 	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
 	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.5,length=4")}, ev, 3)
 	want := profile.SampledCounts{KnownHits: 2, KnownMisses: 2, UnknownHits: 2, UnknownMisses: 2, LiveTime: 1, DeadTime: 1}
-	if got := *p.Caches[0].Sampled; got != want {
+	got := *p.Caches[0].Sampled
+	spread := got.Spread
+	got.Spread = nil
+	if got != want {
 		t.Errorf("sampled counts %+v, want %+v", got, want)
+	}
+	// Each sample: 4 references, 1 known miss, 2 unknown.
+	wantSpread := profile.Spread{Samples: 2, NN: 32, KK: 2, UU: 8, KN: 8, UN: 16, KU: 4}
+	if spread == nil || *spread != wantSpread {
+		t.Errorf("spread %+v, want %+v", spread, wantSpread)
 	}
 	if c := p.Caches[0]; c.Accesses != 8 || c.Misses != 4 {
 		t.Errorf("accesses %d misses %d, want 8 and 4", c.Accesses, c.Misses)
@@ -83,7 +91,7 @@ func TestSampledWarmup(t *testing.T) {
 	// by C: known), 5 C known miss, 6 A known miss, 7 A known hit.
 	want := profile.SampledCounts{KnownHits: 1, KnownMisses: 3}
 	got := *p.Caches[0].Sampled
-	got.LiveTime, got.DeadTime = 0, 0
+	got.LiveTime, got.DeadTime, got.Spread = 0, 0, nil
 	if got != want || p.Caches[0].Accesses != 4 || p.Caches[0].Misses != 3 {
 		t.Errorf("got %+v, %d accesses, %d misses; want %+v, 4, 3", got, p.Caches[0].Accesses, p.Caches[0].Misses, want)
 	}
