@@ -10,7 +10,8 @@
 # [0, 1]), the estimate's 95% interval from the spread of the samples, and
 # the bounds widened by that sampling error; then the Pearson
 # r of memory time over objects and functions and whether two objects above
-# 2% (">2%") or 10% (">10%") of the stall time changed places. Targets (issue 6): relative error
+# 2% (">2%") or 10% (">10%") of the stall time changed places ("tie": only
+# objects within 5% of each other did). Targets (issue 6): relative error
 # <= 5%, bounds holding, r >= 0.99, no such reordering.
 set -euo pipefail
 BIN=${BIN:-bin/memspy}
@@ -41,14 +42,18 @@ for prog in "jacobi 256 100" "spmv 200 100" "matmul 256" "matmul 256 32" "listwa
     # The cache rows of the text: name, size (two fields), true, in
     # samples, μ, estimate, relative error, then three intervals
     # ([lower, upper]: two fields) each with whether it holds.
-    big=0
-    if grep -q '"reordered_above_10pct": true' "$work/eval.json"; then big=1; fi
-    awk -v prog="$prog" -v spec="$spec" -v big="$big" '
+    reord=none
+    if grep -q '"reordered_above_10pct": true' "$work/eval.json"; then
+      reord=">10%"
+    elif grep -q '"tie": false' "$work/eval.json"; then
+      reord=">2%"
+    elif grep -q '"tie": true' "$work/eval.json"; then
+      reord=tie
+    fi
+    awk -v prog="$prog" -v spec="$spec" -v reord="$reord" '
       /memory time pattern/ { robj = $6; rfn = $9 }
-      /^REORDERED/ { reord = big ? ">10%" : ">2%" }
       /^ +L[0-9A-Z]+ +[0-9.]+ [KMG]?i?B / { n++; row[n] = sprintf("%-4s %9s %9s %8s %21s %4s %21s %4s %21s %4s", $1, $4, $7, $8, $9 " " $10, $11, $12 " " $13, $14, $15 " " $16, $17) }
       END {
-        if (reord == "") reord = "none"
         for (i = 1; i <= n; i++) {
           tail = (i == n) ? sprintf(" %7s %7s %5s", robj, rfn, reord) : ""
           printf "%-20s %-26s %s%s\n", prog, spec, row[i], tail
