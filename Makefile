@@ -107,7 +107,7 @@ bench: build
 
 # memspy run against cachegrind, the tracer against --tool=none (issue 3).
 bench-run: build
-	BIN=$(BIN) TOOLDIR=$(TOOLDIR) ./scripts/bench-run.sh
+	BIN=$(BIN) ./scripts/bench-run.sh
 
 # Protocol (FlashPoint) against full monitoring of NUMA misses (issue 5).
 bench-numa: build

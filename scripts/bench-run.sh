@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # make bench-run: wall time of `memspy run` against `valgrind --tool=cachegrind`
-# (same I1, D1 and LL), the tracer alone against `valgrind --tool=none`, and
-# native, on a 512x512 double matrix multiply and a linked-list walk, in one run.
+# (same I1, D1 and LL), the tracer alone (memspy run --drain: the tool fills
+# the ring as for memspy run, and memspy hands each chunk back undecoded)
+# against `valgrind --tool=none`, and native, on a 512x512 double matrix
+# multiply and a linked-list walk, in one run.
 # Targets (issue 3): memspy run / cachegrind <= 1.0, tracer / none <= 2.0.
 set -euo pipefail
 BIN=${BIN:-bin/memspy}
-TOOLDIR=${TOOLDIR:-bin/valgrind}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -g -o "$work/matmul" examples/c/matmul.c
@@ -23,7 +24,7 @@ for prog in "matmul 512" "listwalk 1000000 4"; do
   exe="$work/$1"; shift
   n=$(secs "$exe" "$@")
   none=$(secs valgrind --tool=none -q "$exe" "$@")
-  tracer=$(VALGRIND_LIB=$TOOLDIR secs valgrind --tool=memspy -q --out-fd=3 "$exe" "$@" 3>/dev/null)
+  tracer=$(secs "$BIN" run "${machine[@]}" --drain -- "$exe" "$@")
   cg=$(secs valgrind --tool=cachegrind -q --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 --cachegrind-out-file=/dev/null "$exe" "$@")
   ms=$(secs "$BIN" run "${machine[@]}" -- "$exe" "$@")
   printf '%-22s %9.2f %9.2f %9.2f %9.2f %9.2f %12.2f %12.2f\n' "$prog" "$n" "$none" "$tracer" "$cg" "$ms" \

@@ -34,6 +34,7 @@ type runFlags struct {
 	noStack    bool
 	allocFns   []string
 	stackDepth int
+	drain      bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -86,6 +87,8 @@ $MEMSPY_VALGRIND names another valgrind.`,
 	fl.DurationVar(&f.maxTime, "max-time", 0, "stop tracing after this `duration` (e.g. 30s; 0: no limit)")
 	fl.BoolVar(&f.stopped, "start-stopped", false, "start with tracing stopped, until the program calls MEMSPY_START_TRACING()")
 	fl.BoolVar(&f.noStack, "no-stack", false, "drop references through the stack pointer")
+	fl.BoolVar(&f.drain, "drain", false, "hand the tool's stream back undecoded and simulate nothing: the cost of tracing alone (for memspy developers, make bench-run)")
+	fl.MarkHidden("drain")
 	fl.StringArrayVar(&f.allocFns, "alloc-fn", nil, "treat function `NAME[:REG]` as an allocator: size in REG (rdi by default) at entry, block in rax at return (repeatable)")
 	fl.IntVar(&f.stackDepth, "stack-depth", 8, "call stack depth recorded for allocations (1..64)")
 	return cmd
@@ -168,6 +171,9 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		}
 	}()
 
+	if f.drain {
+		return drainRun(cmd, prog, run)
+	}
 	if rec == nil && f.skipRefs == 0 && f.maxRefs == 0 {
 		// Only the engine sees the events: fold fetches into runs where
 		// that changes no result (a window counts references one by one,
@@ -364,4 +370,20 @@ func commandLine(argv []string) string {
 		}
 	}
 	return strings.Join(q, " ")
+}
+
+// drainRun passes over the stream of run undecoded (--drain), says how
+// much there was and how long it took, and exits as the program did.
+func drainRun(cmd *cobra.Command, prog string, run *valgrind.Run) error {
+	start := time.Now()
+	n, err := run.Reader().Drain()
+	status, waitErr := run.Wait()
+	fmt.Fprintf(cmd.ErrOrStderr(), "memspy: drained %s bytes of %s's stream in %.3f s\n", report.Count(uint64(n)), prog, time.Since(start).Seconds())
+	if err = errors.Join(err, waitErr); err != nil {
+		return &exitError{code: max(1, status.ShellCode()), err: err}
+	}
+	if code := status.ShellCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }

@@ -1397,3 +1397,20 @@ func readRing(t *testing.T, chunks [][]byte) ([]ev, error) {
 	}
 	return evs, err
 }
+
+// Drain passes over every byte after the header, and reports a bad header
+// and a failing read.
+func TestStreamDrain(t *testing.T) {
+	data, _ := sampleStream()
+	n, err := NewStreamReader(bytes.NewReader(data)).Drain()
+	if err != nil || n != int64(len(data)-headerLen) {
+		t.Errorf("Drain = %d, %v; want %d, nil", n, err, len(data)-headerLen)
+	}
+	if _, err := NewStreamReader(bytes.NewReader([]byte("not a stream at all, not a stream at all"))).Drain(); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("bad magic: %v, want ErrCorrupt", err)
+	}
+	r := NewStreamReader(io.MultiReader(bytes.NewReader(data[:200]), iotest.ErrReader(errors.New("boom"))))
+	if n, err := r.Drain(); err == nil || err.Error() != "boom" || n != 200-headerLen {
+		t.Errorf("failing read: %d, %v; want %d, boom", n, err, 200-headerLen)
+	}
+}
