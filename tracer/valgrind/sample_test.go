@@ -376,7 +376,11 @@ func TestToolSampleSync(t *testing.T) {
 		if c["atomic"] >= p.threads*p.m {
 			c["atomic"] = p.threads * p.m
 		}
+		// Locks: the C library's own (the loader's, at thread set-up and
+		// exit) vary with the interleaving, acquires and releases alike
+		// (410 and 411 releases seen in two runs).
 		delete(c, "acquire")
+		delete(c, "release")
 		delete(c, "cond-wait")
 		delete(c, "cond-wake")
 		return c
