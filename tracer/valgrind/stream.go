@@ -403,10 +403,21 @@ func (s *StreamReader) moreRing(need int) error {
 // bytes it passed over: what tracing costs with a reader that costs
 // nothing (memspy run --drain, make bench-run). The stream's end is the
 // end of its data, not an END record, which Drain does not look for.
+//
+// On an error other than the end it stops the tool as Read does (which
+// would otherwise wait for ever for its chunks to come back).
 func (s *StreamReader) Drain() (int64, error) {
+	fail := func(err error) error {
+		if s.onFatal != nil {
+			f := s.onFatal
+			s.onFatal = nil
+			f()
+		}
+		return err
+	}
 	if !s.header {
 		if err := s.readHeader(); err != nil {
-			return 0, err
+			return 0, fail(err)
 		}
 	}
 	start := s.off()
@@ -417,7 +428,7 @@ func (s *StreamReader) Drain() (int64, error) {
 			if err == io.EOF {
 				return s.off() - start, nil
 			}
-			return s.off() - start, err
+			return s.off() - start, fail(err)
 		}
 	}
 }

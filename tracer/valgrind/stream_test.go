@@ -1406,8 +1406,11 @@ func TestStreamDrain(t *testing.T) {
 	if err != nil || n != int64(len(data)-headerLen) {
 		t.Errorf("Drain = %d, %v; want %d, nil", n, err, len(data)-headerLen)
 	}
-	if _, err := NewStreamReader(bytes.NewReader([]byte("not a stream at all, not a stream at all"))).Drain(); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("bad magic: %v, want ErrCorrupt", err)
+	bad := NewStreamReader(bytes.NewReader([]byte("not a stream at all, not a stream at all")))
+	stopped := false
+	bad.onFatal = func() { stopped = true }
+	if _, err := bad.Drain(); !errors.Is(err, ErrCorrupt) || !stopped {
+		t.Errorf("bad magic: %v, tool stopped %v; want ErrCorrupt, stopped", err, stopped)
 	}
 	r := NewStreamReader(io.MultiReader(bytes.NewReader(data[:200]), iotest.ErrReader(errors.New("boom"))))
 	if n, err := r.Drain(); err == nil || err.Error() != "boom" || n != 200-headerLen {
