@@ -54,23 +54,24 @@ type MissRateEvaluation struct {
 	// miss rate; BoundsHold says whether the bounds contain it, and
 	// BoundsHoldInSamples whether they contain the true rate within the
 	// samples (what they bound).
-	// StdError is the estimate's standard error from the spread of the
-	// samples (0 with fewer than two); CILower and CIUpper its 95%
-	// confidence interval, and CIHolds whether it contains the true miss
-	// rate; WideLower and WideUpper widen the bounds by the sampling error
-	// (SampledCounts.Interval), and WideHolds says whether they contain
-	// it.
-	StdError            float64 `json:"std_error"`
-	CILower             float64 `json:"ci_lower"`
-	CIUpper             float64 `json:"ci_upper"`
-	CIHolds             bool    `json:"ci_holds"`
-	WideLower           float64 `json:"wide_lower"`
-	WideUpper           float64 `json:"wide_upper"`
-	WideHolds           bool    `json:"wide_holds"`
 	AbsoluteError       float64 `json:"absolute_error"`
 	RelativeError       float64 `json:"relative_error"`
 	BoundsHold          bool    `json:"bounds_hold"`
 	BoundsHoldInSamples bool    `json:"bounds_hold_in_samples"`
+	// StdError is the estimate's standard error from the spread of the
+	// samples; CILower and CIUpper its 95% confidence interval, and
+	// CIHolds whether it contains the true miss rate; WideLower and
+	// WideUpper widen the bounds by the sampling error
+	// (SampledCounts.Interval), and WideHolds says whether they contain
+	// it. With fewer than two samples there is no sampling error: it is 0,
+	// the interval is the estimate and the widened bounds are the bounds.
+	StdError  float64 `json:"std_error"`
+	CILower   float64 `json:"ci_lower"`
+	CIUpper   float64 `json:"ci_upper"`
+	CIHolds   bool    `json:"ci_holds"`
+	WideLower float64 `json:"wide_lower"`
+	WideUpper float64 `json:"wide_upper"`
+	WideHolds bool    `json:"wide_holds"`
 }
 
 // CacheEvaluation is the MissRateEvaluation of one cache.
