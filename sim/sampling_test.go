@@ -163,27 +163,9 @@ func TestSampledBoundsLRU(t *testing.T) {
 		spec := mustSpec(t, []string{"ratio=0.2,length=17", "ratio=0.1,length=30,jitter=0.5,seed=9", "ratio=0.3,length=11,warmup=4"}[seed%3])
 		p := engineProfile(t, m, sim.Options{Sample: spec}, ev, seed)
 		// The truth: each reference's outcome in a full simulation, summed
-		// over the references a gate like the engine's counts.
-		h, err := sim.New(m, sim.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := sample.NewGate(spec, 0, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var trueMiss, counted uint64
-		b := trace.NewBatch(1)
-		for _, e := range ev {
-			before := h.Profile().Caches[0].Misses
-			b.Reset()
-			b.Append(e.Kind, e.Addr, e.Size, 0, 0)
-			h.Process(b)
-			if g.Ref(1) == sample.On {
-				counted++
-				trueMiss += h.Profile().Caches[0].Misses - before
-			}
-		}
+		// over the references a gate like the engine's counts (one L1
+		// access each).
+		counted, trueMiss := countedTruth(t, m, spec, ev)
 		s := p.Caches[0].Sampled
 		if counted != p.Caches[0].Accesses {
 			t.Fatalf("seed %d: %d counted references, the sampled run has %d accesses", seed, counted, p.Caches[0].Accesses)
@@ -238,29 +220,37 @@ func TestSampleShadow(t *testing.T) {
 		}
 		spec := mustSpec(t, []string{"ratio=0.2,length=23,jitter=0.7,seed=4", "sets=1/2,seed=7", "sets=1/4,vary,length=40"}[seed%3])
 		p := engineProfile(t, m, sim.Options{Sample: spec, SampleShadow: true}, ev, seed)
-		h, err := sim.New(m, sim.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := sample.NewGate(spec, 0, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var acc, miss uint64
-		b := trace.NewBatch(1)
-		for _, e := range ev {
-			before := h.Profile().Caches[0]
-			b.Reset()
-			b.Append(e.Kind, e.Addr, e.Size, 0, 0)
-			h.Process(b)
-			if g.Ref(1) == sample.On && g.SetIn(e.Addr) {
-				after := h.Profile().Caches[0]
-				acc += after.Accesses - before.Accesses
-				miss += after.Misses - before.Misses
-			}
-		}
+		acc, miss := countedTruth(t, m, spec, ev)
 		if c := p.Caches[0]; c.Accesses != acc || c.Misses != miss || c.Sampled.Unknown() != 0 {
 			t.Fatalf("seed %d (%s): shadow L1 %d accesses %d misses %+v, want %d and %d, all known", seed, spec, c.Accesses, c.Misses, c.Sampled, acc, miss)
 		}
 	}
+}
+
+// countedTruth simulates ev fully, reference by reference, and sums the
+// L1 accesses and misses of the references that a gate of spec counts
+// (in a sample and in the sampled sets).
+func countedTruth(t *testing.T, m *machine.Machine, spec sample.Spec, ev []refEvent) (acc, miss uint64) {
+	t.Helper()
+	h, err := sim.New(m, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := sample.NewGate(spec, 0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := trace.NewBatch(1)
+	for _, e := range ev {
+		before := h.Profile().Caches[0]
+		b.Reset()
+		b.Append(e.Kind, e.Addr, e.Size, 0, 0)
+		h.Process(b)
+		if g.Ref(1) == sample.On && g.SetIn(e.Addr) {
+			after := h.Profile().Caches[0]
+			acc += after.Accesses - before.Accesses
+			miss += after.Misses - before.Misses
+		}
+	}
+	return acc, miss
 }
