@@ -1432,6 +1432,29 @@ static void gap_record(IRSB* sb, IRTemp rec, IRExpr* cur, UInt kind, UInt size, 
    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, u64((ULong)(Addr)&buf_pos), rd(np)));
 }
 
+/* The guest addresses that Valgrind redirects (functions the preload wraps
+   or replaces), from the translations made for them. A translation of such
+   an address from the address itself is a no-redirect one: a wrapper
+   calling the original function (CALL_FN_*). */
+static VgHashTable* redirected;
+
+/* Whether the translation asked for by closure is a no-redirect one. Such
+   a translation cannot leave to be made again: Valgrind would run its
+   address redirected, into the wrapper, which would then run twice (and
+   report its synchronization twice). */
+static Bool is_noredir(const VgCallbackClosure* closure)
+{
+   if (closure->readdr != closure->nraddr) {
+      if (VG_(HT_lookup)(redirected, closure->nraddr) == NULL) {
+         VgHashNode* n = VG_(malloc)("memspy.redirected", sizeof(VgHashNode));
+         n->key = closure->nraddr;
+         VG_(HT_add_node)(redirected, n);
+      }
+      return False;
+   }
+   return VG_(HT_lookup)(redirected, closure->nraddr) != NULL;
+}
+
 static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                            const VexGuestLayout* layout,
                            const VexGuestExtents* vge,
@@ -1441,6 +1464,7 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
       VG_(tool_panic)("memspy: only 64-bit guests are supported");
    Addr entry = vge->base[0];
+   Bool noredir = is_noredir(closure);   /* in every mode: it learns the redirections */
    /* Objects are reported before any code in them runs, in every mode. */
    report_maps();
    if (ms_mode == MODE_OFF) {
@@ -1509,8 +1533,13 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          reach = rd(r);
       }
    }
-   fx_discard(call_helper(sb, "ms_leave", &ms_leave, mkIRExprVec_1(reach), rd(leave)));
-   addStmtToIRSB(sb, IRStmt_Exit(rd(leave), Ijk_InvalICache, IRConst_U64(entry), layout->offset_IP));
+   if (!noredir) {
+      fx_discard(call_helper(sb, "ms_leave", &ms_leave, mkIRExprVec_1(reach), rd(leave)));
+      addStmtToIRSB(sb, IRStmt_Exit(rd(leave), Ijk_InvalICache, IRConst_U64(entry), layout->offset_IP));
+   }
+   /* A no-redirect translation runs on when the mode is not its kind: it
+      records (or counts) nothing then, and the superblocks after it
+      leave. */
    /* Recording (or counting, in a gap): not paused. */
    IRTemp rec = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, rd(mode), u64(gap ? MODE_GAP : MODE_RECORD)));
    IRTemp mask = IRTemp_INVALID;
@@ -1834,6 +1863,7 @@ static void ms_post_clo_init(void)
    strings = VG_(HT_construct)("memspy.strings");
    blocks = VG_(HT_construct)("memspy.blocks");
    mapped = VG_(HT_construct)("memspy.mapped");
+   redirected = VG_(HT_construct)("memspy.redirected");
    client_stopped = !clo_started;
    start_pending = clo_start_fn != NULL;
    if (clo_sample_period > 0) {
