@@ -3,7 +3,7 @@
 # (same I1, D1 and LL), the tracer alone (memspy run --drain: the tool fills
 # the ring as for memspy run, and memspy hands each chunk back undecoded)
 # against `valgrind --tool=none`, and native, on a 512x512 double matrix
-# multiply and a linked-list walk, in one run.
+# multiply and a linked-list walk, in one run, each the best of 3.
 # Targets (issue 3): memspy run / cachegrind <= 1.0, tracer / none <= 2.0.
 set -euo pipefail
 BIN=${BIN:-bin/memspy}
@@ -22,11 +22,11 @@ printf '%-22s %9s %9s %9s %9s %9s %12s %12s\n' program native none tracer cacheg
 for prog in "matmul 512" "listwalk 1000000 4"; do
   set -- $prog
   exe="$work/$1"; shift
-  n=$(secs "$exe" "$@")
-  none=$(secs valgrind --tool=none -q "$exe" "$@")
-  tracer=$(secs "$BIN" run "${machine[@]}" --drain -- "$exe" "$@")
-  cg=$(secs valgrind --tool=cachegrind -q --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 --cachegrind-out-file=/dev/null "$exe" "$@")
-  ms=$(secs "$BIN" run "${machine[@]}" -- "$exe" "$@")
+  n=$(best 3 "$exe" "$@")
+  none=$(best 3 valgrind --tool=none -q "$exe" "$@")
+  tracer=$(best 3 "$BIN" run "${machine[@]}" --drain -- "$exe" "$@")
+  cg=$(best 3 valgrind --tool=cachegrind -q --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 --cachegrind-out-file=/dev/null "$exe" "$@")
+  ms=$(best 3 "$BIN" run "${machine[@]}" -- "$exe" "$@")
   printf '%-22s %9.2f %9.2f %9.2f %9.2f %9.2f %12.2f %12.2f\n' "$prog" "$n" "$none" "$tracer" "$cg" "$ms" \
     "$(awk -v a="$tracer" -v b="$none" 'BEGIN{print a/b}')" "$(awk -v a="$ms" -v b="$cg" 'BEGIN{print a/b}')"
 done

@@ -237,7 +237,7 @@ type Run struct {
 
 // Start starts prog with args under memspy's Valgrind tool:
 //
-//	valgrind --tool=memspy -q --out-fd=3 --free-fd=4 --ring-fd=5 [--ifetch=yes] TOOLARGS -- PROG ARGS
+//	valgrind --tool=memspy -q --vex-iropt-unroll-thresh=400 --out-fd=3 --free-fd=4 --ring-fd=5 [--ifetch=yes] TOOLARGS -- PROG ARGS
 //
 // with VALGRIND_LIB=opt.ValgrindLib, the write end of a pipe as file
 // descriptor 3, and the ring the stream's data comes through (a shared
@@ -279,7 +279,12 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 		return nil, err
 	}
 
-	argv := append([]string{"--tool=memspy", "-q", "--out-fd=3", "--free-fd=4", "--ring-fd=5"}, opt.toolArgs()...)
+	// Valgrind unrolls small loops into longer superblocks up to a size
+	// (120 IR statements by default, 400 at most). The tool's work and
+	// the stream's size go by superblock executions more than by
+	// references, so memspy asks for the most: on matmul 512 memspy run
+	// took 2.78 s instead of 3.04 s, cachegrind 2.54 s either way.
+	argv := append([]string{"--tool=memspy", "-q", "--vex-iropt-unroll-thresh=400", "--out-fd=3", "--free-fd=4", "--ring-fd=5"}, opt.toolArgs()...)
 	argv = append(argv, "--", prog)
 	argv = append(argv, args...)
 

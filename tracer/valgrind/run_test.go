@@ -141,7 +141,7 @@ func TestFakeRun(t *testing.T) {
 			t.Errorf("the program's output is %q", out.String())
 		}
 		args, _ := os.ReadFile(argsFile)
-		if strings.Contains(string(args), "--ifetch=yes") != ifetch || !strings.Contains(string(args), "-q\n--out-fd=3\n") ||
+		if strings.Contains(string(args), "--ifetch=yes") != ifetch || !strings.Contains(string(args), "-q\n--vex-iropt-unroll-thresh=400\n--out-fd=3\n") ||
 			!strings.HasSuffix(string(args), "--\nsh\n-c\ncat; exit 3\n") {
 			t.Errorf("valgrind's arguments:\n%s", args)
 		}
