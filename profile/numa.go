@@ -98,14 +98,8 @@ func (n *Numa) merge(q *Numa) {
 }
 
 func mergeNumaEntries(a, b []NumaEntry) []NumaEntry {
-	for _, e := range b {
-		i := slices.IndexFunc(a, func(x NumaEntry) bool { return x.Function == e.Function && x.Name == e.Name })
-		if i < 0 {
-			a = append(a, e)
-			continue
-		}
-		a[i].NumaStats.Add(&e.NumaStats)
-	}
+	mergeBy(&a, b, func(x, y *NumaEntry) bool { return x.Function == y.Function && x.Name == y.Name },
+		func(into, from *NumaEntry) { into.NumaStats.Add(&from.NumaStats) })
 	slices.SortStableFunc(a, func(x, y NumaEntry) int { return cmp.Compare(y.Cycles, x.Cycles) })
 	return a
 }

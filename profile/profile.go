@@ -260,30 +260,20 @@ type SyncObject struct {
 // mergeThreads adds q's threads and synchronization objects to p's: those
 // of one thread (one object) add up, and a thread's clock spans both.
 func (p *Profile) mergeThreads(q *Profile) {
-	for _, b := range q.Threads {
-		i := slices.IndexFunc(p.Threads, func(a ThreadStats) bool { return a.Thread == b.Thread })
-		if i < 0 {
-			p.Threads = append(p.Threads, b)
-			continue
-		}
-		a := &p.Threads[i]
-		a.Events += b.Events
-		a.ComputeCycles += b.ComputeCycles
-		a.StallCycles += b.StallCycles
-		a.SyncCycles += b.SyncCycles
-		a.Start, a.End = min(a.Start, b.Start), max(a.End, b.End)
-	}
-	for _, b := range q.Sync {
-		i := slices.IndexFunc(p.Sync, func(a SyncObject) bool { return a.Kind == b.Kind && a.Name == b.Name })
-		if i < 0 {
-			p.Sync = append(p.Sync, b)
-			continue
-		}
-		a := &p.Sync[i]
-		a.Operations += b.Operations
-		a.Waits += b.Waits
-		a.WaitCycles += b.WaitCycles
-	}
+	mergeBy(&p.Threads, q.Threads, func(a, b *ThreadStats) bool { return a.Thread == b.Thread },
+		func(a, b *ThreadStats) {
+			a.Events += b.Events
+			a.ComputeCycles += b.ComputeCycles
+			a.StallCycles += b.StallCycles
+			a.SyncCycles += b.SyncCycles
+			a.Start, a.End = min(a.Start, b.Start), max(a.End, b.End)
+		})
+	mergeBy(&p.Sync, q.Sync, func(a, b *SyncObject) bool { return a.Kind == b.Kind && a.Name == b.Name },
+		func(a, b *SyncObject) {
+			a.Operations += b.Operations
+			a.Waits += b.Waits
+			a.WaitCycles += b.WaitCycles
+		})
 	SortSync(p.Sync)
 }
 

@@ -32,15 +32,11 @@ const (
 // AddSharing adds the counts of b to *s by object and processor (in no
 // particular order: TrimSharing sorts them).
 func AddSharing(s *[]Sharing, b []Sharing) {
-	for _, x := range b {
-		i := slices.IndexFunc(*s, func(y Sharing) bool { return y.Object == x.Object && y.Processor == x.Processor })
-		if i < 0 {
-			*s = append(*s, x)
-			continue
-		}
-		(*s)[i].Lines += x.Lines
-		(*s)[i].FalseSharing += x.FalseSharing
-	}
+	mergeBy(s, b, func(x, y *Sharing) bool { return x.Object == y.Object && x.Processor == y.Processor },
+		func(into, from *Sharing) {
+			into.Lines += from.Lines
+			into.FalseSharing += from.FalseSharing
+		})
 }
 
 // SortSharing sorts sharing counts most lines first, then by object and
@@ -109,17 +105,12 @@ func sameWrite(a, b SharingWrite) bool {
 // AddSharingWrites adds the counts of b to *s by processor and place, most
 // copies first, keeping at most MaxSharingWrites.
 func AddSharingWrites(s *[]SharingWrite, b []SharingWrite) {
-	for _, x := range b {
-		i := slices.IndexFunc(*s, func(y SharingWrite) bool { return sameWrite(x, y) })
-		if i < 0 {
-			*s = append(*s, x)
-			continue
-		}
-		y := &(*s)[i]
-		y.Copies += x.Copies
-		y.FalseSharing += x.FalseSharing
-		y.Neighbour += x.Neighbour
-	}
+	mergeBy(s, b, func(x, y *SharingWrite) bool { return sameWrite(*x, *y) },
+		func(into, from *SharingWrite) {
+			into.Copies += from.Copies
+			into.FalseSharing += from.FalseSharing
+			into.Neighbour += from.Neighbour
+		})
 	SortSharingWrites(*s)
 	if len(*s) > MaxSharingWrites {
 		*s = (*s)[:MaxSharingWrites]

@@ -214,14 +214,8 @@ const MaxStrides = 4
 // Add adds b's strides to s and keeps the MaxStrides most common.
 func (s *Strides) Add(b *Strides) {
 	s.Samples += b.Samples
-	for _, x := range b.Top {
-		i := slices.IndexFunc(s.Top, func(y Stride) bool { return y.Bytes == x.Bytes })
-		if i < 0 {
-			s.Top = append(s.Top, x)
-		} else {
-			s.Top[i].Count += x.Count
-		}
-	}
+	mergeBy(&s.Top, b.Top, func(x, y *Stride) bool { return x.Bytes == y.Bytes },
+		func(into, from *Stride) { into.Count += from.Count })
 	SortStrides(s.Top)
 	if len(s.Top) > MaxStrides {
 		s.Top = s.Top[:MaxStrides]
