@@ -13,12 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"memspy/trace"
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 6
+const StreamVersion = 7
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -48,6 +49,16 @@ const (
 	entCall   = 5
 	entReturn = 6
 	entAtomic = 7 // an atomic read-modify-write: a Sync event, then a Modify of the same address
+)
+
+// A data entry whose word has entDerived set has no address word in EXEC
+// records: its address is that of the data entry numbered by the bits from
+// entBaseShift up, plus an offset that follows the DESCRIBE record's
+// entries. Bits 39..33 are reserved (0).
+const (
+	entDerived   = 1 << 32
+	entBaseShift = 40
+	entReserved  = 0x7f << 33
 )
 
 // MaxEntries is the largest number of entries a superblock description may
@@ -138,16 +149,28 @@ type superblock struct {
 	size []uint32
 	pc   []uint64
 	// dataPos holds the event index of each data event (read, write,
-	// modify), in order: the i-th address word of an EXEC is the address of
-	// event dataPos[i].
+	// modify), in order.
 	dataPos []int32
-	// exitEv[e] and exitData[e] are the numbers of events and of data
+	// direct holds the event index of each data event with an address
+	// word, in order: the i-th address word of an EXEC is the address of
+	// event direct[i]. derived holds the others, in order. Without derived
+	// events direct is dataPos.
+	direct  []int32
+	derived []derivedAddr
+	// derivedOf gives, per event, its index in derived, or -1; nil when
+	// there are no derived events.
+	derivedOf []int32
+	// exitEv[e], exitData[e], exitWords[e] and exitDerived[e] are the
+	// numbers of events, of data events, of address words and of derived
 	// events before exit entry e; the last element covers the whole
 	// superblock (it ran to its end).
-	exitEv   []int32
-	exitData []int32
-	// allData is true when every event is a data event (no instruction
-	// fetches): address words then map one to one onto events.
+	exitEv      []int32
+	exitData    []int32
+	exitWords   []int32
+	exitDerived []int32
+	// allData is true when every event is a data event with an address word
+	// (no instruction fetches, nothing derived): address words then map one
+	// to one onto events.
 	allData bool
 	// syncs holds the event index of each atomic Sync event, in order:
 	// its address is that of the Modify event that follows it.
@@ -158,6 +181,13 @@ type superblock struct {
 	// is the address of that instruction.
 	final   trace.Kind
 	finalPC uint64
+}
+
+// derivedAddr is a data event whose address is that of an earlier event
+// (one with an address word) plus off; both are event indexes.
+type derivedAddr struct {
+	pos, base int32
+	off       uint64
 }
 
 // StreamReader decodes the event stream of memspy's Valgrind tool (see
@@ -207,6 +237,9 @@ type StreamReader struct {
 	cur    *superblock
 	curEv  int
 	curEnd int
+	// curAddr holds, by event index, the addresses of the current EXEC's
+	// data events delivered so far, when its superblock has derived events.
+	curAddr []uint64
 
 	strings map[uint64]string // STRING records by id
 
@@ -216,8 +249,9 @@ type StreamReader struct {
 	err    error // sticky
 
 	// Scratch space for DESCRIBE records.
-	scratchEnt []uint64
-	scratchPC  []uint64
+	scratchEnt  []uint64
+	scratchPC   []uint64
+	scratchBase []int64
 
 	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
 	slim     bool   // leave PC and Thread unset, drop calls and returns (see Slim)
@@ -565,6 +599,9 @@ func (s *StreamReader) decode(c columns) (int, error) {
 			}
 			// Deliver it event by event, across Reads if need be.
 			s.cur, s.curEv, s.curEnd = sb, 0, total
+			if sb.derivedOf != nil {
+				s.curAddr = slices.Grow(s.curAddr[:0], len(sb.kind))[:len(sb.kind)]
+			}
 			s.pos += 8
 		case recDescribe:
 			if err := s.describe(); err != nil {
@@ -609,7 +646,7 @@ func (s *StreamReader) decode(c columns) (int, error) {
 // the number of events it delivers (fit) and the number it has (total):
 // they differ by its final call or return when the reader is slim.
 func (s *StreamReader) execSize(sb *superblock, e int) (need, fit, total int) {
-	need, total = 8+8*int(sb.exitData[e]), int(sb.exitEv[e])
+	need, total = 8+8*int(sb.exitWords[e]), int(sb.exitEv[e])
 	if sb.final != 0 && e == len(sb.exitEv)-1 {
 		need += 16
 		total++
@@ -646,7 +683,7 @@ func (s *StreamReader) execs(c columns, n int) int {
 		if fit > len(kind)-n || need > len(buf)-pos {
 			break
 		}
-		nev, nd := int(sb.exitEv[e]), int(sb.exitData[e])
+		nev, nd := int(sb.exitEv[e]), int(sb.exitWords[e])
 		words := buf[pos+8 : pos+need]
 		a := addr[n : n+nev]
 		k, sz := kind[n : n+nev][:len(a)], size[n : n+nev][:len(a)]
@@ -664,7 +701,7 @@ func (s *StreamReader) execs(c columns, n int) int {
 			for j := range a {
 				a[j], k[j], sz[j] = sp[j], sk[j], ssz[j]
 			}
-			for j, i := range sb.dataPos[:nd] {
+			for j, i := range sb.direct[:nd] {
 				a[i] = le.Uint64(words[8*j:])
 			}
 		default:
@@ -672,9 +709,12 @@ func (s *StreamReader) execs(c columns, n int) int {
 			for j := range a {
 				a[j], k[j], sz[j], p[j], t[j] = sp[j], sk[j], ssz[j], sp[j], tid
 			}
-			for j, i := range sb.dataPos[:nd] {
+			for j, i := range sb.direct[:nd] {
 				a[i] = le.Uint64(words[8*j:])
 			}
+		}
+		for _, d := range sb.derived[:sb.exitDerived[e]] {
+			a[d.pos] = a[d.base] + d.off
 		}
 		if len(sb.syncs) > 0 {
 			// Atomic Sync events: the address of their Modify, an Ext.
@@ -720,25 +760,21 @@ func (s *StreamReader) resume(c columns, n int) (int, error) {
 		}
 		a := sb.pc[i]
 		if sb.kind[i] == trace.Sync {
-			// An atomic: the address word of its Modify, which follows.
-			if s.end-s.pos < 8 {
-				if err := s.more(8); err != nil {
-					return n, s.endError(err, false)
-				}
+			// An atomic: the address of its Modify, which follows.
+			addr, err := s.curAddress(sb, i+1, false)
+			if err != nil {
+				return n, err
 			}
-			c.setExt(n, trace.Sync, le.Uint64(s.buf[s.pos:]), a, s.tid, trace.Ext{Sync: trace.SyncAtomic})
+			c.setExt(n, trace.Sync, addr, a, s.tid, trace.Ext{Sync: trace.SyncAtomic})
 			n++
 			s.curEv++
 			continue
 		}
 		if k := sb.kind[i]; k != trace.IFetch && k != trace.IFetchRun {
-			if s.end-s.pos < 8 {
-				if err := s.more(8); err != nil {
-					return n, s.endError(err, false)
-				}
+			var err error
+			if a, err = s.curAddress(sb, i, true); err != nil {
+				return n, err
 			}
-			a = le.Uint64(s.buf[s.pos:])
-			s.pos += 8
 		}
 		kind[n], addr[n], size[n], pc[n], thr[n] = sb.kind[i], a, sb.size[i], sb.pc[i], s.tid
 		n++
@@ -748,6 +784,33 @@ func (s *StreamReader) resume(c columns, n int) (int, error) {
 		s.cur = nil
 	}
 	return n, nil
+}
+
+// curAddress returns the address of data event i of the current EXEC:
+// derived from an earlier one's, or the address word at s.pos, consumed
+// if consume.
+func (s *StreamReader) curAddress(sb *superblock, i int, consume bool) (uint64, error) {
+	if sb.derivedOf != nil {
+		if d := sb.derivedOf[i]; d >= 0 {
+			x := sb.derived[d]
+			a := s.curAddr[x.base] + x.off
+			s.curAddr[i] = a
+			return a, nil
+		}
+	}
+	if s.end-s.pos < 8 {
+		if err := s.more(8); err != nil {
+			return 0, s.endError(err, false)
+		}
+	}
+	a := le.Uint64(s.buf[s.pos:])
+	if consume {
+		s.pos += 8
+		if sb.derivedOf != nil {
+			s.curAddr[i] = a
+		}
+	}
+	return a, nil
 }
 
 func (s *StreamReader) lookup(id uint64) *superblock {
@@ -787,15 +850,19 @@ func (s *StreamReader) describe() error {
 		return s.endError(err, false)
 	}
 	id := le.Uint64(s.buf[s.pos:]) >> 16 & idMask
-	count := le.Uint64(s.buf[s.pos+8:])
+	countWord := le.Uint64(s.buf[s.pos+8:])
+	count, nderived := countWord&(1<<32-1), countWord>>32
 	if count > MaxEntries {
 		return s.corrupt(start, "superblock %d has %d entries, at most %d allowed", id, count, MaxEntries)
+	}
+	if nderived > count {
+		return s.corrupt(start, "superblock %d has %d derived entries among %d", id, nderived, count)
 	}
 	if s.lookup(id) != nil {
 		return s.corrupt(start, "superblock %d described twice", id)
 	}
 	s.pos += 16
-	ents, pcs := s.scratchEnt[:0], s.scratchPC[:0]
+	ents, pcs, bases := s.scratchEnt[:0], s.scratchPC[:0], s.scratchBase[:0]
 	nev, nexit, final := 0, 0, false
 	for range count {
 		if err := s.more(16); err != nil {
@@ -805,11 +872,16 @@ func (s *StreamReader) describe() error {
 		if final {
 			return s.corrupt(s.off(), "entry %d of superblock %d follows its final call or return", len(ents), id)
 		}
+		data := false
 		switch ent & 0xff {
-		case entRead, entWrite, entIFetch, entModify:
+		case entRead, entWrite, entModify:
+			nev++
+			data = true
+		case entIFetch:
 			nev++
 		case entAtomic:
 			nev += 2
+			data = true
 		case entExit:
 			nexit++
 		case entCall, entReturn:
@@ -817,10 +889,40 @@ func (s *StreamReader) describe() error {
 		default:
 			return s.corrupt(s.off(), "entry %d of superblock %d has unknown kind %d", len(ents), id, ent&0xff)
 		}
+		base := int64(-1) // the data entry a derived one follows
+		switch {
+		case ent&entReserved != 0 || ent&entDerived == 0 && ent>>entBaseShift != 0:
+			return s.corrupt(s.off(), "entry %d of superblock %d has reserved bits set (word %#016x)", len(ents), id, ent)
+		case ent&entDerived != 0:
+			base = int64(ent >> entBaseShift)
+			if !data || base >= int64(len(bases)) || bases[base] >= 0 {
+				return s.corrupt(s.off(), "entry %d of superblock %d derives its address from data entry %d, which is not an earlier data entry with an address word", len(ents), id, base)
+			}
+		}
+		if data {
+			bases = append(bases, base)
+		}
 		ents, pcs = append(ents, ent), append(pcs, p)
 		s.pos += 16
 	}
-	s.scratchEnt, s.scratchPC = ents, pcs
+	derived := 0
+	for _, b := range bases {
+		if b >= 0 {
+			derived++
+		}
+	}
+	if uint64(derived) != nderived {
+		return s.corrupt(start, "superblock %d says it has %d derived entries, and has %d", id, nderived, derived)
+	}
+	offs := make([]uint64, 0, nderived)
+	for range nderived {
+		if err := s.more(8); err != nil {
+			return s.endError(err, false)
+		}
+		offs = append(offs, le.Uint64(s.buf[s.pos:]))
+		s.pos += 8
+	}
+	s.scratchEnt, s.scratchPC, s.scratchBase = ents, pcs, bases
 
 	sb := &superblock{
 		kind:     make([]trace.Kind, 0, nev),
@@ -866,12 +968,52 @@ func (s *StreamReader) describe() error {
 	}
 	sb.exitEv = append(sb.exitEv, int32(len(sb.kind)))
 	sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
-	sb.allData = len(sb.dataPos) == len(sb.kind)
-	if s.runBlock > 0 && !sb.allData {
+	if s.runBlock > 0 && len(sb.dataPos) < len(sb.kind) {
 		sb.foldRuns(s.runBlock)
 	}
+	sb.link(bases, offs)
 	s.store(id, sb)
 	return nil
+}
+
+// link sets the address words and derived events of sb from the base of
+// each data event (the number of the data event it derives its address
+// from, or -1 if it has an address word) and the offsets of the derived
+// ones, in order.
+func (sb *superblock) link(bases []int64, offs []uint64) {
+	sb.direct = sb.dataPos
+	if len(offs) > 0 {
+		sb.direct = make([]int32, 0, len(bases)-len(offs))
+		sb.derived = make([]derivedAddr, 0, len(offs))
+		sb.derivedOf = make([]int32, len(sb.kind))
+		for i := range sb.derivedOf {
+			sb.derivedOf[i] = -1
+		}
+		for j, b := range bases {
+			pos := sb.dataPos[j]
+			if b < 0 {
+				sb.direct = append(sb.direct, pos)
+				continue
+			}
+			sb.derivedOf[pos] = int32(len(sb.derived))
+			sb.derived = append(sb.derived, derivedAddr{pos: pos, base: sb.dataPos[b], off: offs[len(sb.derived)]})
+		}
+	}
+	sb.exitWords = make([]int32, len(sb.exitData))
+	sb.exitDerived = make([]int32, len(sb.exitData))
+	var words, derived int32
+	j := 0 // data events counted
+	for e, nd := range sb.exitData {
+		for ; j < int(nd); j++ {
+			if bases[j] < 0 {
+				words++
+			} else {
+				derived++
+			}
+		}
+		sb.exitWords[e], sb.exitDerived[e] = words, derived
+	}
+	sb.allData = len(sb.dataPos) == len(sb.kind) && len(offs) == 0
 }
 
 // foldRuns rewrites the fetches of sb into trace.IFetchRun events within

@@ -177,6 +177,20 @@ func sampleStream() ([]byte, []ev) {
 	s.Sync(int(trace.SyncStart), 0x7ff0, 1<<64-1, 0x7030)
 	// References left out (a sampling gap): none makes no event.
 	s.Skip(12345).Skip(0).Thread(103).Skip(1<<60 - 1)
+	// Addresses derived from others: data entries 1, 2 and 3 follow from
+	// data entry 0, 5 from 4.
+	s.Describe(12,
+		vt.Entry{Kind: vt.IFetch, Size: 4, PC: 0x8000},
+		vt.Entry{Kind: vt.Read, Size: 8, PC: 0x8000},
+		vt.Entry{Kind: vt.Write, Size: 8, PC: 0x8004, Derived: true},
+		vt.Entry{Kind: vt.Exit, PC: 0x8004},
+		vt.Entry{Kind: vt.Read, Size: 8, PC: 0x8008, Derived: true, Off: 8},
+		vt.Entry{Kind: vt.Atomic, Size: 4, PC: 0x800c, Derived: true, Off: 1<<64 - 8},
+		vt.Entry{Kind: vt.Modify, Size: 2, PC: 0x8010},
+		vt.Entry{Kind: vt.Read, Size: 1, PC: 0x8014, Derived: true, Base: 4, Off: 16},
+	)
+	s.Exec(12, 1, 0x1000, 0x2000) // ran to the end
+	s.Exec(12, 0, 0x3000)         // exit 0
 	s.End(3)
 	want := []ev{
 		ext(trace.Map, 0x1000, 0, 100, xev{Size: 0x1008, Name: "/usr/bin/prog"}),
@@ -232,6 +246,17 @@ func sampleStream() ([]byte, []ev) {
 		ext(trace.Sync, 0x7ff0, 0x7030, 102, xev{Sync: trace.SyncStart, Size: 1<<64 - 1}),
 		acc(trace.Skip, 12345, 0, 0, 102),
 		acc(trace.Skip, 1<<60-1, 0, 0, 103),
+		acc(trace.IFetch, 0x8000, 4, 0x8000, 103),
+		acc(trace.Read, 0x1000, 8, 0x8000, 103),
+		acc(trace.Write, 0x1000, 8, 0x8004, 103),
+		acc(trace.Read, 0x1008, 8, 0x8008, 103),
+		ext(trace.Sync, 0xff8, 0x800c, 103, xev{Sync: trace.SyncAtomic}),
+		acc(trace.Modify, 0xff8, 4, 0x800c, 103),
+		acc(trace.Modify, 0x2000, 2, 0x8010, 103),
+		acc(trace.Read, 0x2010, 1, 0x8014, 103),
+		acc(trace.IFetch, 0x8000, 4, 0x8000, 103),
+		acc(trace.Read, 0x3000, 8, 0x8000, 103),
+		acc(trace.Write, 0x3000, 8, 0x8004, 103),
 	}
 	return s.Bytes(), want
 }
@@ -415,17 +440,19 @@ func TestStreamErrors(t *testing.T) {
 		{"magic", new(vt.Stream).Word(0x1234).Word(2).Word(0).Word(0).End(0).Bytes(), 0,
 			`corrupt memspy Valgrind tool stream at byte 0: bad magic "4\x12\x00\x00\x00\x00\x00\x00", want "memspyVG": not a memspy Valgrind tool stream`, ErrCorrupt},
 		{"version 1", new(vt.Stream).HeaderVersion(1, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 6: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 7: rebuild with make", ErrVersion},
 		{"version 2", new(vt.Stream).HeaderVersion(2, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 6: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 7: rebuild with make", ErrVersion},
 		{"version 3", new(vt.Stream).HeaderVersion(3, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 6: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 7: rebuild with make", ErrVersion},
 		{"version 4", new(vt.Stream).HeaderVersion(4, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 6: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 7: rebuild with make", ErrVersion},
 		{"version 5", new(vt.Stream).HeaderVersion(5, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 5, this memspy reads version 6: rebuild with make", ErrVersion},
-		{"version 7", new(vt.Stream).HeaderVersion(7, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 7, this memspy reads version 6: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 5, this memspy reads version 7: rebuild with make", ErrVersion},
+		{"version 6", new(vt.Stream).HeaderVersion(6, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 6, this memspy reads version 7: rebuild with make", ErrVersion},
+		{"version 8", new(vt.Stream).HeaderVersion(8, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 8, this memspy reads version 7: rebuild with make", ErrVersion},
 		{"record type", head().Exec(5, 1, 0x10).Word(11<<60 | 5).Bytes(), 1,
 			corrupt(104, "unknown record type 11 (word 0xb000000000000005)"), ErrCorrupt},
 		{"unknown superblock", head().Exec(6, 0).Bytes(), 0,
@@ -434,8 +461,25 @@ func TestStreamErrors(t *testing.T) {
 			corrupt(88, "EXEC of superblock 5 takes exit 2, but it has 1 exits (exit 1 means it ran to its end)"), ErrCorrupt},
 		{"count", head().Word(2<<60 | 9<<16).Word(1<<20 + 1).Bytes(), 0,
 			corrupt(88, "superblock 9 has 1048577 entries, at most 1048576 allowed"), ErrCorrupt},
-		{"huge count", head().Word(2<<60 | 9<<16).Word(1 << 63).Bytes(), 0,
-			corrupt(88, "superblock 9 has 9223372036854775808 entries, at most 1048576 allowed"), ErrCorrupt},
+		{"huge count", head().Word(2<<60 | 9<<16).Word(1<<32 - 1).Bytes(), 0,
+			corrupt(88, "superblock 9 has 4294967295 entries, at most 1048576 allowed"), ErrCorrupt},
+		{"derived count", head().Word(2<<60 | 9<<16).Word(1<<63 | 3).Bytes(), 0,
+			corrupt(88, "superblock 9 has 2147483648 derived entries among 3"), ErrCorrupt},
+		{"reserved entry bits", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: vt.Read, Size: 1 << 25}).Bytes(), 0,
+			corrupt(120, "entry 1 of superblock 9 has reserved bits set (word 0x0000000200000000)"), ErrCorrupt},
+		{"base without derived", head().Word(2<<60 | 9<<16).Word(2).Word(0).Word(0).Word(1 << 40).Word(0).Bytes(), 0,
+			corrupt(120, "entry 1 of superblock 9 has reserved bits set (word 0x0000010000000000)"), ErrCorrupt},
+		{"derived from itself", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: vt.Write, Derived: true, Base: 1}).Bytes(), 0,
+			corrupt(120, "entry 1 of superblock 9 derives its address from data entry 1, which is not an earlier data entry with an address word"), ErrCorrupt},
+		{"derived from derived", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: vt.Write, Derived: true}, vt.Entry{Kind: vt.Read, Derived: true, Base: 1}).Bytes(), 0,
+			corrupt(136, "entry 2 of superblock 9 derives its address from data entry 1, which is not an earlier data entry with an address word"), ErrCorrupt},
+		{"derived fetch", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: vt.IFetch, Derived: true}).Bytes(), 0,
+			corrupt(120, "entry 1 of superblock 9 derives its address from data entry 0, which is not an earlier data entry with an address word"), ErrCorrupt},
+		{"derived exit", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: vt.Exit, Derived: true}).Bytes(), 0,
+			corrupt(120, "entry 1 of superblock 9 derives its address from data entry 0, which is not an earlier data entry with an address word"), ErrCorrupt},
+		{"derived miscount", head().Word(2<<60 | 9<<16).Word(1<<32 | 1).Word(0).Word(1).Word(0).Bytes(), 0,
+			corrupt(88, "superblock 9 says it has 1 derived entries, and has 0"), ErrCorrupt},
+		{"cut in offsets", cut(head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: vt.Write, Derived: true, Off: 8}), 140), 0, noEnd(140), ErrNoEnd},
 		{"entry kind", head().Describe(9, vt.Entry{Kind: vt.Read}, vt.Entry{Kind: 8}).Bytes(), 0,
 			corrupt(120, "entry 1 of superblock 9 has unknown kind 8"), ErrCorrupt},
 		{"entry after return", head().Describe(9, vt.Entry{Kind: vt.Return}, vt.Entry{Kind: vt.Atomic}).Bytes(), 0,
@@ -543,12 +587,12 @@ func TestStreamErrors(t *testing.T) {
 
 // The version error names the tool's directory when Start made the reader.
 func TestStreamVersionLib(t *testing.T) {
-	r := NewStreamReader(bytes.NewReader(new(vt.Stream).HeaderVersion(7, 0, 1).Bytes()))
+	r := NewStreamReader(bytes.NewReader(new(vt.Stream).HeaderVersion(8, 0, 1).Bytes()))
 	r.lib = "/opt/memspy/valgrind"
 	fatal := 0
 	r.onFatal = func() { fatal++ }
 	err := r.Read(trace.NewBatch(8))
-	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 7, this memspy reads version 6: the tool and memspy disagree, rebuild both with make"
+	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 8, this memspy reads version 7: the tool and memspy disagree, rebuild both with make"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -692,6 +736,10 @@ func TestStreamSparseIDs(t *testing.T) {
 // words it needs are there.
 func refDecode(data []byte) ([]ev, string) { return refDecodeFold(data, 0) }
 
+// refDerived counts the derived addresses the reference decoder delivered,
+// for the tests to see that they exercise them.
+var refDerived int
+
 // refDecodeFold is refDecode with the instruction fetches of each EXEC
 // folded into runs within aligned blocks of block bytes (0: none), as
 // SetIFetchRuns does: a fetch inside one block joins the run of the
@@ -716,7 +764,7 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 	if f, _ := word(16); f&flagRing != 0 {
 		return nil, "corrupt" // no ring given
 	}
-	type ent struct{ w, pc uint64 }
+	type ent struct{ w, pc, off uint64 }
 	sbs := map[uint64][]ent{}
 	strs := map[uint64]string{}
 	var evs []ev
@@ -744,8 +792,8 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 			}
 			// Fold the description's fetches first, as the decoder does.
 			type fent struct {
-				w, pc uint64
-				run   uint32 // > 1: a run of this many fetches
+				w, pc, off uint64
+				run        uint32 // > 1: a run of this many fetches
 			}
 			var fd []fent
 			open := -1 // the run a fetch may join
@@ -763,7 +811,21 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 				default:
 					open = len(fd)
 				}
-				fd = append(fd, fent{x.w, x.pc, 0})
+				fd = append(fd, fent{x.w, x.pc, x.off, 0})
+			}
+			var daddr []uint64 // the addresses of the data entries so far
+			// dataAddr returns the address of the next data entry, x: derived
+			// or the next word.
+			dataAddr := func(x fent) (uint64, bool) {
+				a, ok := x.off, true
+				if x.w&(1<<32) != 0 {
+					a += daddr[x.w>>40]
+					refDerived++
+				} else if a, ok = word(p); ok {
+					p += 8
+				}
+				daddr = append(daddr, a)
+				return a, ok
 			}
 		entries:
 			for _, x := range fd {
@@ -786,20 +848,18 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 					}
 					evs = append(evs, ext(kind, target, x.pc, tid, xev{SP: sp}))
 				case 7: // atomic: a sync event, then a modify, of one address
-					a, ok := word(p)
+					a, ok := dataAddr(x)
 					if !ok {
 						return evs, "noend"
 					}
-					p += 8
 					evs = append(evs, ext(trace.Sync, a, x.pc, tid, xev{Sync: trace.SyncAtomic}),
 						acc(trace.Modify, a, uint32(x.w>>8&0xffffff), x.pc, tid))
 				default:
 					a := x.pc
 					if k != 2 {
-						if a, ok = word(p); !ok {
+						if a, ok = dataAddr(x); !ok {
 							return evs, "noend"
 						}
-						p += 8
 					}
 					if x.run > 1 {
 						evs = append(evs, acc(trace.IFetchRun, a, x.run, x.pc, tid))
@@ -815,13 +875,15 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 				return evs, "noend"
 			}
 			p += 8
-			if n > 1<<20 {
+			n, nderived := n&(1<<32-1), n>>32
+			if n > 1<<20 || nderived > n {
 				return evs, "corrupt"
 			}
 			if _, dup := sbs[id]; dup {
 				return evs, "corrupt"
 			}
 			var d []ent
+			var direct []bool // per data entry: it has an address word
 			for range n {
 				e, ok1 := word(p)
 				pc, ok2 := word(p + 8)
@@ -831,8 +893,36 @@ func refDecodeFold(data []byte, block uint64) ([]ev, string) {
 				if e&0xff > 7 || len(d) > 0 && (d[len(d)-1].w&0xff == 5 || d[len(d)-1].w&0xff == 6) {
 					return evs, "corrupt"
 				}
-				d = append(d, ent{e, pc})
+				data := e&0xff <= 3 && e&0xff != 2 || e&0xff == 7
+				derived, base := e&(1<<32) != 0, e>>40
+				if e>>33&0x7f != 0 || !derived && base != 0 ||
+					derived && (!data || base >= uint64(len(direct)) || !direct[base]) {
+					return evs, "corrupt"
+				}
+				if data {
+					direct = append(direct, !derived)
+				}
+				d = append(d, ent{e, pc, 0})
 				p += 16
+			}
+			var derived uint64
+			for i := range d {
+				if d[i].w&(1<<32) != 0 {
+					derived++
+				}
+			}
+			if derived != nderived {
+				return evs, "corrupt"
+			}
+			for i := range d {
+				if d[i].w&(1<<32) != 0 {
+					off, ok := word(p)
+					if !ok {
+						return evs, "noend"
+					}
+					d[i].off = off
+					p += 8
+				}
 			}
 			sbs[id] = d
 		case 3: // THREAD
@@ -981,14 +1071,16 @@ func randomStream(rng *rand.Rand) []byte {
 	}
 
 	type sb struct {
-		exits []int // data entries before each exit, and in all
+		exits []int // address words before each exit, and in all
 		final bool  // it ends in a call or a return
 	}
 	var sbs []sb
 	describe := func() {
 		var ents []vt.Entry
 		var d sb
-		nd := 0
+		nw := 0
+		var direct []uint64 // the data entries with address words
+		data := 0
 		pc := rng.Uint64()
 		for range rng.IntN(12) {
 			k := rng.IntN(6)
@@ -998,18 +1090,28 @@ func randomStream(rng *rand.Rand) []byte {
 			if rng.IntN(2) == 0 {
 				pc = rng.Uint64()
 			}
-			ents = append(ents, vt.Entry{Kind: k, Size: uint32(rng.IntN(64)), PC: pc})
+			e := vt.Entry{Kind: k, Size: uint32(rng.IntN(64)), PC: pc}
 			if k == vt.IFetch {
 				pc += uint64(rng.IntN(16)) // code: often in the same block as the last fetch
 			}
 			switch k {
 			case vt.Exit:
-				d.exits = append(d.exits, nd)
+				d.exits = append(d.exits, nw)
 			case vt.Read, vt.Write, vt.Modify, vt.Atomic:
-				nd++
+				if len(direct) > 0 && rng.IntN(3) == 0 {
+					e.Derived, e.Base, e.Off = true, direct[rng.IntN(len(direct))], rng.Uint64()
+					if rng.IntN(2) == 0 {
+						e.Off = uint64(rng.IntN(129)) - 64 // near the base, as the tool's are
+					}
+				} else {
+					direct = append(direct, uint64(data))
+					nw++
+				}
+				data++
 			}
+			ents = append(ents, e)
 		}
-		d.exits = append(d.exits, nd)
+		d.exits = append(d.exits, nw)
 		if rng.IntN(3) == 0 {
 			ents = append(ents, vt.Entry{Kind: vt.Call + rng.IntN(2), PC: rng.Uint64()})
 			d.final = true
@@ -1087,7 +1189,7 @@ func TestStreamRandom(t *testing.T) {
 	seen := map[string]int{} // what the streams exercise
 	defer func() {
 		for _, k := range []string{"end", "noend", "corrupt", "read", "write", "ifetch", "modify", "alloc", "free",
-			"call", "return", "marker", "map", "sync", "skip", "stack", "deep stack", "name", "long name", "no name", "sp", "ifetch-run"} {
+			"call", "return", "marker", "map", "sync", "skip", "stack", "deep stack", "name", "long name", "no name", "sp", "ifetch-run", "derived"} {
 			if seen[k] == 0 {
 				t.Errorf("the random streams have no %s", k)
 			}
@@ -1105,8 +1207,12 @@ func TestStreamRandom(t *testing.T) {
 	}()
 	for i := range 600 {
 		data := randomStream(rng)
+		derived := refDerived
 		evs, end := refDecode(data)
 		seen[end]++
+		if refDerived > derived {
+			seen["derived"]++
+		}
 		folded, _ := refDecodeFold(data, 16)
 		for _, e := range folded {
 			if e.K == trace.IFetchRun {

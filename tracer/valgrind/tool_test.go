@@ -911,3 +911,68 @@ func TestToolSyncWrappers(t *testing.T) {
 		t.Errorf("sync events\n got %q\nwant %q", got, want)
 	}
 }
+
+// Derived addresses (--derive, the default) change no event: every example
+// gives exactly the events it gives with an address word per data entry,
+// in a stream that is shorter.
+func TestToolDerived(t *testing.T) {
+	lib := toolLib(t)
+	trace := func(exe string, derive bool, args ...string) ([]ev, int64) {
+		t.Helper()
+		opt := Options{ValgrindLib: lib, IFetch: true, Stdout: io.Discard, Stderr: io.Discard}
+		if !derive {
+			opt.ToolArgs = []string{"--derive=no"}
+		}
+		run, err := Start(exe, args, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := drain(t, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := wait(t, run); st.Code != 0 {
+			t.Fatalf("%s: %v", exe, st)
+		}
+		// Thread ids differ between runs: number them by first appearance.
+		tids := map[uint32]uint32{}
+		for i := range evs {
+			if _, ok := tids[evs[i].T]; !ok {
+				tids[evs[i].T] = uint32(len(tids))
+			}
+			evs[i].T = tids[evs[i].T]
+		}
+		return evs, run.Reader().Offset()
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		extra  []string
+		shrink float64 // the stream is at most this fraction of the stream without derived entries
+	}{
+		{"matmul", []string{"48"}, []string{"-O2"}, 0.5},
+		{"matmul", []string{"48", "16"}, []string{"-O3", "-march=x86-64-v2"}, 0.7},
+		{"listwalk", []string{"2000", "3"}, []string{"-O2"}, 0.9},
+		{"allocs", nil, nil, 1},
+		{"markers", nil, nil, 1},
+	} {
+		t.Run(strings.Join(append([]string{tc.name}, tc.args...), " "), func(t *testing.T) {
+			// Static: the dynamic loader's work differs from run to run.
+			exe := buildExample(t, tc.name, append(tc.extra, "-static")...)
+			want, full := trace(exe, false, tc.args...)
+			got, short := trace(exe, true, tc.args...)
+			if len(got) != len(want) {
+				t.Fatalf("%d events with derived addresses, %d without", len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("event %d is %+v with derived addresses, %+v without", i, got[i], want[i])
+				}
+			}
+			if float64(short) > tc.shrink*float64(full) {
+				t.Errorf("the stream is %d bytes with derived addresses, %d without: want at most %.0f%%", short, full, 100*tc.shrink)
+			}
+			t.Logf("%d events; stream %d bytes, %d without derived addresses", len(got), short, full)
+		})
+	}
+}

@@ -70,7 +70,7 @@
 #include "memspy.h"
 #include "ms_sync.h"
 
-#define MS_STREAM_VERSION 6
+#define MS_STREAM_VERSION 7
 #define MS_STR(x)  MS_STR1(x)
 #define MS_STR1(x) #x
 
@@ -102,6 +102,12 @@ static const HChar version_tag[] __attribute__((used)) =
 #define K_RETURN 6
 #define K_ATOMIC 7   /* an atomic read-modify-write (a CAS in VEX): a sync event then a modify */
 
+/* An entry word with this bit has no address word in EXEC records: its
+   address is that of the data entry numbered by bits 63..40 plus an offset
+   given after the entries of its DESCRIBE record. */
+#define ENT_DERIVED (1ULL << 32)
+#define ENT_BASE_SHIFT 40
+
 /* Tracing modes: bit 0 is "paused" (MODE_GAP | MODE_PAUSED is GAP_PAUSED);
    RECORD and PAUSED share translations, GAP and GAP_PAUSED others. */
 #define MODE_RECORD     0ULL
@@ -132,6 +138,7 @@ static ULong clo_max_ms = 0;      /* 0: no limit */
 static Int   clo_stack_depth = 8;
 static Bool  clo_no_stack = False;
 static Bool  clo_calls = True;
+static Bool  clo_derive = True;   /* derived entries (no: an address word for every data entry) */
 static const HChar* clo_start_fn = NULL;
 static const HChar* clo_trace_fn = NULL;
 static Bool  clo_started = True;  /* --started=no: begin with tracing stopped */
@@ -249,7 +256,7 @@ static void count_events(void)
          i += 1 + c[1];
          break;
       }
-      case REC_DESCRIBE: i += 2 + 2 * buf[i + 1]; break;
+      case REC_DESCRIBE: i += 2 + 2 * (buf[i + 1] & 0xffffffffULL) + (buf[i + 1] >> 32); break;
       case REC_ALLOC:
       case REC_FREE:     i += 3 + (w & 0xffff); break;
       case REC_MARK:
@@ -1137,8 +1144,9 @@ static void ms_atfork_child(ThreadId tid)
 /* ------------------------------------------------------------------ */
 
 typedef struct {
-   ULong word;   /* kind | size << 8 */
+   ULong word;   /* kind | size << 8, and ENT_DERIVED | base << ENT_BASE_SHIFT */
    Addr  pc;
+   ULong off;    /* a derived entry's offset from its base's address */
 } Entry;
 
 static Entry* ents;
@@ -1152,6 +1160,7 @@ static void add_entry(UInt kind, UInt size, Addr pc)
    }
    ents[n_ents].word = (ULong)kind | ((ULong)size << 8);
    ents[n_ents].pc = pc;
+   ents[n_ents].off = 0;
    n_ents++;
 }
 
@@ -1182,7 +1191,7 @@ static void remember_exits(ULong id, const Entry* e, Int n)
          words += 2;
       } else {
          events++;
-         if (kind != K_IFETCH)
+         if (kind != K_IFETCH && !(e[k].word & ENT_DERIVED))
             words++;
       }
    }
@@ -1324,6 +1333,177 @@ static Bool is_stack_addr(IRExpr* addr)
    return addr->tag == Iex_RdTmp && stackish[addr->Iex.RdTmp.tmp];
 }
 
+/* Addresses known from others. Every 64-bit temp of the superblock being
+   instrumented gets a linear form: the sum of coefficients times roots,
+   plus a constant, in 64-bit wrap-around arithmetic, over at most LF_TERMS
+   roots (temps the analysis does not look into: guest registers, loads,
+   helper results). A data address whose form has the same roots and
+   coefficients as an earlier one's is that address plus a constant known
+   now: its entry is derived (ENT_DERIVED) and has no address word. IR temps
+   are assigned once, so the forms hold wherever the temps are read. */
+#define LF_TERMS 4
+typedef struct {
+   Int    n;                /* roots; -1: none computed (the temp is its own root) */
+   IRTemp root[LF_TERMS];   /* increasing */
+   ULong  coef[LF_TERMS];   /* never 0 */
+   ULong  c;
+} LinForm;
+
+static LinForm* forms;      /* by temp */
+static Int      cap_forms;
+
+/* The data entries of the superblock that have address words, with the
+   forms of their addresses. */
+typedef struct {
+   ULong   data;   /* the entry's number among the data entries */
+   LinForm f;
+} Direct;
+static Direct* directs;
+static Int     n_directs, cap_directs;
+
+/* Prepares the forms for a superblock of n temps: each its own root. */
+static void reset_forms(Int n)
+{
+   if (n > cap_forms) {
+      cap_forms = 2 * n;
+      forms = VG_(realloc)("memspy.forms", forms, cap_forms * sizeof(LinForm));
+   }
+   for (Int t = 0; t < n; t++)
+      forms[t].n = -1;
+   n_directs = 0;
+}
+
+/* The form of atom e (a temp or a constant) in *f; False for a constant
+   that is not 64-bit. */
+static Bool atom_form(IRExpr* e, LinForm* f)
+{
+   if (e->tag == Iex_Const) {
+      if (e->Iex.Const.con->tag != Ico_U64)
+         return False;
+      f->n = 0;
+      f->c = e->Iex.Const.con->Ico.U64;
+      return True;
+   }
+   if (e->tag != Iex_RdTmp)
+      return False;
+   IRTemp t = e->Iex.RdTmp.tmp;
+   if (forms[t].n >= 0) {
+      *f = forms[t];
+      return True;
+   }
+   f->n = 1;
+   f->root[0] = t;
+   f->coef[0] = 1;
+   f->c = 0;
+   return True;
+}
+
+/* *out = a + k*b; False when that needs more than LF_TERMS roots. */
+static Bool lf_add(const LinForm* a, const LinForm* b, ULong k, LinForm* out)
+{
+   LinForm r;
+   r.n = 0;
+   r.c = a->c + k * b->c;
+   Int i = 0, j = 0;
+   while (i < a->n || j < b->n) {
+      IRTemp t;
+      ULong c;
+      if (j == b->n || (i < a->n && a->root[i] < b->root[j])) {
+         t = a->root[i];
+         c = a->coef[i++];
+      } else if (i == a->n || b->root[j] < a->root[i]) {
+         t = b->root[j];
+         c = k * b->coef[j++];
+      } else {
+         t = a->root[i];
+         c = a->coef[i++] + k * b->coef[j++];
+      }
+      if (c == 0)
+         continue;
+      if (r.n == LF_TERMS)
+         return False;
+      r.root[r.n] = t;
+      r.coef[r.n] = c;
+      r.n++;
+   }
+   *out = r;
+   return True;
+}
+
+/* Gives the temp that st assigns its form, when st computes a sum,
+   difference, shift or multiple by a constant of forms. */
+static void note_form(IRSB* sbIn, IRStmt* st)
+{
+   if (st->tag != Ist_WrTmp || typeOfIRTemp(sbIn->tyenv, st->Ist.WrTmp.tmp) != Ity_I64)
+      return;
+   IRExpr* e = st->Ist.WrTmp.data;
+   LinForm a, b, r;
+   LinForm zero = { 0 };
+   Bool ok = False;
+   if (e->tag == Iex_RdTmp || e->tag == Iex_Const)
+      ok = atom_form(e, &r);
+   else if (e->tag == Iex_Binop) {
+      IRExpr* x = e->Iex.Binop.arg1;
+      IRExpr* y = e->Iex.Binop.arg2;
+      switch (e->Iex.Binop.op) {
+      case Iop_Add64:
+         ok = atom_form(x, &a) && atom_form(y, &b) && lf_add(&a, &b, 1, &r);
+         break;
+      case Iop_Sub64:
+         ok = atom_form(x, &a) && atom_form(y, &b) && lf_add(&a, &b, -1ULL, &r);
+         break;
+      case Iop_Shl64:
+         ok = y->tag == Iex_Const && y->Iex.Const.con->tag == Ico_U8 && y->Iex.Const.con->Ico.U8 < 64 &&
+              atom_form(x, &a) && lf_add(&zero, &a, 1ULL << y->Iex.Const.con->Ico.U8, &r);
+         break;
+      case Iop_Mul64:
+         if (x->tag == Iex_Const) {
+            IRExpr* z = x;
+            x = y;
+            y = z;
+         }
+         ok = atom_form(y, &b) && b.n == 0 && atom_form(x, &a) && lf_add(&zero, &a, b.c, &r);
+         break;
+      default:
+         break;
+      }
+   }
+   if (ok)
+      forms[st->Ist.WrTmp.tmp] = r;
+}
+
+/* Whether data entry number `data`, of address addr, is derived: then
+   *base gets the number of the earlier data entry with an address word its
+   address follows from and *off the difference. Otherwise the entry is
+   noted as one with an address word. */
+static Bool derive(ULong data, IRExpr* addr, ULong* base, ULong* off)
+{
+   LinForm f;
+   if (!atom_form(addr, &f))
+      return False;
+   for (Int k = 0; k < n_directs; k++) {
+      const LinForm* g = &directs[k].f;
+      if (g->n != f.n || directs[k].data >= 1ULL << (64 - ENT_BASE_SHIFT))
+         continue;
+      Int i = 0;
+      while (i < f.n && g->root[i] == f.root[i] && g->coef[i] == f.coef[i])
+         i++;
+      if (i == f.n) {
+         *base = directs[k].data;
+         *off = f.c - g->c;
+         return True;
+      }
+   }
+   if (n_directs == cap_directs) {
+      cap_directs = cap_directs ? 2 * cap_directs : 64;
+      directs = VG_(realloc)("memspy.directs", directs, cap_directs * sizeof(Direct));
+   }
+   directs[n_directs].data = data;
+   directs[n_directs].f = f;
+   n_directs++;
+   return False;
+}
+
 /* The translation of the --start-fn function's entry while tracing is OFF:
    a call that may start tracing, then an exit that discards every
    translation and re-enters the function, now instrumented. */
@@ -1387,13 +1567,19 @@ static void describe(ULong id, const Entry* e, Int n)
 {
    if (clo_max_events > 0)
       remember_exits(id, e, n);
-   ensure_room(2 + 2 * (ULong)n);
+   ULong derived = 0;
+   for (Int k = 0; k < n; k++)
+      derived += (e[k].word & ENT_DERIVED) != 0;
+   ensure_room(2 + 2 * (ULong)n + derived);
    buf[buf_pos++] = (REC_DESCRIBE << 60) | (id << 16);
-   buf[buf_pos++] = n;
+   buf[buf_pos++] = (ULong)n | derived << 32;
    for (Int k = 0; k < n; k++) {
       buf[buf_pos++] = e[k].word;
       buf[buf_pos++] = e[k].pc;
    }
+   for (Int k = 0; k < n; k++)
+      if (e[k].word & ENT_DERIVED)
+         buf[buf_pos++] = e[k].off;
 }
 
 /* In a gap translation: emits the records of an atomic (one address word:
@@ -1406,7 +1592,7 @@ static void gap_record(IRSB* sb, IRTemp rec, IRExpr* cur, UInt kind, UInt size, 
                        IRExpr* addr, IRExpr* sp)
 {
    ULong id = next_sb_id++;
-   Entry e = { (ULong)kind | ((ULong)size << 8), pc };
+   Entry e = { (ULong)kind | ((ULong)size << 8), pc, 0 };
    describe(id, &e, 1);
    ULong words = kind == K_ATOMIC ? 3 : 4;
    IRTemp pos = reserve(sb, words);
@@ -1561,12 +1747,14 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       base = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(start), rd(off3)));
    }
 
+   reset_forms(sbIn->tyenv->types_used);
    if (clo_no_stack && sbIn->tyenv->types_used > cap_stackish) {
       cap_stackish = 2 * sbIn->tyenv->types_used;
       stackish = VG_(realloc)("memspy.stackish", stackish, cap_stackish * sizeof(Bool));
    }
 
-   ULong n_data = 0;
+   ULong n_data = 0;          /* data entries so far */
+   ULong n_words = 0;         /* address words so far */
    ULong n_refs = 0;          /* references (events for the gate) so far */
    UInt  n_exit = 0;
    Addr  pc = 0;
@@ -1579,6 +1767,7 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       UInt size = 0, kind = K_READ;
       if (clo_no_stack)
          note_stackish(sbIn, st);
+      note_form(sbIn, st);
       switch (st->tag) {
       case Ist_IMark:
          pc = st->Ist.IMark.addr;
@@ -1640,7 +1829,7 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       }
       case Ist_Exit:
          if (!gap)
-            close_record(sb, base, pos, rec, id, n_exit, n_data);
+            close_record(sb, base, pos, rec, id, n_exit, n_words);
          if (counts)
             count_refs_ir(sb, c0, mask, n_refs, st->Ist.Exit.guard);
          add_entry(K_EXIT, 0, pc);
@@ -1653,10 +1842,10 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       if (addr != NULL && clo_no_stack && is_stack_addr(addr))
          addr = NULL;
       if (addr != NULL) {
-         if (kind == K_WRITE && last_read >= 0 && (ents[last_read].word >> 8) == size &&
+         if (kind == K_WRITE && last_read >= 0 && ((ents[last_read].word >> 8) & 0xffffff) == size &&
              eqIRAtom(last_read_addr, addr)) {
             /* A write of what this instruction just read: a modify. */
-            ents[last_read].word = K_MODIFY | ((ULong)size << 8);
+            ents[last_read].word = (ents[last_read].word & ~0xffULL) | K_MODIFY;
             last_read = -1;
          } else {
             if (gap && kind == K_ATOMIC) {
@@ -1664,11 +1853,17 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                IRTemp a = assign(sb, Ity_I64, IRExpr_Binop(Iop_And64, u64(n_refs), rd(mask)));
                gap_record(sb, rec, IRExpr_Binop(Iop_Add64, rd(c0), rd(a)), K_ATOMIC, size, pc, addr, NULL);
             }
+            ULong b = 0, off = 0;
+            Bool derived = !gap && clo_derive && derive(n_data, addr, &b, &off);
             n_data++;
             n_refs++;
-            if (!gap)
-               store_slot(sb, base, n_data, addr);
+            if (!gap && !derived)
+               store_slot(sb, base, ++n_words, addr);
             add_entry(kind, size, pc);
+            if (derived) {
+               ents[n_ents - 1].word |= ENT_DERIVED | b << ENT_BASE_SHIFT;
+               ents[n_ents - 1].off = off;
+            }
             last_read = kind == K_READ ? n_ents - 1 : -1;
             last_read_addr = addr;
          }
@@ -1682,7 +1877,6 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
 
    /* A superblock that ends in a call or a return records where control
       goes and the stack pointer. */
-   ULong n_words = n_data;
    Bool is_call = sbIn->jumpkind == Ijk_Call, is_ret = sbIn->jumpkind == Ijk_Ret;
    IRTemp sp_end = IRTemp_INVALID;
    if (is_call || is_ret) {
@@ -1769,6 +1963,7 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
    else if VG_BINT_CLO(arg, "--stack-depth", clo_stack_depth, 1, MAX_STACK_DEPTH) {}
    else if VG_BOOL_CLO(arg, "--no-stack", clo_no_stack) {}
    else if VG_BOOL_CLO(arg, "--calls", clo_calls) {}
+   else if VG_BOOL_CLO(arg, "--derive", clo_derive) {}
    else if VG_BOOL_CLO(arg, "--started", clo_started) {}
    else if VG_STR_CLO(arg, "--start-fn", clo_start_fn) {}
    else if VG_STR_CLO(arg, "--trace-fn", clo_trace_fn) {}
@@ -1802,6 +1997,8 @@ static void ms_print_usage(void)
 "    --stack-depth=N     call stack depth of allocations, 1..64 [8]\n"
 "    --no-stack=no|yes   drop references through the stack pointer [no]\n"
 "    --calls=no|yes      report calls and returns [yes]\n"
+"    --derive=no|yes     leave out the address words of data entries whose\n"
+"                        addresses follow from earlier ones' [yes]\n"
 "    --started=no|yes    trace from the start (no: wait for MEMSPY_START_TRACING) [yes]\n"
 "    --start-fn=NAME     start tracing at the first entry of function NAME\n"
 "    --trace-fn=NAME     trace only while function NAME is on the stack\n"

@@ -20,7 +20,7 @@ import (
 // Version is the stream version the builders write unless told otherwise:
 // the one memspy reads (valgrind.StreamVersion, which this package cannot
 // import).
-const Version = 6
+const Version = 7
 
 // Flags of the stream header.
 const (
@@ -55,11 +55,25 @@ const (
 	RecEnd      = 15
 )
 
-// Entry is one entry of a superblock description.
+// Entry is one entry of a superblock description. A derived data entry
+// has no address word in EXEC records: its address is that of data entry
+// number Base (counting the superblock's data entries from 0) plus Off.
 type Entry struct {
-	Kind int
-	Size uint32
-	PC   uint64
+	Kind    int
+	Size    uint32
+	PC      uint64
+	Derived bool
+	Base    uint64
+	Off     uint64
+}
+
+// Word returns the entry's first word.
+func (e Entry) Word() uint64 {
+	w := uint64(e.Kind) | uint64(e.Size)<<8
+	if e.Derived {
+		w |= 1<<32 | e.Base<<40
+	}
+	return w
 }
 
 // Stream builds a stream. The zero value is an empty stream.
@@ -84,11 +98,21 @@ func (s *Stream) HeaderVersion(version, flags uint64, pid int) *Stream {
 	return s.Word(version).Word(flags).Word(uint64(pid))
 }
 
-// Describe appends a DESCRIBE record of superblock id.
+// Describe appends a DESCRIBE record of superblock id: its entries, then
+// the offsets of the derived ones.
 func (s *Stream) Describe(id uint64, entries ...Entry) *Stream {
-	s.Word(RecDescribe<<60 | id<<16).Word(uint64(len(entries)))
+	var offs []uint64
 	for _, e := range entries {
-		s.Word(uint64(e.Kind) | uint64(e.Size)<<8).Word(e.PC)
+		if e.Derived {
+			offs = append(offs, e.Off)
+		}
+	}
+	s.Word(RecDescribe<<60 | id<<16).Word(uint64(len(entries)) | uint64(len(offs))<<32)
+	for _, e := range entries {
+		s.Word(e.Word()).Word(e.PC)
+	}
+	for _, o := range offs {
+		s.Word(o)
 	}
 	return s
 }
@@ -249,15 +273,15 @@ func FakeValgrind() int {
 			ents = append(ents, e)
 		}
 	}
-	add(Entry{IFetch, 4, 0x401000})
-	add(Entry{Read, 8, 0x401000})
-	add(Entry{IFetch, 3, 0x401004})
-	add(Entry{Write, 4, 0x401004})
-	add(Entry{Exit, 0, 0x401004})
-	add(Entry{IFetch, 5, 0x401007})
-	add(Entry{Modify, 4, 0x401007})
-	add(Entry{IFetch, 2, 0x40100c})
-	add(Entry{Read, 1, 0x40100c})
+	add(Entry{Kind: IFetch, Size: 4, PC: 0x401000})
+	add(Entry{Kind: Read, Size: 8, PC: 0x401000})
+	add(Entry{Kind: IFetch, Size: 3, PC: 0x401004})
+	add(Entry{Kind: Write, Size: 4, PC: 0x401004})
+	add(Entry{Kind: Exit, Size: 0, PC: 0x401004})
+	add(Entry{Kind: IFetch, Size: 5, PC: 0x401007})
+	add(Entry{Kind: Modify, Size: 4, PC: 0x401007})
+	add(Entry{Kind: IFetch, Size: 2, PC: 0x40100c})
+	add(Entry{Kind: Read, Size: 1, PC: 0x40100c})
 	s.Describe(1, ents...)
 	for k := range execs {
 		a := uint64(0x10000 + 64*k)
