@@ -160,14 +160,9 @@ type superblock struct {
 	// derivedOf gives, per event, its index in derived, or -1; nil when
 	// there are no derived events.
 	derivedOf []int32
-	// exitEv[e], exitData[e], exitWords[e] and exitDerived[e] are the
-	// numbers of events, of data events, of address words and of derived
-	// events before exit entry e; the last element covers the whole
-	// superblock (it ran to its end).
-	exitEv      []int32
-	exitData    []int32
-	exitWords   []int32
-	exitDerived []int32
+	// exits[e] counts what comes before exit entry e; the last element
+	// covers the whole superblock (it ran to its end).
+	exits []exitCounts
 	// allData is true when every event is a data event with an address word
 	// (no instruction fetches, nothing derived): address words then map one
 	// to one onto events.
@@ -181,6 +176,12 @@ type superblock struct {
 	// is the address of that instruction.
 	final   trace.Kind
 	finalPC uint64
+}
+
+// exitCounts are the numbers of events, of data events, of address words
+// and of derived data events before an exit of a superblock.
+type exitCounts struct {
+	ev, data, words, derived int32
 }
 
 // derivedAddr is a data event whose address is that of an earlier event
@@ -590,8 +591,8 @@ func (s *StreamReader) decode(c columns) (int, error) {
 				return n, s.corrupt(s.off(), "EXEC of superblock %d, which was not described", id)
 			}
 			e := int(w & 0xffff)
-			if e >= len(sb.exitEv) {
-				return n, s.corrupt(s.off(), "EXEC of superblock %d takes exit %d, but it has %d exits (exit %[3]d means it ran to its end)", id, e, len(sb.exitEv)-1)
+			if e >= len(sb.exits) {
+				return n, s.corrupt(s.off(), "EXEC of superblock %d takes exit %d, but it has %d exits (exit %[3]d means it ran to its end)", id, e, len(sb.exits)-1)
 			}
 			need, fit, total := s.execSize(sb, e)
 			if fit <= room-n && (s.end-s.pos >= need || need <= len(s.buf) && s.more(need) == nil) {
@@ -646,13 +647,14 @@ func (s *StreamReader) decode(c columns) (int, error) {
 // the number of events it delivers (fit) and the number it has (total):
 // they differ by its final call or return when the reader is slim.
 func (s *StreamReader) execSize(sb *superblock, e int) (need, fit, total int) {
-	need, total = 8+8*int(sb.exitWords[e]), int(sb.exitEv[e])
-	if sb.final != 0 && e == len(sb.exitEv)-1 {
+	x := &sb.exits[e]
+	need, total = 8+8*int(x.words), int(x.ev)
+	if sb.final != 0 && e == len(sb.exits)-1 {
 		need += 16
 		total++
 	}
 	fit = total
-	if s.slim && total > int(sb.exitEv[e]) {
+	if s.slim && total > int(x.ev) {
 		fit--
 	}
 	return need, fit, total
@@ -676,14 +678,15 @@ func (s *StreamReader) execs(c columns, n int) int {
 		}
 		sb := s.lookup(w >> 16 & idMask)
 		e := int(w & 0xffff)
-		if sb == nil || e >= len(sb.exitEv) {
+		if sb == nil || e >= len(sb.exits) {
 			break
 		}
 		need, fit, _ := s.execSize(sb, e)
 		if fit > len(kind)-n || need > len(buf)-pos {
 			break
 		}
-		nev, nd := int(sb.exitEv[e]), int(sb.exitWords[e])
+		x := &sb.exits[e]
+		nev, nd := int(x.ev), int(x.words)
 		words := buf[pos+8 : pos+need]
 		a := addr[n : n+nev]
 		k, sz := kind[n : n+nev][:len(a)], size[n : n+nev][:len(a)]
@@ -698,9 +701,9 @@ func (s *StreamReader) execs(c columns, n int) int {
 				k[j], sz[j] = sk[j], ssz[j]
 			}
 		case slim:
-			for j := range a {
-				a[j], k[j], sz[j] = sp[j], sk[j], ssz[j]
-			}
+			copy(a, sp)
+			copy(k, sk)
+			copy(sz, ssz)
 			for j, i := range sb.direct[:nd] {
 				a[i] = le.Uint64(words[8*j:])
 			}
@@ -713,7 +716,7 @@ func (s *StreamReader) execs(c columns, n int) int {
 				a[i] = le.Uint64(words[8*j:])
 			}
 		}
-		for _, d := range sb.derived[:sb.exitDerived[e]] {
+		for _, d := range sb.derived[:x.derived] {
 			a[d.pos] = a[d.base] + d.off
 		}
 		if len(sb.syncs) > 0 {
@@ -928,8 +931,7 @@ func (s *StreamReader) describe() error {
 		kind:     make([]trace.Kind, 0, nev),
 		size:     make([]uint32, 0, nev),
 		pc:       make([]uint64, 0, nev),
-		exitEv:   make([]int32, 0, nexit+1),
-		exitData: make([]int32, 0, nexit+1),
+		exits: make([]exitCounts, 0, nexit+1),
 	}
 	for i, ent := range ents {
 		var k trace.Kind
@@ -949,8 +951,7 @@ func (s *StreamReader) describe() error {
 			sb.pc = append(sb.pc, pcs[i])
 			k = trace.Modify
 		case entExit:
-			sb.exitEv = append(sb.exitEv, int32(len(sb.kind)))
-			sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
+			sb.exits = append(sb.exits, exitCounts{ev: int32(len(sb.kind)), data: int32(len(sb.dataPos))})
 			continue
 		case entCall, entReturn:
 			sb.final, sb.finalPC = trace.Call, pcs[i]
@@ -966,8 +967,7 @@ func (s *StreamReader) describe() error {
 		sb.size = append(sb.size, uint32(ent>>8&0xffffff))
 		sb.pc = append(sb.pc, pcs[i])
 	}
-	sb.exitEv = append(sb.exitEv, int32(len(sb.kind)))
-	sb.exitData = append(sb.exitData, int32(len(sb.dataPos)))
+	sb.exits = append(sb.exits, exitCounts{ev: int32(len(sb.kind)), data: int32(len(sb.dataPos))})
 	if s.runBlock > 0 && len(sb.dataPos) < len(sb.kind) {
 		sb.foldRuns(s.runBlock)
 	}
@@ -999,19 +999,18 @@ func (sb *superblock) link(bases []int64, offs []uint64) {
 			sb.derived = append(sb.derived, derivedAddr{pos: pos, base: sb.dataPos[b], off: offs[len(sb.derived)]})
 		}
 	}
-	sb.exitWords = make([]int32, len(sb.exitData))
-	sb.exitDerived = make([]int32, len(sb.exitData))
 	var words, derived int32
 	j := 0 // data events counted
-	for e, nd := range sb.exitData {
-		for ; j < int(nd); j++ {
+	for e := range sb.exits {
+		x := &sb.exits[e]
+		for ; j < int(x.data); j++ {
 			if bases[j] < 0 {
 				words++
 			} else {
 				derived++
 			}
 		}
-		sb.exitWords[e], sb.exitDerived[e] = words, derived
+		x.words, x.derived = words, derived
 	}
 	sb.allData = len(sb.dataPos) == len(sb.kind) && len(offs) == 0
 }
@@ -1021,11 +1020,11 @@ func (sb *superblock) link(bases []int64, offs []uint64) {
 func (sb *superblock) foldRuns(block uint64) {
 	n := len(sb.kind)
 	kind, size, pc, dataPos, syncs := sb.kind[:0], sb.size[:0], sb.pc[:0], sb.dataPos[:0], sb.syncs[:0]
-	exit := 0  // next element of exitEv, renumbered as its event is reached
+	exit := 0  // next element of exits, renumbered as its event is reached
 	open := -1 // index of the run the next fetch may join
 	for i := range n {
-		for ; exit < len(sb.exitEv)-1 && int(sb.exitEv[exit]) == i; exit++ {
-			sb.exitEv[exit] = int32(len(kind))
+		for ; exit < len(sb.exits)-1 && int(sb.exits[exit].ev) == i; exit++ {
+			sb.exits[exit].ev = int32(len(kind))
 			open = -1
 		}
 		k, sz, p := sb.kind[i], sb.size[i], sb.pc[i]
@@ -1051,8 +1050,8 @@ func (sb *superblock) foldRuns(block uint64) {
 		}
 		kind, size, pc = append(kind, k), append(size, sz), append(pc, p)
 	}
-	for ; exit < len(sb.exitEv); exit++ {
-		sb.exitEv[exit] = int32(len(kind))
+	for ; exit < len(sb.exits); exit++ {
+		sb.exits[exit].ev = int32(len(kind))
 	}
 	sb.kind, sb.size, sb.pc, sb.dataPos, sb.syncs = kind, size, pc, dataPos, syncs
 }
