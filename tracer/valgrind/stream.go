@@ -194,8 +194,10 @@ type derivedAddr struct {
 // StreamReader decodes the event stream of memspy's Valgrind tool (see
 // docs/valgrind-stream.md) into trace events. It implements trace.Reader.
 //
-// Every executed data entry becomes a Read, Write or Modify event with the
-// address from the stream, its size and the PC of its instruction; every
+// Every executed data entry becomes a Read, Write or Modify event with its
+// address (an address word of the stream, or an earlier entry's address
+// plus the offset of a derived entry), its size and the PC of its
+// instruction; every
 // executed instruction-fetch entry becomes an IFetch event whose address and
 // PC are the instruction's address; every executed atomic entry becomes a
 // Sync event (Ext.Sync trace.SyncAtomic) followed by a Modify event, both
