@@ -930,9 +930,9 @@ func (s *StreamReader) describe() error {
 	s.scratchEnt, s.scratchPC, s.scratchBase = ents, pcs, bases
 
 	sb := &superblock{
-		kind:     make([]trace.Kind, 0, nev),
-		size:     make([]uint32, 0, nev),
-		pc:       make([]uint64, 0, nev),
+		kind:  make([]trace.Kind, 0, nev),
+		size:  make([]uint32, 0, nev),
+		pc:    make([]uint64, 0, nev),
 		exits: make([]exitCounts, 0, nexit+1),
 	}
 	for i, ent := range ents {
