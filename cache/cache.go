@@ -366,6 +366,10 @@ func (c *Cache) Settled(slot int) bool {
 	return true // fifo, random: hits change nothing
 }
 
+// FillSettled reports whether a slot just filled (Install, Replace) is
+// settled (see Settled): under every policy but srrip and brrip.
+func (c *Cache) FillSettled() bool { return c.pol != srrip && c.pol != brrip }
+
 // Victim returns the slot to fill with line: the lowest invalid way of its
 // set if there is one, else the policy's choice. The slot may still hold a
 // valid line, which the caller evicts with Remove before Install.
@@ -451,6 +455,33 @@ func (c *Cache) Install(slot int, line uint64) {
 		}
 		c.inserts++
 	}
+}
+
+// Replace fills line, which the cache does not hold, into the slot Victim
+// chooses, as Victim, Remove and Install would: it returns the slot and
+// what the slot held before (its line, whether it was valid and dirty).
+// With an LRU or FIFO order word and a full set it is one pass: the victim
+// is the last way of the order, and making it the first rotates the word
+// (an order word means no line map to update: ordWays ≤ hashThreshold).
+func (c *Cache) Replace(line uint64) (slot int, old uint64, wasValid, wasDirty bool) {
+	set := c.Set(line)
+	if c.ord != nil && int(c.occupied[set]) == c.ways {
+		w := c.ord[set]
+		last := 4 * uint(c.ways-1)
+		way := w >> last & 0xf
+		all := uint64(1)<<(last+4) - 1 // every way's nibble (all ones at 16 ways)
+		c.ord[set] = w&^all | w<<4&all | way
+		slot = set*c.ways + int(way)
+		old, wasDirty = c.tag[slot], c.dirty[slot]
+		c.tag[slot], c.dirty[slot] = line, false
+		c.head[set], c.headTag[set] = int32(slot), line
+		return slot, old, true, wasDirty
+	}
+	slot = c.Victim(line)
+	old, wasValid, wasDirty = c.tag[slot], c.valid[slot], c.dirty[slot]
+	c.Remove(slot)
+	c.Install(slot, line)
+	return slot, old, wasValid, wasDirty
 }
 
 // ForEachValid calls f for every valid slot in slot order.

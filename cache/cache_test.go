@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -180,4 +181,105 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Replace does what Victim, Remove and Install do, for every policy and
+// geometry (order words, lists and the line map; powers of two and
+// others): twin caches, one filling with Replace and one step by step,
+// agree on everything observable after every random operation.
+func TestReplaceTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	reps := []machine.Replacement{machine.LRU, machine.FIFO, machine.Random, machine.PLRU, machine.SRRIP, machine.BRRIP}
+	for _, rep := range reps {
+		for _, ways := range []int{1, 2, 3, 5, 8, 15, 16, 17, 32} {
+			if rep == machine.PLRU && ways&(ways-1) != 0 {
+				continue
+			}
+			for _, sets := range []int{1, 3, 4, 64} {
+				fused, err := NewGeometry(sets, ways, rep, 9)
+				if err != nil {
+					t.Fatal(err)
+				}
+				steps, _ := NewGeometry(sets, ways, rep, 9)
+				lines := uint64(sets * (ways + 3))
+				pick := func() uint64 {
+					if rng.IntN(50) == 0 {
+						return noLine - uint64(sets)*uint64(rng.IntN(2))
+					}
+					return uint64(rng.IntN(int(lines)))
+				}
+				for op := range 2000 {
+					line := pick()
+					fail := func(format string, args ...any) {
+						t.Helper()
+						t.Fatalf("%s %d ways %d sets, op %d, line %#x: %s", rep, ways, sets, op, line, fmt.Sprintf(format, args...))
+					}
+					switch rng.IntN(8) {
+					case 0, 1, 2: // a miss filled, or a hit touched
+						if s := steps.Lookup(line); s >= 0 {
+							steps.Touch(s)
+							fused.Touch(s)
+							break
+						}
+						v := steps.Victim(line)
+						old, valid, dirty := steps.Line(v), steps.Valid(v), steps.Dirty(v)
+						steps.Remove(v)
+						steps.Install(v, line)
+						gv, gold, gvalid, gdirty := fused.Replace(line)
+						if gv != v || gold != old || gvalid != valid || gdirty != dirty {
+							fail("Replace = %d, %#x, %v, %v; want %d, %#x, %v, %v", gv, gold, gvalid, gdirty, v, old, valid, dirty)
+						}
+						if fused.Settled(v) != fused.FillSettled() || steps.Settled(v) != steps.FillSettled() {
+							fail("Settled(%d) = %v and %v after a fill, FillSettled %v", v, fused.Settled(v), steps.Settled(v), fused.FillSettled())
+						}
+					case 3:
+						if a, b := fused.Access(line), steps.Access(line); a != b {
+							fail("Access = %d and %d", a, b)
+						}
+					case 4:
+						if s := steps.Lookup(line); s >= 0 {
+							steps.SetDirty(s, true)
+							fused.SetDirty(s, true)
+						}
+					case 5:
+						if s := steps.Lookup(line); s >= 0 && rng.IntN(3) == 0 {
+							steps.Remove(s)
+							fused.Remove(s)
+						}
+					case 6:
+						a, ad := fused.Promote(line)
+						b, bd := steps.Promote(line)
+						if a != b || ad != bd {
+							fail("Promote = %d, %d and %d, %d", a, ad, b, bd)
+						}
+					case 7: // Victim changes state under some policies: both twins choose
+						if a, b := fused.Victim(line), steps.Victim(line); a != b {
+							fail("Victim = %d and %d", a, b)
+						}
+					}
+					for l := range lines {
+						if a, b := fused.Lookup(l), steps.Lookup(l); a != b {
+							fail("Lookup(%#x) = %d and %d", l, a, b)
+						}
+						if a, b := fused.MRU(l), steps.MRU(l); a != b {
+							fail("MRU(%#x) = %d and %d", l, a, b)
+						}
+					}
+					for _, l := range []uint64{noLine, noLine - uint64(sets)} {
+						if a, b := fused.Lookup(l), steps.Lookup(l); a != b {
+							fail("Lookup(%#x) = %d and %d", l, a, b)
+						}
+					}
+					for s := range sets * ways {
+						if fused.Valid(s) != steps.Valid(s) || fused.Dirty(s) != steps.Dirty(s) || fused.Line(s) != steps.Line(s) {
+							fail("slot %d: %v %v %#x and %v %v %#x", s, fused.Valid(s), fused.Dirty(s), fused.Line(s), steps.Valid(s), steps.Dirty(s), steps.Line(s))
+						}
+						if steps.Valid(s) && fused.Settled(s) != steps.Settled(s) {
+							fail("Settled(%d) = %v and %v", s, fused.Settled(s), steps.Settled(s))
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -201,11 +201,7 @@ func (h *Hierarchy) coherentFetch(il *level, a, s uint64) {
 			break
 		}
 	}
-	if il.cpuHit(kIFetch, a, s) {
-		il.acc[kIFetch]++
-	} else {
-		h.ref(il, kIFetch, a, s, false, -1)
-	}
+	h.cpuRef(il, kIFetch, a, s)
 }
 
 // coherentRef performs a data reference of kind k from the current
@@ -235,11 +231,7 @@ func (h *Hierarchy) coherentRef(k int, a, s uint64) {
 			h.cohRead(p, line)
 		}
 	})
-	if l := p.dfirst; l != nil && l.cpuHit(k, a, s) {
-		l.acc[k]++
-	} else {
-		h.ref(l, k, a, s, false, -1)
-	}
+	h.cpuRef(p.dfirst, k, a, s)
 	forParts(func(line, pa, ps uint64) {
 		if l := p.dfirst; k == kWrite && l != nil && l.mod != nil {
 			if slot := l.c.Lookup(line); slot >= 0 && l.c.Dirty(slot) {
