@@ -58,14 +58,21 @@ func BenchmarkProcess(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ResetTimer()
-			events := 0
-			for i := 0; i < b.N; i++ {
-				bt := batches[i%len(batches)]
-				h.Process(bt)
-				events += bt.Len()
-			}
+			events := processBatches(b, h, batches)
 			b.ReportMetric(float64(events)/b.Elapsed().Seconds()/1e6, "Mevents/s")
 		})
 	}
+}
+
+// processBatches resets the timer and has h process b.N batches, in turn
+// from batches, and returns the number of events.
+func processBatches(b *testing.B, h *sim.Hierarchy, batches []*trace.Batch) int {
+	b.ResetTimer()
+	events := 0
+	for i := 0; i < b.N; i++ {
+		bt := batches[i%len(batches)]
+		h.Process(bt)
+		events += bt.Len()
+	}
+	return events
 }

@@ -80,12 +80,6 @@ func benchMissPath(b *testing.B, batches []*trace.Batch) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	events := 0
-	for i := 0; i < b.N; i++ {
-		bt := batches[i%len(batches)]
-		h.Process(bt)
-		events += bt.Len()
-	}
+	events := processBatches(b, h, batches)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 }

@@ -21,6 +21,13 @@ import (
 // what it wrote on stdout.
 func traceProgram(t *testing.T, exe string, opt Options, args ...string) ([]ev, string) {
 	t.Helper()
+	evs, stdout, _ := traceRun(t, exe, opt, args...)
+	return evs, stdout
+}
+
+// traceRun is traceProgram that also returns the run, ended.
+func traceRun(t *testing.T, exe string, opt Options, args ...string) ([]ev, string, *Run) {
+	t.Helper()
 	var stdout bytes.Buffer
 	opt.ValgrindLib = toolLib(t)
 	opt.Stdout, opt.Stderr = &stdout, io.Discard
@@ -35,7 +42,7 @@ func traceProgram(t *testing.T, exe string, opt Options, args ...string) ([]ev, 
 	if st := wait(t, run); st.Code != 0 {
 		t.Fatalf("%s: %v", exe, st)
 	}
-	return evs, stdout.String()
+	return evs, stdout.String(), run
 }
 
 // frames returns the call stack of an extended event.
@@ -916,24 +923,13 @@ func TestToolSyncWrappers(t *testing.T) {
 // gives exactly the events it gives with an address word per data entry,
 // in a stream that is shorter.
 func TestToolDerived(t *testing.T) {
-	lib := toolLib(t)
 	trace := func(exe string, derive bool, args ...string) ([]ev, int64) {
 		t.Helper()
-		opt := Options{ValgrindLib: lib, IFetch: true, Stdout: io.Discard, Stderr: io.Discard}
+		opt := Options{IFetch: true}
 		if !derive {
 			opt.ToolArgs = []string{"--derive=no"}
 		}
-		run, err := Start(exe, args, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := drain(t, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st := wait(t, run); st.Code != 0 {
-			t.Fatalf("%s: %v", exe, st)
-		}
+		evs, _, run := traceRun(t, exe, opt, args...)
 		// Thread ids differ between runs: number them by first appearance.
 		tids := map[uint32]uint32{}
 		for i := range evs {
