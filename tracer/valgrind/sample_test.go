@@ -1,7 +1,6 @@
 package valgrind
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -46,13 +45,7 @@ type sampledRun struct {
 // traceSampled runs exe under the tool with opt and collects its events.
 func traceSampled(t *testing.T, exe string, opt Options, args ...string) sampledRun {
 	t.Helper()
-	var stdout bytes.Buffer
-	opt.ValgrindLib = toolLib(t)
-	opt.Stdout, opt.Stderr = &stdout, io.Discard
-	run, err := Start(exe, args, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, stdout := startTool(t, exe, opt, args...)
 	var r sampledRun
 	b := trace.NewBatch(trace.BatchSize)
 	for {

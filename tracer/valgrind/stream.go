@@ -868,7 +868,7 @@ func (s *StreamReader) describe() error {
 	}
 	s.pos += 16
 	ents, pcs, bases := s.scratchEnt[:0], s.scratchPC[:0], s.scratchBase[:0]
-	nev, nexit, final := 0, 0, false
+	nev, nexit, derived, final := 0, 0, 0, false
 	for range count {
 		if err := s.more(16); err != nil {
 			return s.endError(err, false)
@@ -903,18 +903,13 @@ func (s *StreamReader) describe() error {
 			if !data || base >= int64(len(bases)) || bases[base] >= 0 {
 				return s.corrupt(s.off(), "entry %d of superblock %d derives its address from data entry %d, which is not an earlier data entry with an address word", len(ents), id, base)
 			}
+			derived++
 		}
 		if data {
 			bases = append(bases, base)
 		}
 		ents, pcs = append(ents, ent), append(pcs, p)
 		s.pos += 16
-	}
-	derived := 0
-	for _, b := range bases {
-		if b >= 0 {
-			derived++
-		}
 	}
 	if uint64(derived) != nderived {
 		return s.corrupt(start, "superblock %d says it has %d derived entries, and has %d", id, nderived, derived)

@@ -25,8 +25,9 @@ func traceProgram(t *testing.T, exe string, opt Options, args ...string) ([]ev, 
 	return evs, stdout
 }
 
-// traceRun is traceProgram that also returns the run, ended.
-func traceRun(t *testing.T, exe string, opt Options, args ...string) ([]ev, string, *Run) {
+// startTool starts exe under the built tool with opt, its stdout going to
+// the buffer returned, its stderr discarded.
+func startTool(t *testing.T, exe string, opt Options, args ...string) (*Run, *bytes.Buffer) {
 	t.Helper()
 	var stdout bytes.Buffer
 	opt.ValgrindLib = toolLib(t)
@@ -35,6 +36,13 @@ func traceRun(t *testing.T, exe string, opt Options, args ...string) ([]ev, stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	return run, &stdout
+}
+
+// traceRun is traceProgram that also returns the run, ended.
+func traceRun(t *testing.T, exe string, opt Options, args ...string) ([]ev, string, *Run) {
+	t.Helper()
+	run, stdout := startTool(t, exe, opt, args...)
 	evs, err := drain(t, run)
 	if err != nil {
 		t.Fatal(err)
