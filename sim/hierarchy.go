@@ -454,10 +454,10 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 	}
 	for i := 0; i < len(kinds); i++ {
 		// The inner loop makes no calls, so its counters stay in registers.
-		// (The fetch and read cases are written out twice on purpose: as a
-		// shared method they exceed Go's inlining budget and cost a call
+		// (The fetch and data cases repeat the lookup on purpose: as a
+		// shared method it exceeds Go's inlining budget and costs a call
 		// per event.)
-		var iHits, rHits, wHits uint64
+		var iHits, rHits, wHits, mHits uint64
 	bypass:
 		for ; i < len(kinds); i++ {
 			a, s := addrs[i], uint64(sizes[i])
@@ -525,9 +525,28 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 						continue
 					}
 				}
-			case trace.Write:
-				if dl.memo == a&^dl.offMask && a&dl.offMask+s-1 < dl.fastLimit && dl.writeBack && dl.c.Dirty(dl.memoSlot) {
-					wHits++
+			case trace.Write, trace.Modify:
+				// A write hit of a write-back cache only sets the dirty bit;
+				// a modify is a read and a write hit of the same line.
+				if a&dl.offMask+s-1 < dl.fastLimit && dl.writeBack {
+					line := a &^ dl.offMask
+					slot := dl.memoSlot
+					if dl.memo != line {
+						dl.settle()
+						if slot = dl.mruCache.MRU(a >> dl.shift); slot < 0 {
+							slot, _ = dl.mruCache.Promote(a >> dl.shift)
+						}
+						if slot < 0 {
+							break
+						}
+						dl.memo, dl.memoSlot = line, slot
+					}
+					dl.c.SetDirty(slot, true)
+					if kinds[i] == trace.Write {
+						wHits++
+					} else {
+						mHits++
+					}
 					continue
 				}
 			}
@@ -536,11 +555,12 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 		il.settle()
 		dl.settle()
 		il.acc[kIFetch] += iHits
-		dl.acc[kRead] += rHits
-		dl.acc[kWrite] += wHits
+		dl.acc[kRead] += rHits + mHits
+		dl.acc[kWrite] += wHits + mHits
 		h.kinds[trace.IFetch] += iHits
 		h.kinds[trace.Read] += rHits
 		h.kinds[trace.Write] += wHits
+		h.kinds[trace.Modify] += mHits
 		if i < len(kinds) {
 			h.slow(b, i, il)
 		}
