@@ -248,12 +248,14 @@ type Reader interface {
 }
 
 // Slimmer is implemented by readers that can do less for a consumer that
-// uses neither the PC and Thread columns nor Call and Return events (the
-// engine when it does not attribute).
+// uses neither the PC and Thread columns nor Call and Return events, nor
+// the Sync events of atomics (the engine when it does not attribute and
+// simulates one processor).
 type Slimmer interface {
 	// Slim makes later Reads leave the PC and Thread columns of the
 	// events they deliver unspecified and drop Call and Return events;
-	// the other events and columns are as before.
+	// they may also drop Sync events of kind SyncAtomic (the Modify that
+	// follows each stays). The other events and columns are as before.
 	Slim()
 }
 

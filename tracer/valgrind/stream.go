@@ -305,9 +305,11 @@ func (s *StreamReader) SetIFetchRuns(block int) {
 
 // Slim implements trace.Slimmer: later Reads leave the PC and Thread
 // columns of the events they deliver unset and drop Call and Return
-// events, for a consumer that uses neither (the engine when it does not
-// attribute). The other events are the same; Sync events keep their PC and
-// Thread (the engine orders threads by them).
+// events, and the Sync events of atomics in superblocks described from
+// then on (an atomic is its Modify alone), for a consumer that uses none
+// of them (the engine when it does not attribute and simulates one
+// processor). The other events are the same; the remaining Sync events
+// keep their PC and Thread.
 func (s *StreamReader) Slim() { s.slim = true }
 
 // Format implements trace.Reader: "valgrind".
@@ -942,10 +944,12 @@ func (s *StreamReader) describe() error {
 		case entIFetch:
 			k = trace.IFetch
 		case entAtomic:
-			sb.syncs = append(sb.syncs, int32(len(sb.kind)))
-			sb.kind = append(sb.kind, trace.Sync)
-			sb.size = append(sb.size, 0)
-			sb.pc = append(sb.pc, pcs[i])
+			if !s.slim { // a slim consumer has no use for atomics' Sync events
+				sb.syncs = append(sb.syncs, int32(len(sb.kind)))
+				sb.kind = append(sb.kind, trace.Sync)
+				sb.size = append(sb.size, 0)
+				sb.pc = append(sb.pc, pcs[i])
+			}
 			k = trace.Modify
 		case entExit:
 			sb.exits = append(sb.exits, exitCounts{ev: int32(len(sb.kind)), data: int32(len(sb.dataPos))})
