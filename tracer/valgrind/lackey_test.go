@@ -16,7 +16,7 @@ import (
 
 // toolLib returns the directory of the built tool, or skips the test when
 // it is absent (make test sets MEMSPY_REQUIRE_TOOL=1, which fails instead).
-func toolLib(t *testing.T) string {
+func toolLib(t testing.TB) string {
 	t.Helper()
 	lib := os.Getenv("MEMSPY_VALGRIND_LIB")
 	if lib == "" {

@@ -179,9 +179,12 @@ type superblock struct {
 }
 
 // exitCounts are the numbers of events, of data events, of address words
-// and of derived data events before an exit of a superblock.
+// and of derived data events before an exit of a superblock; need is the
+// size in bytes of an EXEC record that takes the exit, and final is 1 when
+// that record ends with the superblock's final call or return, else 0.
 type exitCounts struct {
 	ev, data, words, derived int32
+	need, final              int32
 }
 
 // derivedAddr is a data event whose address is that of an earlier event
@@ -652,14 +655,9 @@ func (s *StreamReader) decode(c columns) (int, error) {
 // they differ by its final call or return when the reader is slim.
 func (s *StreamReader) execSize(sb *superblock, e int) (need, fit, total int) {
 	x := &sb.exits[e]
-	need, total = 8+8*int(x.words), int(x.ev)
-	if sb.final != 0 && e == len(sb.exits)-1 {
-		need += 16
-		total++
-	}
-	fit = total
-	if s.slim && total > int(x.ev) {
-		fit--
+	need, fit, total = int(x.need), int(x.ev), int(x.ev+x.final)
+	if !s.slim {
+		fit = total
 	}
 	return need, fit, total
 }
@@ -1012,6 +1010,11 @@ func (sb *superblock) link(bases []int64, offs []uint64) {
 			}
 		}
 		x.words, x.derived = words, derived
+		x.need = 8 + 8*words
+		if sb.final != 0 && e == len(sb.exits)-1 {
+			x.need += 16
+			x.final = 1
+		}
 	}
 	sb.allData = len(sb.dataPos) == len(sb.kind) && len(offs) == 0
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -1526,5 +1529,57 @@ func TestStreamDrain(t *testing.T) {
 	r := NewStreamReader(io.MultiReader(bytes.NewReader(data[:200]), iotest.ErrReader(errors.New("boom"))))
 	if n, err := r.Drain(); err == nil || err.Error() != "boom" || n != 200-headerLen {
 		t.Errorf("failing read: %d, %v; want %d, boom", n, err, 200-headerLen)
+	}
+}
+
+// BenchmarkToolStream decodes what the tool writes for real programs, as
+// memspy run reads it when it does not attribute: slim, with fetches
+// folded into runs of 64-byte lines. The list walk's shuffle calls rand
+// a million times: short superblocks, calls and atomics; matmul is long
+// unrolled loops.
+func BenchmarkToolStream(b *testing.B) {
+	lib := toolLib(b)
+	for _, prog := range [][]string{{"listwalk", "200000", "1"}, {"matmul", "96"}} {
+		b.Run(prog[0], func(b *testing.B) {
+			exe := buildExample(b, prog[0], "-O2")
+			file := filepath.Join(b.TempDir(), "stream")
+			out, err := os.Create(file)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd := exec.Command("valgrind", "--tool=memspy", "-q", "--vex-iropt-unroll-thresh=400", "--out-fd=3", "--ifetch=yes", exe)
+			cmd.Args = append(cmd.Args, prog[1:]...)
+			cmd.Env = append(os.Environ(), "VALGRIND_LIB="+lib)
+			cmd.ExtraFiles = []*os.File{out}
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v: %v\n%s", cmd.Args, err, msg)
+			}
+			out.Close()
+			data, err := os.ReadFile(file)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := trace.NewBatch(trace.BatchSize)
+			events := 0
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for range b.N {
+				r := NewStreamReader(bytes.NewReader(data))
+				r.SetIFetchRuns(64)
+				r.Slim()
+				events = 0
+				for {
+					err := r.Read(batch)
+					events += batch.Len()
+					if err != nil {
+						if err != io.EOF {
+							b.Fatal(err)
+						}
+						break
+					}
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(events), "ns/event")
+		})
 	}
 }

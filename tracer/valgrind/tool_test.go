@@ -58,7 +58,7 @@ func frames(e ev) []string { return strings.Fields(strings.Trim(e.X.Stack, "[]")
 
 // buildExample compiles examples/c/NAME.c with the memspy.h directory on
 // the include path and extra gcc arguments.
-func buildExample(t *testing.T, name string, extra ...string) string {
+func buildExample(t testing.TB, name string, extra ...string) string {
 	t.Helper()
 	exe := filepath.Join(t.TempDir(), name)
 	args := append([]string{"-O1", "-g", "-I", filepath.Join("tool"), "-o", exe,
