@@ -702,6 +702,13 @@ func (s *StreamReader) execs(c columns, n int) int {
 				a[j] = le.Uint64(w[8*j:])
 				k[j], sz[j] = sk[j], ssz[j]
 			}
+		case slim && len(a) <= 8:
+			for j := range a {
+				a[j], k[j], sz[j] = sp[j], sk[j], ssz[j]
+			}
+			for j, i := range sb.direct[:nd] {
+				a[i] = le.Uint64(words[8*j:])
+			}
 		case slim:
 			copy(a, sp)
 			copy(k, sk)
