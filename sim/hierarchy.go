@@ -561,10 +561,53 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 		h.kinds[trace.Read] += rHits
 		h.kinds[trace.Write] += wHits
 		h.kinds[trace.Modify] += mHits
-		if i < len(kinds) {
+		if i < len(kinds) && !h.missPlain(b, i, il, dl) {
 			h.slow(b, i, il)
 		}
 	}
+}
+
+// missPlain simulates event i of b, which the hit bypass did not take,
+// when it is a fetch or a data read or write within one line of a plain
+// first cache (most misses), as slow would but without its dispatch. It
+// reports whether it did.
+func (h *Hierarchy) missPlain(b *trace.Batch, i int, il, dl *level) bool {
+	if h.coh != nil {
+		return false
+	}
+	a, s := b.Addr[i], uint64(b.Size[i])
+	switch k := b.Kind[i]; k {
+	case trace.Read, trace.Write:
+		if !dl.plain || a&dl.offMask+s-1 >= dl.fastLimit {
+			return false
+		}
+		kk := kRead
+		if k == trace.Write {
+			kk = kWrite
+		}
+		h.kinds[k]++
+		h.plainRef(dl, kk, a>>dl.shift, -1)
+	case trace.IFetch:
+		if !il.plain || a&il.offMask+s-1 >= il.fastLimit {
+			return false
+		}
+		h.kinds[k]++
+		h.plainRef(il, kIFetch, a>>il.shift, -1)
+	case trace.IFetchRun:
+		// As in slow: the first two fetches are simulated, the rest are
+		// hits that change nothing.
+		if !il.plain || a&il.offMask >= il.fastLimit {
+			return false
+		}
+		h.kinds[trace.IFetch] += s
+		for range min(s, 2) {
+			h.plainRef(il, kIFetch, a>>il.shift, -1)
+		}
+		il.acc[kIFetch] += s - min(s, 2)
+	default:
+		return false
+	}
+	return true
 }
 
 // settle ends a run of bypassed hits on l: the cache learns of a pending
