@@ -128,7 +128,8 @@ func (h *Hierarchy) switchThread(tid uint32) {
 // processParallel is Process on several processors: each event runs on its
 // thread's processor. Its hit bypass takes a repeated access to the line
 // its processor's first cache accessed last, when no other processor can
-// hold the line dirty (the cache is private, or there is no coherence) and
+// hold the line dirty (the cache is private, or there is no coherence; a
+// dirty fill elsewhere disarms it, see privateFilled) and
 // a write would change nothing (the line is dirty, and in state M when
 // coherent), and records the bytes used; everything else takes the slow
 // path.
@@ -384,7 +385,8 @@ func (h *Hierarchy) intervene(q *processor, line uint64, ref int32) {
 // privateFilled records that the private cache l filled line into slot,
 // dirty when an exclusive cache below handed it up dirty: its processor
 // holds the line (not modified since), and has used none of the slot's
-// bytes.
+// bytes. A dirty fill disarms the hit bypass of the other processors on
+// the line: their next reference of it must find the new owner.
 func (h *Hierarchy) privateFilled(l *level, slot int, line uint64, dirty bool) {
 	l.used[slot] = 0
 	if l.mod != nil {
@@ -395,6 +397,13 @@ func (h *Hierarchy) privateFilled(l *level, slot int, line uint64, dirty bool) {
 	e.sharers |= 1 << l.proc
 	if dirty {
 		e.owner = int8(l.proc + 1)
+		for o := e.sharers &^ (1 << l.proc); o != 0; o &= o - 1 {
+			for _, u := range h.procs[bits.TrailingZeros64(o)].private {
+				if u.memo == line<<u.shift {
+					u.memo = noMemo
+				}
+			}
+		}
 	}
 	h.coh.dir[line] = e
 }

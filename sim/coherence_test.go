@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"memspy/machine"
 	"memspy/profile"
 	"memspy/sim"
@@ -164,5 +166,45 @@ func TestInvalidatedByWorked(t *testing.T) {
 	}
 	if recv := p.Processors[0].InvalidationsReceived + p.Processors[1].InvalidationsReceived; lost != recv {
 		t.Errorf("objects lost %d lines, processors received %d invalidations", lost, recv)
+	}
+}
+
+// A processor takes a line dirty from an exclusive shared cache while
+// another holds it clean, its hit bypass armed on it: that one's next
+// read must still get the intervention (docs/semantics.md, "Several
+// processors"). Two processors, a private 1-line L1 each, a shared
+// exclusive 4-way L2; A = 0x00, B = 0x10.
+func TestCoherenceDirtyFromExclusive(t *testing.T) {
+	l2 := with(hc("L2", 2, 1, 4, 16, machine.LRU), func(c *machine.Cache) { c.Inclusion, c.Shared = machine.Exclusive, true })
+	m := mach(hc("L1", 1, 1, 1, 16, machine.LRU), l2)
+	m.Processors = 2
+	events := []refEvent{
+		on(1, rd(0x00, 4)),   // P0: miss, passes L2 (miss) to memory; P0 [A]
+		on(2, rd(0x00, 4)),   // P1: the same; P1 [A]
+		on(1, rd(0x10, 4)),   // P0: miss, evicts A into L2 [A]; B from memory; P0 [B]
+		on(2, wr(0x00, 4)),   // P1: hit (P0's directory bit is stale), P1 [A*]: its bypass is armed on A
+		on(1, rd(0x00, 4)),   // P0: intervention from P1 writes A into L2 [A*]; P0 evicts B into L2, takes A* up: P0 [A*], P1 [A]
+		on(2, rd(0x00, 4)),   // P1: hit, but P0 holds A dirty: intervention, a write miss of L2 that goes to memory
+		on(2, inv(0x00, 16)), // drops the clean copies: without that intervention P1's write would be lost here
+	}
+	p := engineProfile(t, m, sim.Options{}, events, 0)
+	for i, want := range []uint64{1, 1} {
+		if got := p.Processors[i].Interventions; got != want {
+			t.Errorf("processor %d: %d interventions, want %d", i, got, want)
+		}
+	}
+	l1 := profile.CacheStats{Name: "L1", Level: 1, Accesses: 6, Misses: 4, Reads: 5, Writes: 1, ReadMisses: 4,
+		Evictions: 2, Writebacks: 2, BytesFromBelow: 64, BytesToBelow: 64}
+	l2s := profile.CacheStats{Name: "L2", Level: 2, Accesses: 6, Misses: 4, Reads: 4, Writes: 2, ReadMisses: 3, WriteMisses: 1,
+		BytesFromBelow: 48, BytesToBelow: 16}
+	mem := profile.MemoryStats{Reads: 3, Writes: 1, BytesRead: 48, BytesWritten: 16}
+	if d := cmp.Diff([]profile.CacheStats{l1, l2s}, p.Caches); d != "" {
+		t.Errorf("caches (-want +got):\n%s", d)
+	}
+	if p.Memory != mem {
+		t.Errorf("memory %+v, want %+v", p.Memory, mem)
+	}
+	if d := diffCase(t, m, sim.Options{}, events, 0); d != "" {
+		t.Errorf("engine and reference differ:\n%s", d)
 	}
 }
