@@ -931,7 +931,7 @@ func TestToolSyncWrappers(t *testing.T) {
 // gives exactly the events it gives with an address word per data entry,
 // in a stream that is shorter.
 func TestToolDerived(t *testing.T) {
-	trace := func(exe string, derive bool, args ...string) ([]ev, int64) {
+	trace := func(t *testing.T, exe string, derive bool, args ...string) ([]ev, int64) {
 		t.Helper()
 		opt := Options{IFetch: true}
 		if !derive {
@@ -963,8 +963,8 @@ func TestToolDerived(t *testing.T) {
 		t.Run(strings.Join(append([]string{tc.name}, tc.args...), " "), func(t *testing.T) {
 			// Static: the dynamic loader's work differs from run to run.
 			exe := buildExample(t, tc.name, append(tc.extra, "-static")...)
-			want, full := trace(exe, false, tc.args...)
-			got, short := trace(exe, true, tc.args...)
+			want, full := trace(t, exe, false, tc.args...)
+			got, short := trace(t, exe, true, tc.args...)
 			if len(got) != len(want) {
 				t.Fatalf("%d events with derived addresses, %d without", len(got), len(want))
 			}
