@@ -231,6 +231,33 @@ func (s *sampling) restore(h *Hierarchy) {
 	}
 }
 
+// countedLevel returns the counters of h.levels[i] without those of a
+// warm-up under way.
+func (h *Hierarchy) countedLevel(i int) *counters {
+	if s := h.samp; s != nil && s.warming {
+		return &s.saved.levels[i]
+	}
+	return &h.levels[i].counters
+}
+
+// countedKinds returns the events simulated, by kind, without those of a
+// warm-up under way.
+func (h *Hierarchy) countedKinds() *[256]uint64 {
+	if s := h.samp; s != nil && s.warming {
+		return &s.saved.kinds
+	}
+	return &h.kinds
+}
+
+// countedNuma returns the counts of the NUMA statistics without those of
+// a warm-up under way.
+func (h *Hierarchy) countedNuma() *numaSinks {
+	if s := h.samp; s != nil && s.warming {
+		return &s.scratch.numa
+	}
+	return &h.numa.numaSinks
+}
+
 // estimate tells, in one cache, known references from unknown ones (see
 // sampling) and measures how long lines stay live and dead, for Wood,
 // Hill and Kessler's estimate of the miss ratio of unknown references.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
@@ -37,7 +38,8 @@ func warmupNumaTrace() *trace.Batch {
 // [2, 6) and [10, 14), warm-ups at [0, 2) and [8, 10). Every warm-up
 // reference misses locally and first touches its page, which the
 // samples then miss remotely, some on lines the warm-up made warm. None
-// of the warm-up's misses counts, under every monitor.
+// of the warm-up's misses counts, under every monitor; the threads'
+// clocks advance by the counted references only.
 func TestWarmupNuma(t *testing.T) {
 	m := numaMachine(t, 2, 2, machine.FirstTouch)
 	spec, err := sample.Parse("ratio=0.5,length=4,warmup=4")
@@ -82,6 +84,33 @@ func TestWarmupNuma(t *testing.T) {
 			if h.Misses != 2 || h.FromNode != 2 {
 				t.Errorf("%+v: hint %+v: want 2 misses, both from node %d", opt, h, h.Node)
 			}
+		}
+	}
+
+	// The same run through the scheduler, in trace order: the threads run
+	// the 8 counted references and stall for the cycles of their
+	// misses, all to memory.
+	h, err := New(m, Options{Sample: spec, Interleave: InterleaveTrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(context.Background(), h, &batchReader{b: warmupNumaTrace()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.Finish()
+	p := h.Profile()
+	if !reflect.DeepEqual(p.Numa.Processors, want) {
+		t.Errorf("Run: processors:\n got %+v\nwant %+v", p.Numa.Processors, want)
+	}
+	if len(p.Threads) != 2 {
+		t.Fatalf("threads %+v", p.Threads)
+	}
+	for _, th := range p.Threads {
+		// Thread 1 counts 5 references, thread 2 3; each misses to
+		// memory, at NUMA latencies (the processors' cycles above).
+		want := map[uint32][2]uint64{1: {5, 1100}, 2: {3, 600}}[th.Thread]
+		if th.Events != want[0] || th.StallCycles != want[1] || th.End-th.Start != th.ComputeCycles+th.StallCycles {
+			t.Errorf("thread %+v: want %d events and %d stall cycles, all of its time", th, want[0], want[1])
 		}
 	}
 }
