@@ -146,11 +146,17 @@ type attribution struct {
 	refs     []refKey // access points by id; id 0 is the zero key
 	refIDs   map[refKey]int32
 	refCache [256]refSlot
-	instr    []uint64      // instructions fetched, by calling context
 	syncWait []uint64      // cycles waited at synchronization, by calling context
 	strides  []strideStats // by access point id
 	// procLocals caches the Symbolizer's local variables by procedure.
 	procLocals map[int32][]attrib.Local
+	attribSinks
+}
+
+// attribSinks are the counts of the attribution beyond the levels' and
+// the strides' (a warm-up swaps them for scratch ones: see sampling).
+type attribSinks struct {
+	instr []uint64 // instructions fetched, by calling context
 	// writes count the writes that invalidated other processors' copies
 	// (sharing.go).
 	writes map[writeKey]*writeCounts
@@ -179,12 +185,17 @@ type strideSlot struct {
 	c, err uint64
 }
 
-// stride counts the stride of access point ref's data reference at a.
-func (at *attribution) stride(ref int32, a uint64) {
+// strideOf returns the strides of access point ref.
+func (at *attribution) strideOf(ref int32) *strideStats {
 	if int(ref) >= len(at.strides) {
 		at.strides = append(at.strides, make([]strideStats, int(ref)+1-len(at.strides)+len(at.strides)/2)...)
 	}
-	st := &at.strides[ref]
+	return &at.strides[ref]
+}
+
+// stride counts the stride of access point ref's data reference at a.
+func (at *attribution) stride(ref int32, a uint64) {
+	st := at.strideOf(ref)
 	if !st.started {
 		st.started, st.last = true, a
 		return
@@ -388,12 +399,20 @@ func (at *attribution) strideSummary(id int32) *profile.Strides {
 
 // strideAt counts the stride of access point ref when pa starts the
 // current data reference from the CPU (not its part in a second line, nor
-// the write half of a modify).
+// the write half of a modify). A warm-up's reference counts none, but the
+// next stride starts from it.
 func (h *Hierarchy) strideAt(ref int32, pa uint64) {
-	if at := h.attr; pa == at.strideAddr {
-		at.stride(ref, pa)
-		at.strideAddr = noAddr
+	at := h.attr
+	if pa != at.strideAddr {
+		return
 	}
+	if s := h.samp; s != nil && !s.counting {
+		st := at.strideOf(ref)
+		st.started, st.last = true, pa
+	} else {
+		at.stride(ref, pa)
+	}
+	at.strideAddr = noAddr
 }
 
 // attribEvent updates the call stacks and the data bins from an extended

@@ -432,7 +432,7 @@ func checkAttribution(t testing.TB, p *profile.Profile) {
 				if !p.Options.MissOnly && (st.Hits+st.Misses != st.Accesses || st.TemporalHits+st.SpatialHits != st.Hits) {
 					t.Errorf("%s: %s %d: %+v: hits and misses do not add up", c.Name, what, i, st)
 				}
-				if st.Causes.Cold+st.Causes.Replacement+st.Causes.Invalidation != st.Misses || st.UsedBytes > st.FetchedBytes {
+				if st.Causes.Cold+st.Causes.Replacement+st.Causes.Invalidation+st.Causes.Unknown != st.Misses || st.UsedBytes > st.FetchedBytes {
 					t.Errorf("%s: %s %d: %+v: causes or byte use do not add up", c.Name, what, i, st)
 				}
 			}

@@ -742,8 +742,13 @@ func (h *Hierarchy) IFetchRunBlock() int {
 	return int(il.lineSize)
 }
 
-// mark acts on a marker: a reset or a dump.
+// mark acts on a marker: a reset or a dump. In a warm-up it acts on the
+// counts as they were when the warm-up began, which it then goes on from.
 func (h *Hierarchy) mark(e *trace.Ext) {
+	if s := h.samp; s != nil && s.warming && (e.Mark == trace.MarkReset || e.Mark == trace.MarkDump) {
+		s.endWarmup(h)
+		defer s.beginWarmup(h)
+	}
 	switch e.Mark {
 	case trace.MarkReset:
 		h.resetStats()
@@ -786,9 +791,6 @@ func (h *Hierarchy) resetStats() {
 		if l.attr != nil {
 			l.attr.resetStats()
 		}
-	}
-	if h.samp != nil && h.samp.warming {
-		h.samp.save(h) // the zeros are what the sample starts from
 	}
 }
 
@@ -918,7 +920,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 			if !h.attr.missOnly {
 				h.countHit(l, k, slot, ref, pa, ps)
 			}
-			if unknown && h.samp.counting {
+			if unknown {
 				l.attr.stats(ref).unknownHits++
 			}
 		}
@@ -961,7 +963,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 			ref = h.attr.ref(h.binOf(pa))
 			h.strideAt(ref, pa)
 		}
-		h.countMiss(l, k, line, ref, unknown && h.samp.counting)
+		h.countMiss(l, k, line, ref, unknown)
 	}
 	if k == kWrite && (!l.allocate || l.exclusive && fromAbove) {
 		l.bytesToBelow += ps
@@ -1307,8 +1309,7 @@ func (h *Hierarchy) Finish() {
 		// A warm-up that no sample followed counts nothing; the final
 		// write-backs count like the sample's references.
 		if s.warming {
-			s.warming = false
-			s.restore(h)
+			s.endWarmup(h)
 		}
 		s.counting = true
 	}

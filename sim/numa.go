@@ -95,11 +95,22 @@ type numa struct {
 	// and its processor, which supplied the data of the miss that follows.
 	dirtyLine uint64
 	dirtyProc int
-	procs     []numaCounts // per processor
-	extra     []uint64     // per processor: cycles beyond the memory latency
-	homed     []uint64     // per node: pages homed there
-	refs      []numaCounts // per access point (when attributing)
-	pages     map[uint64]*pageUse
+	homed     []uint64 // per node: pages homed there
+	numaSinks
+}
+
+// numaSinks are the counts of the NUMA statistics (a warm-up swaps them
+// for scratch ones: see sampling).
+type numaSinks struct {
+	procs []numaCounts // per processor
+	extra []uint64     // per processor: cycles beyond the memory latency
+	refs  []numaCounts // per access point (when attributing)
+	pages map[uint64]*pageUse
+}
+
+// newNumaSinks returns empty counts for procs processors.
+func newNumaSinks(procs int) numaSinks {
+	return numaSinks{procs: make([]numaCounts, procs), extra: make([]uint64, procs), pages: map[uint64]*pageUse{}}
 }
 
 // numaLine is a line's directory entry: whether it has been filled before
@@ -124,8 +135,7 @@ func (h *Hierarchy) newNuma() error {
 		return fmt.Errorf("sim: protocol monitoring needs the data bins: attribute")
 	}
 	n := &numa{m: m, pageShift: uint(bits.TrailingZeros64(uint64(m.PageSize))), homes: map[uint64]int{},
-		dir: map[uint64]numaLine{}, procs: make([]numaCounts, len(h.procs)), extra: make([]uint64, len(h.procs)),
-		homed: make([]uint64, m.Nodes), pages: map[uint64]*pageUse{}, dirtyLine: noAddr}
+		dir: map[uint64]numaLine{}, homed: make([]uint64, m.Nodes), dirtyLine: noAddr, numaSinks: newNumaSinks(len(h.procs))}
 	n.latency = [numaClasses]uint64{uint64(m.MemoryLatency), uint64(m.RemoteLatency), uint64(m.RemoteDirtyLatency)}
 	h.numa = n
 	return nil

@@ -11,7 +11,7 @@ import (
 
 // sampling is the engine's side of sampling (Options.Sample): the gate
 // that picks the references, the epoch the caches' states belong to, and
-// the counters saved when a sample's warm-up began.
+// what keeps a sample's warm-up from counting.
 //
 // At the start of every sample (a new epoch of the gate) the state of
 // every cache is not known: references were left out before it. Each
@@ -20,6 +20,15 @@ import (
 // since the sample began, or a miss in a set primed since then (as many
 // lines referenced or filled in it as it has ways). The rest are unknown
 // (docs/sampling.md; exact for LRU caches).
+//
+// A warm-up's references move every state (caches, 3C twins, coherence,
+// line states and bins, strides' last addresses, NUMA placement and
+// directory) and count nothing: the plain counters are saved when it
+// begins and put back when its sample begins, and the counts of
+// attribution and NUMA statistics, in slices and maps too large to save
+// so often, go to scratch sinks swapped in for the warm-up (the counting
+// code tests nothing). Strides, whose counts share their slots with the
+// last addresses, test counting.
 type sampling struct {
 	gate     *sample.Gate
 	epoch    uint64
@@ -33,6 +42,10 @@ type sampling struct {
 	dropped, exact bool
 	vary           bool // the sampled sets change (Spec.Vary)
 	saved          saved
+	// scratch holds the sinks that take the counts of attribution and
+	// NUMA statistics during a warm-up; swapSinks exchanges them with the
+	// hierarchy's, so during a warm-up it holds the real ones.
+	scratch sinks
 	// counted is the number of references simulated and counted: those of
 	// the samples, in the sampled sets and on the sampled processors.
 	// base holds the gate's counts at the last reset marker.
@@ -56,14 +69,17 @@ type saved struct {
 	procs        [][4]uint64
 }
 
+// sinks are the counts of attribution and NUMA statistics.
+type sinks struct {
+	refs [][]refStats // per level (h.levels): levelAttrib.refs
+	attr attribSinks
+	numa numaSinks
+}
+
 // newSampling sets h up for sampling: every reference takes the slow
 // path (no hit bypass), where the caches tell known from unknown.
 func (h *Hierarchy) newSampling() error {
 	spec := h.opt.Sample
-	if (spec.Warmup > 0 || h.opt.SampleShadow) && (h.attr != nil || h.numa != nil) {
-		// Their counters are not saved and put back around a warm-up.
-		return fmt.Errorf("sim: --sample warmup= does not combine with --where or NUMA statistics yet; use a longer sample instead")
-	}
 	if spec.ProcDen > 0 && len(h.procs) == 1 {
 		return fmt.Errorf("sim: --sample procs= needs several processors, and machine %q has one", h.m.Name)
 	}
@@ -76,6 +92,10 @@ func (h *Hierarchy) newSampling() error {
 		return fmt.Errorf("sim: %w", err)
 	}
 	h.samp = &sampling{gate: g, exact: true, vary: spec.Vary}
+	h.samp.scratch.refs = make([][]refStats, len(h.levels))
+	if h.numa != nil {
+		h.samp.scratch.numa = newNumaSinks(len(h.procs))
+	}
 	for _, l := range h.levels {
 		l.fastLimit = 0
 		l.est = newEstimate(l, h.samp)
@@ -135,8 +155,7 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 }
 
 // enter prepares the caches for a reference of phase ph: a new epoch when
-// the gate began a sample, the counters saved when a warm-up begins and
-// put back when its sample begins.
+// the gate began a sample, a warm-up begun or ended.
 func (s *sampling) enter(h *Hierarchy, ph sample.Phase) {
 	if s.epoch != s.gate.Epoch {
 		s.epoch = s.gate.Epoch
@@ -147,13 +166,42 @@ func (s *sampling) enter(h *Hierarchy, ph sample.Phase) {
 	}
 	switch {
 	case ph == sample.Warm && !s.warming:
-		s.warming = true
-		s.save(h)
+		s.beginWarmup(h)
 	case ph == sample.On && s.warming:
-		s.warming = false
-		s.restore(h)
+		s.endWarmup(h)
 	}
 	s.counting = ph == sample.On
+}
+
+// beginWarmup starts a warm-up: from here on nothing counts.
+func (s *sampling) beginWarmup(h *Hierarchy) {
+	s.warming = true
+	s.save(h)
+	s.swapSinks(h)
+}
+
+// endWarmup ends a warm-up: the counts are again those before it.
+func (s *sampling) endWarmup(h *Hierarchy) {
+	s.warming = false
+	s.restore(h)
+	s.swapSinks(h)
+}
+
+// swapSinks exchanges the sinks of attribution and NUMA statistics with
+// the scratch ones.
+func (s *sampling) swapSinks(h *Hierarchy) {
+	k := &s.scratch
+	if at := h.attr; at != nil {
+		at.attribSinks, k.attr = k.attr, at.attribSinks
+	}
+	for i, l := range h.levels {
+		if la := l.attr; la != nil {
+			la.refs, k.refs[i] = k.refs[i], la.refs
+		}
+	}
+	if n := h.numa; n != nil {
+		n.numaSinks, k.numa = k.numa, n.numaSinks
+	}
 }
 
 // save keeps the counters that a warm-up must not change.
@@ -181,6 +229,33 @@ func (s *sampling) restore(h *Hierarchy) {
 		c := v.procs[i]
 		p.upgrades, p.interventions, p.invSent, p.invRecv = c[0], c[1], c[2], c[3]
 	}
+}
+
+// countedLevel returns the counters of h.levels[i] without those of a
+// warm-up under way.
+func (h *Hierarchy) countedLevel(i int) *counters {
+	if s := h.samp; s != nil && s.warming {
+		return &s.saved.levels[i]
+	}
+	return &h.levels[i].counters
+}
+
+// countedKinds returns the events simulated, by kind, without those of a
+// warm-up under way.
+func (h *Hierarchy) countedKinds() *[256]uint64 {
+	if s := h.samp; s != nil && s.warming {
+		return &s.saved.kinds
+	}
+	return &h.kinds
+}
+
+// countedNuma returns the counts of the NUMA statistics without those of
+// a warm-up under way.
+func (h *Hierarchy) countedNuma() *numaSinks {
+	if s := h.samp; s != nil && s.warming {
+		return &s.scratch.numa
+	}
+	return &h.numa.numaSinks
 }
 
 // estimate tells, in one cache, known references from unknown ones (see

@@ -70,10 +70,10 @@ type syncObj struct {
 	name string // the small global variable holding it, when pooled with others
 }
 
-// stallLevel is a cache whose misses stall a processor, with its penalty
-// per access kind.
+// stallLevel is a cache whose misses stall a processor, h.levels[i], with
+// its penalty per access kind.
 type stallLevel struct {
-	l   *level
+	i   int
 	pen [numAccessKinds]uint64
 }
 
@@ -83,14 +83,15 @@ func newTiming() *timing {
 		exits: map[uint64]exitTime{}, objs: map[syncKey]*syncObj{}, stall: map[*processor][]stallLevel{}}
 }
 
-// stallOf returns the stall cycles of every miss so far in p's private
-// caches and in the shared ones.
+// stallOf returns the stall cycles of every miss counted so far in p's
+// private caches and in the shared ones. (A warm-up's references, like
+// those left out between samples, take no simulated time.)
 func (h *Hierarchy) stallOf(p *processor) uint64 {
 	ls, ok := h.timing.stall[p]
 	if !ok {
-		for _, l := range h.levels {
+		for i, l := range h.levels {
 			if l.proc < 0 || l.proc == p.id {
-				sl := stallLevel{l: l}
+				sl := stallLevel{i: i}
 				for k := range numAccessKinds {
 					sl.pen[k] = h.penalty(l, k)
 				}
@@ -101,18 +102,20 @@ func (h *Hierarchy) stallOf(p *processor) uint64 {
 	}
 	var c uint64
 	if h.numa != nil {
-		c = h.numa.extra[p.id]
+		c = h.countedNuma().extra[p.id]
 	}
 	for i := range ls {
 		sl := &ls[i]
-		c += sl.l.miss[kIFetch]*sl.pen[kIFetch] + sl.l.miss[kRead]*sl.pen[kRead] + sl.l.miss[kWrite]*sl.pen[kWrite]
+		m := &h.countedLevel(sl.i).miss
+		c += m[kIFetch]*sl.pen[kIFetch] + m[kRead]*sl.pen[kRead] + m[kWrite]*sl.pen[kWrite]
 	}
 	return c
 }
 
-// accesses returns the references and instruction fetches simulated so far.
+// accesses returns the references and instruction fetches counted so far.
 func (h *Hierarchy) accesses() uint64 {
-	return h.kinds[trace.Read] + h.kinds[trace.Write] + h.kinds[trace.Modify] + h.kinds[trace.IFetch]
+	k := h.countedKinds()
+	return k[trace.Read] + k[trace.Write] + k[trace.Modify] + k[trace.IFetch]
 }
 
 // runThread simulates b, a run of thread t's events that the scheduler

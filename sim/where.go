@@ -236,8 +236,12 @@ func (h *Hierarchy) levelStats(nm *namer) []map[int32]*profile.Stats {
 			}
 		})
 		out[i] = map[int32]*profile.Stats{}
-		for id := range la.refs {
-			r := &la.refs[id]
+		var none refStats // no counts here, but it may have filled lines in a warm-up
+		for id := range at.refs {
+			r := &none
+			if id < len(la.refs) {
+				r = &la.refs[id]
+			}
 			u := resident[int32(id)]
 			acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
 			miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]

@@ -30,10 +30,10 @@ characteristic data object pattern) and per function; and the bottleneck
 ranking side by side (MemSpy), flagging pairs of objects above 2% of the
 stall time that the sample puts the other way round.
 
-The two runs attribute their counters (--where) unless the request has a
-warm-up; a third run simulates every reference and counts only the
-sampled ones, for the truth within the samples. --json FILE writes the
-evaluation (docs/sampling.md lists its fields).`,
+The two runs attribute their counters (--where); a third run simulates
+every reference and counts only the sampled ones, for the truth within
+the samples. --json FILE writes the evaluation (docs/sampling.md lists
+its fields).`,
 		Example: `  memspy sample-eval --sample ratio=0.1,length=500k --cache 'L1D:size=32k,assoc=8,line=64' trace.mst
   memspy sample-eval --sample timesteps=2.5% --json eval.json -- ./stencil 200`,
 		Args: cobra.MinimumNArgs(1),
@@ -62,7 +62,7 @@ func runSampleEval(cmd *cobra.Command, args []string, f *simFlags) error {
 	}
 	jsonOut := f.jsonOut
 	f.jsonOut = ""
-	f.where = spec.Warmup == 0 // a warm-up does not combine with --where yet
+	f.where = true
 	var full *profile.Profile
 	path := args[0]
 	var progErr error
