@@ -322,7 +322,8 @@ func (at *attribution) missPC() {
 func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 	at := h.attr
 	for i, k := range b.Kind {
-		a, s, kk := b.Addr[i], uint64(b.Size[i]), kRead
+		// A reference of size 0 touches 1 byte, as in ref.
+		a, s, kk := b.Addr[i], max(uint64(b.Size[i]), 1), kRead
 		l := dl
 		switch k {
 		case trace.IFetch:

@@ -142,7 +142,7 @@ func (h *Hierarchy) processParallel(b *trace.Batch) {
 		if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
 			h.switchThread(t)
 		}
-		a, s := b.Addr[i], uint64(b.Size[i])
+		a, s := b.Addr[i], max(uint64(b.Size[i]), 1) // size 0 touches 1 byte, as in ref
 		var l *level
 		kk := kRead
 		switch k {
