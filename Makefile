@@ -43,12 +43,13 @@ check-valgrind:
 tool: check-valgrind $(TOOL)
 
 $(TOOL): tracer/valgrind/tool/ms_main.c tracer/valgrind/tool/memspy.h tracer/valgrind/tool/ms_sync.h \
-	  tracer/valgrind/tool/ms_intercepts.c $(TOOLDIR)/.valgrind-version
+	  tracer/valgrind/tool/ms_intercepts.c tracer/valgrind/tool/preload.map $(TOOLDIR)/.valgrind-version
 	gcc -c -o $(TOOLDIR)/ms_main.o $< -I$(VGINC) -Itracer/valgrind/tool $(VGCFLAGS)
 	gcc -o $@ $(TOOLDIR)/ms_main.o $(VGLDFLAGS) $(VGLIBA)/libcoregrind-amd64-linux.a $(VGLIBA)/libvex-amd64-linux.a -lgcc $(VGLIBA)/libgcc-sup-amd64-linux.a
 	gcc -c -o $(TOOLDIR)/ms_intercepts.o tracer/valgrind/tool/ms_intercepts.c -I$(VGINC) -Itracer/valgrind/tool \
 	  -m64 -O2 -g -fpic -fno-omit-frame-pointer -fno-strict-aliasing -fno-builtin -fno-stack-protector -Wall
-	gcc -m64 -shared -nodefaultlibs -Wl,-z,interpose,-z,initfirst -Wl,-z,noexecstack -o $(PRELOAD) $(TOOLDIR)/ms_intercepts.o \
+	gcc -m64 -shared -nodefaultlibs -Wl,-z,interpose,-z,initfirst -Wl,-z,noexecstack \
+	  -Wl,--version-script=tracer/valgrind/tool/preload.map -s -o $(PRELOAD) $(TOOLDIR)/ms_intercepts.o \
 	  -Wl,--whole-archive $(VGLIBA)/libreplacemalloc_toolpreload-amd64-linux.a -Wl,--no-whole-archive
 	@for f in $(VGCORE)/*; do b=$$(basename $$f); [ -e $(TOOLDIR)/$$b ] || ln -s $$f $(TOOLDIR)/$$b; done
 
