@@ -693,8 +693,8 @@ func (s *StreamReader) execs(c columns, n int) int {
 		a := addr[n : n+nev]
 		k, sz := kind[n : n+nev][:len(a)], size[n : n+nev][:len(a)]
 		sk, ssz, sp := sb.kind[:len(a)], sb.size[:len(a)], sb.pc[:len(a)]
-		// One loop fills every column: superblocks are short, and a copy
-		// per column costs a call each.
+		// Short superblocks fill every column in one loop: a copy per
+		// column costs a call each, more than it saves under 8 events.
 		switch {
 		case slim && sb.allData:
 			w := words[:8*len(a)]
@@ -702,17 +702,16 @@ func (s *StreamReader) execs(c columns, n int) int {
 				a[j] = le.Uint64(w[8*j:])
 				k[j], sz[j] = sk[j], ssz[j]
 			}
-		case slim && len(a) <= 8:
-			for j := range a {
-				a[j], k[j], sz[j] = sp[j], sk[j], ssz[j]
-			}
-			for j, i := range sb.direct[:nd] {
-				a[i] = le.Uint64(words[8*j:])
-			}
 		case slim:
-			copy(a, sp)
-			copy(k, sk)
-			copy(sz, ssz)
+			if len(a) <= 8 {
+				for j := range a {
+					a[j], k[j], sz[j] = sp[j], sk[j], ssz[j]
+				}
+			} else {
+				copy(a, sp)
+				copy(k, sk)
+				copy(sz, ssz)
+			}
 			for j, i := range sb.direct[:nd] {
 				a[i] = le.Uint64(words[8*j:])
 			}
