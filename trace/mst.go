@@ -807,6 +807,13 @@ type errNewer struct{ msg string }
 
 func (e *errNewer) Error() string { return e.msg }
 
+// newer says that the file uses what (a description of a value), which
+// this memspy does not know.
+func (r *MSTReader) newer(what string) string {
+	return fmt.Sprintf("the file (.mst %d.%d) uses %s, which this memspy (.mst %d.%d) does not know: it was written by a newer memspy",
+		r.major, r.minor, what, MSTVersionMajor, MSTVersionMinor)
+}
+
 // parseOp decodes an op table or escape entry {u8 kind, u8 flags, u8
 // lens, uvarint size} of a chunk with the given columns.
 func (r *MSTReader) parseOp(p []byte, cols byte) (op mstOp, n int, err error) {
@@ -815,12 +822,10 @@ func (r *MSTReader) parseOp(p []byte, cols byte) (op mstOp, n int, err error) {
 	}
 	k, fl, lens := p[0], p[1], p[2]
 	if !Kind(k).Valid() {
-		return op, 0, &errNewer{fmt.Sprintf("the file (.mst %d.%d) uses event kind %d, which this memspy (.mst %d.%d) does not know: it was written by a newer memspy",
-			r.major, r.minor, k, MSTVersionMajor, MSTVersionMinor)}
+		return op, 0, &errNewer{r.newer(fmt.Sprintf("event kind %d", k))}
 	}
 	if fl&^mstOpKnown != 0 {
-		return op, 0, &errNewer{fmt.Sprintf("the file (.mst %d.%d) uses op flags %#x, which this memspy (.mst %d.%d) does not know: it was written by a newer memspy",
-			r.major, r.minor, fl&^mstOpKnown, MSTVersionMajor, MSTVersionMinor)}
+		return op, 0, &errNewer{r.newer(fmt.Sprintf("op flags %#x", fl&^mstOpKnown))}
 	}
 	alen, plen := lens&15, lens>>4
 	if alen > 8 || plen > 8 || (plen != 0 && cols&mstColPC == 0) {
@@ -1059,17 +1064,13 @@ func (r *MSTReader) ext(pc uint64) (Ext, error) {
 	if fields&mstExtMark != 0 {
 		e.Mark = MarkKind(x.byte())
 		if !x.bad && !e.Mark.Valid() {
-			return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1,
-				"the file (.mst %d.%d) uses marker kind %d, which this memspy (.mst %d.%d) does not know: it was written by a newer memspy",
-				r.major, r.minor, e.Mark, MSTVersionMajor, MSTVersionMinor)
+			return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1, "%s", r.newer(fmt.Sprintf("marker kind %d", e.Mark)))
 		}
 	}
 	if fields&mstExtSync != 0 {
 		e.Sync = SyncKind(x.byte())
 		if !x.bad && !e.Sync.Valid() {
-			return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1,
-				"the file (.mst %d.%d) uses synchronization kind %d, which this memspy (.mst %d.%d) does not know: it was written by a newer memspy",
-				r.major, r.minor, e.Sync, MSTVersionMajor, MSTVersionMinor)
+			return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1, "%s", r.newer(fmt.Sprintf("synchronization kind %d", e.Sync)))
 		}
 	}
 	if x.bad {
