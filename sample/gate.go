@@ -111,6 +111,30 @@ func (g *Gate) Ref(n uint64) Phase {
 	return g.phase
 }
 
+// OnRun returns how many references from the next one on are counted
+// (phase On) with nothing to decide per reference, as Ref would find them
+// one by one: those left of the current sample, or all when only markers
+// can end it (timesteps). It returns 0 when the phase is not On or when
+// set or processor sampling decides per reference.
+func (g *Gate) OnRun() uint64 {
+	if g.phase != On || g.spec.SetDen > 0 || g.spec.ProcDen > 0 {
+		return 0
+	}
+	if !g.timed {
+		return math.MaxUint64
+	}
+	if g.pos < g.w.Start || g.pos >= g.w.End {
+		return 0
+	}
+	return g.w.End - g.pos
+}
+
+// Count advances the gate over n references of a run OnRun allowed.
+func (g *Gate) Count(n uint64) {
+	g.pos += n
+	g.Counted += n
+}
+
 // Skip advances the gate over n references that the tracer did not record
 // (sampling gaps): they are not simulated.
 func (g *Gate) Skip(n uint64) { g.pos += n }

@@ -108,12 +108,31 @@ func (h *Hierarchy) newSampling() error {
 func (h *Hierarchy) processSampled(b *trace.Batch) {
 	s, g := h.samp, h.samp.gate
 	multi := len(h.procs) > 1
-	for i, k := range b.Kind {
+	// The bypass of sampledHit needs no more than the first caches' states.
+	bypass := sampledBypass && !multi && h.attr == nil && h.coh == nil && h.numa == nil
+	for i := 0; i < len(b.Kind); i++ {
 		if multi {
 			if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
 				h.switchThread(t)
 			}
 		}
+		il := h.ifirst // the processor's
+		if il == nil {
+			il = &h.none
+		}
+		// In a sample already entered, a run of hits needs no per-event
+		// decision of the gate.
+		if bypass && s.counting && s.epoch == g.Epoch {
+			if n := g.OnRun(); n > 0 {
+				j := h.sampledRun(b, i, n, il)
+				g.Count(uint64(j - i))
+				s.counted += uint64(j - i)
+				if i = j; i == len(b.Kind) {
+					break
+				}
+			}
+		}
+		k := b.Kind[i]
 		switch {
 		case k == trace.Skip:
 			g.Skip(b.Addr[i])
@@ -137,6 +156,9 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 			s.enter(h, ph)
 			if ph == sample.On {
 				s.counted += n
+				if bypass && h.sampledHit(k, b.Addr[i], uint64(b.Size[i]), il) {
+					continue
+				}
 			}
 		case k == trace.Marker:
 			switch b.ExtOf(i).Mark {
@@ -146,12 +168,90 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 				g.Step(false)
 			}
 		}
-		il := h.ifirst
-		if il == nil {
-			il = &h.none
-		}
 		h.slow(b, i, il)
 	}
+}
+
+// sampledRun takes the events of b from i on, at most n, while sampledHit
+// takes them, and returns the index of the first it did not take.
+func (h *Hierarchy) sampledRun(b *trace.Batch, i int, n uint64, il *level) int {
+	kinds, addrs, sizes := b.Kind[i:], b.Addr[i:], b.Size[i:]
+	kinds = kinds[:min(uint64(len(kinds)), n)]
+	j := 0
+	for ; j < len(kinds); j++ {
+		if !h.sampledHit(kinds[j], addrs[j], uint64(sizes[j]), il) {
+			break
+		}
+	}
+	return i + j
+}
+
+// sampledBypass enables sampledHit (tests turn it off to compare).
+var sampledBypass = true
+
+// sampledHit takes a counted reference of kind k to bytes [a, a+s) when
+// it falls in one line of the first cache that a hit leaves settled: the
+// line of its last access (level.memo) or, in an LRU cache, the most or
+// second most recent line of its set, on one processor without
+// attribution. Such a hit changes nothing but the counters, the estimate
+// (known or unknown), the line's dirty bit and, for the second line, the
+// order of the two. It reports whether it took the reference; slow takes
+// the rest. il is the first instruction cache or h.none.
+func (h *Hierarchy) sampledHit(k trace.Kind, a, s uint64, il *level) bool {
+	l := h.dfirst
+	switch k {
+	case trace.IFetch:
+		l = il
+	case trace.Read:
+	case trace.Write, trace.Modify:
+		if l == nil || !l.writeBack {
+			return false
+		}
+	default:
+		return false // IFetchRun does not come: IFetchRunBlock is 0 when sampling
+	}
+	// h.none's lineSize is 0: nothing falls in one of its lines.
+	if l == nil || a&l.offMask+s-1 >= l.lineSize {
+		return false
+	}
+	line, slot := a&^l.offMask, l.memoSlot
+	if l.memo != line {
+		if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
+			if slot, _ = l.mruCache.Promote(a >> l.shift); slot < 0 {
+				return false
+			}
+		}
+		l.memo, l.memoSlot = line, slot
+	}
+	n := uint64(1)
+	if k == trace.Modify {
+		n = 2 // a read and a write hit
+	}
+	if e := l.est; e.stamp[slot] == h.samp.epoch {
+		// Known, and stamped already: est.hit's work, inlined.
+		e.clock += n
+		e.knownHits += n
+		e.lastAt[slot] = e.clock
+	} else {
+		for range n {
+			e.hit(slot, a>>l.shift)
+		}
+	}
+	switch k {
+	case trace.IFetch:
+		l.acc[kIFetch]++
+	case trace.Read:
+		l.acc[kRead]++
+	case trace.Write:
+		l.acc[kWrite]++
+		l.c.SetDirty(slot, true)
+	case trace.Modify:
+		l.acc[kRead]++
+		l.acc[kWrite]++
+		l.c.SetDirty(slot, true)
+	}
+	h.kinds[k]++
+	return true
 }
 
 // enter prepares the caches for a reference of phase ph: a new epoch when

@@ -254,3 +254,36 @@ func countedTruth(t *testing.T, m *machine.Machine, spec sample.Spec, ev []refEv
 	}
 	return acc, miss
 }
+
+// TestSampledBypass checks on random machines and traces that the sampled
+// hit bypass changes nothing: every profile, sampled counts and their
+// spread included, is the one the slow path alone gives.
+func TestSampledBypass(t *testing.T) {
+	n := envUint("MEMSPY_SAMPLE_CASES", 300)
+	specs := []string{"ratio=0.25,length=13", "ratio=0.1,length=5,jitter=1,seed=3", "count=4,ratio=0.3,warmup=3",
+		"sets=1/2", "sets=1/4,vary,length=20", "ratio=0.5,length=9,sets=1/2", "ratio=1,length=7", "timesteps=50%"}
+	for seed := range n {
+		ch := rngChooser{rand.New(rand.NewPCG(seed, 67))}
+		m := genMachine(ch, seed%3 == 0, false)
+		events := genTrace(ch, m, 600)
+		if seed%2 == 0 {
+			// Twice the first cache: lines hit, then replaced within a
+			// sample (the live and dead times).
+			fold := 2 * uint64(m.Caches[0].Size)
+			for i := range events {
+				if !events[i].Kind.IsExtended() {
+					events[i].Addr %= fold
+				}
+			}
+		}
+		spec := specs[seed%uint64(len(specs))]
+		opt := sim.Options{Sample: mustSpec(t, spec), SampleTotal: uint64(len(events)), Classify: seed%3 == 0}
+		fast := engineProfile(t, m, opt, events, seed)
+		old := sim.SetSampledBypass(false)
+		slow := engineProfile(t, m, opt, events, seed)
+		sim.SetSampledBypass(old)
+		if d := cmp.Diff(slow, fast); d != "" {
+			t.Fatalf("seed %d (%s): the bypass changes the profile (-slow +bypass):\n%s\nmachine: %s", seed, spec, d, describeMachine(m))
+		}
+	}
+}
