@@ -1,8 +1,9 @@
 package sim
 
-// SetSampledBypass turns sampledHit on or off and returns the old setting.
-func SetSampledBypass(on bool) bool {
-	old := sampledBypass
-	sampledBypass = on
+// SetSampledShortcuts turns sampledShortcuts on or off, for the
+// hierarchies made from then on, and returns the old setting.
+func SetSampledShortcuts(on bool) bool {
+	old := sampledShortcuts
+	sampledShortcuts = on
 	return old
 }

@@ -349,7 +349,7 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 
 // isPlain reports whether l is plain (see level.plain).
 func (h *Hierarchy) isPlain(l *level) bool {
-	if l.shadow != nil || l.attr != nil || l.est != nil || l.used != nil || h.numa != nil ||
+	if l.shadow != nil || l.attr != nil || l.est != nil && !sampledShortcuts || l.used != nil || h.numa != nil ||
 		!l.writeBack || !l.allocate || l.exclusive {
 		return false
 	}
@@ -1023,6 +1023,9 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32) {
 	l.acc[k]++
 	if slot := l.c.Access(line); slot >= 0 {
+		if l.est != nil {
+			l.est.hit(slot, line)
+		}
 		if k == kWrite {
 			l.c.SetDirty(slot, true)
 		}
@@ -1030,9 +1033,15 @@ func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32) {
 		return
 	}
 	l.miss[k]++
+	if l.est != nil {
+		l.est.miss(line)
+	}
 	slot, old, evicted, dirty := l.c.Replace(line)
 	if evicted {
 		l.evictions++
+		if l.est != nil {
+			l.est.replaced(slot) // the slot's times are still old's
+		}
 		if l.inclusive && h.backInvalidateUppers(l, old) {
 			dirty = true
 		}
@@ -1045,6 +1054,9 @@ func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32) {
 	l.bytesFromBelow += l.lineSize
 	dirty = h.lineBelow(l, l.next(k), fk, line, ref)
 	l.c.SetDirty(slot, dirty || k == kWrite)
+	if l.est != nil {
+		l.est.filled(slot, line)
+	}
 	if l.c.FillSettled() {
 		l.memo, l.memoSlot = line<<l.shift, slot
 	} else {

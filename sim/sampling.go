@@ -109,7 +109,7 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 	s, g := h.samp, h.samp.gate
 	multi := len(h.procs) > 1
 	// The bypass of sampledHit needs no more than the first caches' states.
-	bypass := sampledBypass && !multi && h.attr == nil && h.coh == nil && h.numa == nil
+	bypass := sampledShortcuts && !multi && h.attr == nil && h.coh == nil && h.numa == nil
 	for i := 0; i < len(b.Kind); i++ {
 		if multi {
 			if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
@@ -186,17 +186,19 @@ func (h *Hierarchy) sampledRun(b *trace.Batch, i int, n uint64, il *level) int {
 	return i + j
 }
 
-// sampledBypass enables sampledHit (tests turn it off to compare).
-var sampledBypass = true
+// sampledShortcuts enables sampledHit and plainRef on levels that
+// estimate (tests turn it off to compare with refLine alone).
+var sampledShortcuts = true
 
 // sampledHit takes a counted reference of kind k to bytes [a, a+s) when
-// it falls in one line of the first cache that a hit leaves settled: the
-// line of its last access (level.memo) or, in an LRU cache, the most or
-// second most recent line of its set, on one processor without
-// attribution. Such a hit changes nothing but the counters, the estimate
-// (known or unknown), the line's dirty bit and, for the second line, the
-// order of the two. It reports whether it took the reference; slow takes
-// the rest. il is the first instruction cache or h.none.
+// it falls in one line of the first cache and hits there, on one
+// processor without attribution: a hit on the line of its last access
+// (level.memo) or, in an LRU cache, the most or second most recent line of
+// its set, or, without a 3C twin, any hit. A hit changes nothing but the
+// counters, the estimate (known or unknown), the line's dirty bit and the
+// cache's replacement state. It reports whether it took the reference;
+// slow takes the rest (a miss looks the line up again there). il is the
+// first instruction cache or h.none.
 func (h *Hierarchy) sampledHit(k trace.Kind, a, s uint64, il *level) bool {
 	l := h.dfirst
 	switch k {
@@ -218,20 +220,26 @@ func (h *Hierarchy) sampledHit(k trace.Kind, a, s uint64, il *level) bool {
 	if l.memo != line {
 		if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
 			if slot, _ = l.mruCache.Promote(a >> l.shift); slot < 0 {
-				return false
+				// Any other hit, when no 3C twin must follow it.
+				if l.shadow != nil {
+					return false
+				}
+				if slot = l.c.Access(a >> l.shift); slot < 0 {
+					return false
+				}
 			}
 		}
-		l.memo, l.memoSlot = line, slot
+		l.memo, l.memoSlot = line, slot // settled after a hit
 	}
 	n := uint64(1)
 	if k == trace.Modify {
 		n = 2 // a read and a write hit
 	}
-	if e := l.est; e.stamp[slot] == h.samp.epoch {
+	if e, se := l.est, &l.est.slots[slot]; se.stamp == h.samp.epoch {
 		// Known, and stamped already: est.hit's work, inlined.
 		e.clock += n
 		e.knownHits += n
-		e.lastAt[slot] = e.clock
+		se.lastAt = e.clock
 	} else {
 		for range n {
 			e.hit(slot, a>>l.shift)
@@ -365,23 +373,19 @@ type estimate struct {
 	s    *sampling
 	c    *cache.Cache
 	ways uint32
-	// stamp is, per slot, the epoch in which its line was last referenced
-	// or filled; setEpoch and setTouched count, per set, the slots
-	// stamped in setEpoch.
-	stamp      []uint64
-	setEpoch   []uint64
-	setTouched []uint32
+	// slots hold, per slot, its stamp and times (slotEstimate); sets
+	// count, per set, the slots stamped in an epoch.
+	slots []slotEstimate
+	sets  []setEstimate
 
 	knownHits, knownMisses, unknownHits, unknownMisses uint64
 
 	// clock counts the references to the cache; start is its value when
-	// the epoch began. fillAt and lastAt are, per slot, when its line was
-	// filled and last referenced; live and dead sum, over the lines
-	// filled and replaced within a sample, the time from fill to last
-	// reference and from there to the replacement.
-	clock, start   uint64
-	fillAt, lastAt []uint64
-	live, dead     uint64
+	// the epoch began. live and dead sum, over the lines filled and
+	// replaced within a sample, the time from fill to last reference and
+	// from there to the replacement.
+	clock, start uint64
+	live, dead   uint64
 
 	// spread sums the counts of the samples ended; inSample says whether
 	// a sample began, and at holds the counts at its beginning.
@@ -390,13 +394,25 @@ type estimate struct {
 	at       [3]uint64
 }
 
+// slotEstimate is what an estimate keeps of one slot, together so that a
+// reference touches one host cache line: the epoch in which its line was
+// last referenced or filled, and when (estimate.clock) it was filled and
+// last referenced.
+type slotEstimate struct {
+	stamp, fillAt, lastAt uint64
+}
+
+// setEstimate counts the slots of a set stamped in epoch.
+type setEstimate struct {
+	epoch   uint64
+	touched uint32
+}
+
 // newEstimate returns the estimate of l.
 func newEstimate(l *level, s *sampling) *estimate {
-	slots := l.c.Sets() * l.c.Ways()
 	return &estimate{
 		s: s, c: l.c, ways: uint32(l.c.Ways()),
-		stamp: make([]uint64, slots), setEpoch: make([]uint64, l.c.Sets()), setTouched: make([]uint32, l.c.Sets()),
-		fillAt: make([]uint64, slots), lastAt: make([]uint64, slots),
+		slots: make([]slotEstimate, l.c.Sets()*l.c.Ways()), sets: make([]setEstimate, l.c.Sets()),
 	}
 }
 
@@ -428,22 +444,22 @@ func (e *estimate) sampleCounts() (n, k, u uint64) {
 // stampSlot marks slot, holding line, as known in this epoch.
 func (e *estimate) stampSlot(slot int, line uint64) {
 	ep := e.s.epoch
-	if e.stamp[slot] == ep {
+	if e.slots[slot].stamp == ep {
 		return
 	}
-	e.stamp[slot] = ep
-	set := e.c.Set(line)
-	if e.setEpoch[set] != ep {
-		e.setEpoch[set], e.setTouched[set] = ep, 0
+	e.slots[slot].stamp = ep
+	set := &e.sets[e.c.Set(line)]
+	if set.epoch != ep {
+		set.epoch, set.touched = ep, 0
 	}
-	e.setTouched[set]++
+	set.touched++
 }
 
 // hit counts a hit on line in slot and reports whether its outcome was
 // unknown.
 func (e *estimate) hit(slot int, line uint64) (unknown bool) {
 	e.clock++
-	unknown = e.stamp[slot] != e.s.epoch && !e.s.exact
+	unknown = e.slots[slot].stamp != e.s.epoch && !e.s.exact
 	if e.s.counting {
 		if unknown {
 			e.unknownHits++
@@ -452,7 +468,7 @@ func (e *estimate) hit(slot int, line uint64) (unknown bool) {
 		}
 	}
 	e.stampSlot(slot, line)
-	e.lastAt[slot] = e.clock
+	e.slots[slot].lastAt = e.clock
 	return unknown
 }
 
@@ -460,8 +476,8 @@ func (e *estimate) hit(slot int, line uint64) (unknown bool) {
 // whether its set was not yet primed.
 func (e *estimate) miss(line uint64) (unknown bool) {
 	e.clock++
-	set := e.c.Set(line)
-	unknown = (e.setEpoch[set] != e.s.epoch || e.setTouched[set] < e.ways) && !e.s.exact
+	set := &e.sets[e.c.Set(line)]
+	unknown = (set.epoch != e.s.epoch || set.touched < e.ways) && !e.s.exact
 	if e.s.counting {
 		if unknown {
 			e.unknownMisses++
@@ -475,15 +491,15 @@ func (e *estimate) miss(line uint64) (unknown bool) {
 // filled records that line entered slot.
 func (e *estimate) filled(slot int, line uint64) {
 	e.stampSlot(slot, line)
-	e.fillAt[slot], e.lastAt[slot] = e.clock, e.clock
+	e.slots[slot].fillAt, e.slots[slot].lastAt = e.clock, e.clock
 }
 
 // replaced records that the line in slot is replaced: a generation that
 // began in this sample adds its live and dead time.
 func (e *estimate) replaced(slot int) {
-	if e.s.counting && e.stamp[slot] == e.s.epoch && e.fillAt[slot] > e.start {
-		e.live += e.lastAt[slot] - e.fillAt[slot]
-		e.dead += e.clock - e.lastAt[slot]
+	if se := &e.slots[slot]; e.s.counting && se.stamp == e.s.epoch && se.fillAt > e.start {
+		e.live += se.lastAt - se.fillAt
+		e.dead += e.clock - se.lastAt
 	}
 }
 

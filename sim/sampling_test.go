@@ -256,8 +256,9 @@ func countedTruth(t *testing.T, m *machine.Machine, spec sample.Spec, ev []refEv
 }
 
 // TestSampledBypass checks on random machines and traces that the sampled
-// hit bypass changes nothing: every profile, sampled counts and their
-// spread included, is the one the slow path alone gives.
+// hit bypass and plainRef on levels that estimate change nothing: every
+// profile, sampled counts and their spread included, is the one refLine
+// alone gives.
 func TestSampledBypass(t *testing.T) {
 	n := envUint("MEMSPY_SAMPLE_CASES", 300)
 	specs := []string{"ratio=0.25,length=13", "ratio=0.1,length=5,jitter=1,seed=3", "count=4,ratio=0.3,warmup=3",
@@ -279,9 +280,9 @@ func TestSampledBypass(t *testing.T) {
 		spec := specs[seed%uint64(len(specs))]
 		opt := sim.Options{Sample: mustSpec(t, spec), SampleTotal: uint64(len(events)), Classify: seed%3 == 0}
 		fast := engineProfile(t, m, opt, events, seed)
-		old := sim.SetSampledBypass(false)
+		old := sim.SetSampledShortcuts(false)
 		slow := engineProfile(t, m, opt, events, seed)
-		sim.SetSampledBypass(old)
+		sim.SetSampledShortcuts(old)
 		if d := cmp.Diff(slow, fast); d != "" {
 			t.Fatalf("seed %d (%s): the bypass changes the profile (-slow +bypass):\n%s\nmachine: %s", seed, spec, d, describeMachine(m))
 		}
