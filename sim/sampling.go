@@ -173,16 +173,49 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 }
 
 // sampledRun takes the events of b from i on, at most n, while sampledHit
-// takes them, and returns the index of the first it did not take.
+// takes them, and returns the index of the first it did not take. Fetches
+// and reads that repeat the line of the first cache's last access, known
+// already, it counts itself: most references.
 func (h *Hierarchy) sampledRun(b *trace.Batch, i int, n uint64, il *level) int {
 	kinds, addrs, sizes := b.Kind[i:], b.Addr[i:], b.Size[i:]
 	kinds = kinds[:min(uint64(len(kinds)), n)]
+	dl := h.dfirst
+	if dl == nil {
+		dl = &h.none // whose lineSize 0 takes nothing
+	}
+	epoch := h.samp.epoch
+	var iHits, rHits uint64
 	j := 0
 	for ; j < len(kinds); j++ {
-		if !h.sampledHit(kinds[j], addrs[j], uint64(sizes[j]), il) {
+		k, a := kinds[j], addrs[j]
+		l := dl
+		if k == trace.IFetch {
+			l = il
+		} else if k != trace.Read {
+			goto other
+		}
+		if l.memo == a&^l.offMask && a&l.offMask+uint64(sizes[j])-1 < l.lineSize {
+			if e, se := l.est, &l.est.slots[l.memoSlot]; se.stamp == epoch {
+				e.clock++
+				e.knownHits++
+				se.lastAt = e.clock
+				if k == trace.IFetch {
+					iHits++
+				} else {
+					rHits++
+				}
+				continue
+			}
+		}
+	other:
+		if !h.sampledHit(k, a, uint64(sizes[j]), il) {
 			break
 		}
 	}
+	il.acc[kIFetch] += iHits
+	dl.acc[kRead] += rHits
+	h.kinds[trace.IFetch] += iHits
+	h.kinds[trace.Read] += rHits
 	return i + j
 }
 
