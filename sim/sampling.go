@@ -76,8 +76,9 @@ type sinks struct {
 	numa numaSinks
 }
 
-// newSampling sets h up for sampling: every reference takes the slow
-// path (no hit bypass), where the caches tell known from unknown.
+// newSampling sets h up for sampling: no reference takes Process's hit
+// bypass, which does not tell known from unknown; processSampled has its
+// own (sampledHit).
 func (h *Hierarchy) newSampling() error {
 	spec := h.opt.Sample
 	if spec.ProcDen > 0 && len(h.procs) == 1 {
