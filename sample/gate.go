@@ -111,6 +111,10 @@ func (g *Gate) Ref(n uint64) Phase {
 	return g.phase
 }
 
+// Phase returns the phase of the last reference (before the first, that
+// of the first).
+func (g *Gate) Phase() Phase { return g.phase }
+
 // OnRun returns how many references from the next one on are counted
 // (phase On) with nothing to decide per reference, as Ref would find them
 // one by one: those left of the current sample, or all when only markers

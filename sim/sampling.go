@@ -161,6 +161,16 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 					continue
 				}
 			}
+		case k == trace.CopyBack || k == trace.Invalidate:
+			// Cache maintenance belongs to the phase of the reference
+			// before it: left out between samples, as they are.
+			if g.Phase() == sample.Off {
+				if !h.opt.SampleShadow {
+					s.dropped = true
+					continue
+				}
+				s.enter(h, sample.Warm)
+			}
 		case k == trace.Marker:
 			switch b.ExtOf(i).Mark {
 			case trace.MarkSampleBegin:

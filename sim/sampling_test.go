@@ -288,3 +288,37 @@ func TestSampledBypass(t *testing.T) {
 		}
 	}
 }
+
+// TestSampledMaintenance: cache maintenance between samples is left out
+// with the references there; within a sample it counts. Dirty lines are
+// written back at the end of the run.
+func TestSampledMaintenance(t *testing.T) {
+	A, B := uint64(0x00), uint64(0x10)
+	ev := []refEvent{
+		{Kind: trace.Read, Addr: B, Size: 4},       // 0 off
+		{Kind: trace.Read, Addr: B, Size: 4},       // 1 off
+		{Kind: trace.Write, Addr: A, Size: 4},      // 2 sample: A dirty
+		{Kind: trace.Write, Addr: B, Size: 4},      // 3 B dirty
+		{Kind: trace.CopyBack, Addr: B, Size: 4},   // within the sample: B written back
+		{Kind: trace.Read, Addr: A, Size: 4},       // 4
+		{Kind: trace.Read, Addr: A, Size: 4},       // 5
+		{Kind: trace.Read, Addr: B, Size: 4},       // 6 off
+		{Kind: trace.Invalidate, Addr: A, Size: 4}, // between samples: left out
+		{Kind: trace.Read, Addr: B, Size: 4},       // 7 off
+	}
+	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
+	spec := mustSpec(t, "ratio=0.5,length=4")
+	p := engineProfile(t, m, sim.Options{Sample: spec}, ev, 0)
+	if c := p.Caches[0]; c.Writebacks != 2 {
+		t.Errorf("%d write-backs, want 2 (B's copy-back, A at the end)", c.Writebacks)
+	}
+	if n, m := p.EventsByKind["copyback"], p.EventsByKind["invalidate"]; n != 1 || m != 0 {
+		t.Errorf("%d copy-backs and %d invalidations simulated, want 1 and 0", n, m)
+	}
+	// The shadow run simulates the invalidation without counting it: A
+	// is not written back.
+	p = engineProfile(t, m, sim.Options{Sample: spec, SampleShadow: true}, ev, 0)
+	if c := p.Caches[0]; c.Writebacks != 1 || p.EventsByKind["invalidate"] != 0 {
+		t.Errorf("shadow: %d write-backs and %d invalidations counted, want 1 and 0", c.Writebacks, p.EventsByKind["invalidate"])
+	}
+}

@@ -297,6 +297,9 @@ func TestWarmupReplay(t *testing.T) {
 					reset.Thread = e.Thread // places no other thread
 					replay, replayPCs, began = append(replay, reset), append(replayPCs, 0), true
 				}
+			} else if (e.Kind == trace.CopyBack || e.Kind == trace.Invalidate) && g.Phase() == sample.Off {
+				// Left out between samples, as references are.
+				e = refEvent{Kind: trace.Marker, Ext: trace.Ext{Mark: trace.MarkStart}, Thread: e.Thread}
 			}
 			replay, replayPCs = append(replay, e), append(replayPCs, pcs[i])
 			simulated, simulatedPCs = append(simulated, e), append(simulatedPCs, pcs[i])
