@@ -1,7 +1,8 @@
 package sim
 
-// SetSampledShortcuts turns sampledShortcuts on or off, for the
-// hierarchies made from then on, and returns the old setting.
+// SetSampledShortcuts turns sampledShortcuts on or off and returns the old
+// setting. A hierarchy reads it when made (isPlain) and on every Process:
+// set it before making one and keep it while that one runs.
 func SetSampledShortcuts(on bool) bool {
 	old := sampledShortcuts
 	sampledShortcuts = on
