@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # make eval-sample: the accuracy of 10% time sampling (issue 6) on the
-# example programs. Each program is traced once in full (memspy run
-# --record); memspy sample-eval then compares the full simulation with the
-# sampled one for every request in SPECS (by default 30 samples, with
-# μ = 0.5 and with the dead-line μ), on a machine of data caches up to
+# example programs, run long enough for sampling to be worth it (PROGS:
+# 54 to 411 million references). Each program is traced once in full
+# (memspy run --record); memspy sample-eval then compares the full
+# simulation with the sampled one for every request in SPECS (by default
+# samples of the default length, 500k references, with μ = 0.5 and with
+# the dead-line μ), on a machine of data caches up to
 # 128 KiB (L1D 32 KiB and L2 128 KiB, 8-way, 64 B lines). One row per
 # program, request and cache: the true miss rate, the estimate, its
 # relative error, and whether the truth lies within the bounds (μ in
@@ -15,7 +17,8 @@
 # <= 5%, bounds holding, r >= 0.99, no such reordering.
 set -euo pipefail
 BIN=${BIN:-bin/memspy}
-SPECS=${SPECS:-"ratio=0.1,count=30 ratio=0.1,count=30,mu=dead"}
+SPECS=${SPECS:-"ratio=0.1 ratio=0.1,mu=dead"}
+PROGS=${PROGS:-"jacobi 512 100|spmv 300 50|matmul 512|matmul 512 32|listwalk 1000000 10|selfint 384 16|aos aos 4000"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 caches=(--cache L1D:size=32k,assoc=8,line=64,holds=d --cache L2:size=128k,assoc=8,line=64,holds=d)
@@ -29,8 +32,8 @@ gcc -O1 -g -o "$work/aos" examples/where/aos.c
 
 printf '%-20s %-26s %-4s %9s %9s %8s %21s %4s %21s %4s %21s %4s %7s %7s %5s\n' \
   program request cache true estimate rel.err bounds hold '95% interval' hold 'with sampling' hold r.obj r.fn reord
-for prog in "jacobi 256 100" "spmv 200 100" "matmul 256" "matmul 256 32" "listwalk 200000 20" \
-  "selfint 128 16" "aos aos 40"; do
+IFS='|' read -r -a progs <<<"$PROGS"
+for prog in "${progs[@]}"; do
   set -- $prog
   exe="$work/$1"
   shift
