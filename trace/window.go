@@ -8,7 +8,9 @@ import (
 // Window returns a reader of the memory references of r from number skip
 // (0-based) on, at most max of them (0: no limit): METRIC's partial traces.
 // Memory references here are the events of every kind that is not
-// extended, cache maintenance included. Extended events (allocations,
+// extended, cache maintenance included; a Skip event counts as the Addr
+// references it stands for, and one that straddles a limit passes with
+// the part inside the window. Extended events (allocations,
 // calls, markers, ...) count toward neither limit and are never skipped, so
 // that heap and call-stack state built before the window stays right; once
 // the window is full nothing more is passed, not even extended events.
@@ -48,7 +50,17 @@ func (w *window) Read(b *Batch) error {
 			err = w.r.Read(s)
 			b.Reset()
 			for i, k := range s.Kind {
-				if w.skip > 0 && !k.IsExtended() {
+				switch {
+				case w.skip == 0 || k.IsExtended():
+				case k == Skip && s.Addr[i] > w.skip:
+					b.AppendEvent(s, i)
+					b.Addr[len(b.Addr)-1] -= w.skip
+					w.skip = 0
+					continue
+				case k == Skip:
+					w.skip -= s.Addr[i]
+					continue
+				default:
 					w.skip--
 					continue
 				}
@@ -58,8 +70,7 @@ func (w *window) Read(b *Batch) error {
 			err = w.r.Read(b)
 		}
 		if w.limited {
-			// Every extended event has one Ext: the rest are references.
-			if refs := uint64(b.Len() - len(b.Ext)); refs < w.remaining {
+			if refs := countRefs(b); refs < w.remaining {
 				w.remaining -= refs
 			} else {
 				keepRefs(b, w.remaining)
@@ -103,22 +114,35 @@ func (w *window) batch(n int) *Batch {
 	return w.scratch
 }
 
-// keepRefs keeps the events of b up to its n-th memory reference (n >= 1)
-// and drops the rest.
-func keepRefs(b *Batch, n uint64) {
-	end := int(n)
-	if len(b.Ext) > 0 {
-		refs := uint64(0)
-		for i, k := range b.Kind {
-			if !k.IsExtended() {
-				if refs++; refs == n {
-					end = i + 1
-					break
-				}
-			}
+// countRefs returns the memory references the events of b stand for.
+func countRefs(b *Batch) uint64 {
+	// Every extended event has one Ext: the rest are references, one
+	// each but for Skip events.
+	refs := uint64(b.Len() - len(b.Ext))
+	for i, k := range b.Kind {
+		if k == Skip {
+			refs += b.Addr[i] - 1
 		}
 	}
-	ext := end - int(n)
+	return refs
+}
+
+// keepRefs keeps the events of b up to its n-th memory reference (n >= 1),
+// cutting a Skip event that stands for references beyond it, and drops the
+// rest.
+func keepRefs(b *Batch, n uint64) {
+	end, ext := 0, 0
+	for refs := uint64(0); refs < n; end++ {
+		switch k := b.Kind[end]; {
+		case k.IsExtended():
+			ext++
+		case k == Skip:
+			b.Addr[end] = min(b.Addr[end], n-refs)
+			refs += b.Addr[end]
+		default:
+			refs++
+		}
+	}
 	b.Kind = b.Kind[:end]
 	b.Addr = b.Addr[:end]
 	b.Size = b.Size[:end]

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -172,6 +173,78 @@ func TestWindowExtended(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// skipWindowModel is windowModel for streams with Skip events: a Skip
+// stands for Addr references, of which the part inside the window passes.
+func skipWindowModel(all *Batch, skip, max uint64) *Batch {
+	out := NewBatch(0)
+	limited := max > 0
+	for i, k := range all.Kind {
+		n := uint64(1)
+		if k == Skip {
+			n = all.Addr[i]
+		}
+		switch {
+		case k.IsExtended():
+			out.AppendEvent(all, i)
+			continue
+		case skip >= n:
+			skip -= n
+			continue
+		}
+		n -= skip
+		skip = 0
+		if limited {
+			n = min(n, max)
+			max -= n
+		}
+		out.AppendEvent(all, i)
+		if k == Skip {
+			out.Addr[out.Len()-1] = n
+		}
+		if limited && max == 0 {
+			return out
+		}
+	}
+	return out
+}
+
+// A Skip event (references a sampled run left out) counts as its Addr
+// references toward both limits, and one across a limit is cut to the part
+// inside the window.
+func TestWindowSkipEvents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 300 {
+		all := NewBatch(0)
+		refs := uint64(0)
+		for i := range 1 + rng.IntN(60) {
+			switch rng.IntN(5) {
+			case 0, 1:
+				c := uint64(1 + rng.IntN(20))
+				all.Append(Skip, c, 0, 0, 0)
+				refs += c
+			case 2:
+				all.AppendExt(Marker, 0, uint64(i), 0, Ext{Name: fmt.Sprint("m", i)})
+			default:
+				all.Append(Read, uint64(i), 4, uint64(i), 0)
+				refs++
+			}
+		}
+		skip, max := uint64(rng.IntN(int(refs)+3)), uint64(rng.IntN(int(refs)+3))
+		if skip == 0 && max == 0 {
+			max = 1
+		}
+		want := skipWindowModel(all, skip, max)
+		step, capacity := 1+rng.IntN(20), 1+rng.IntN(20)
+		got, err := readAllMST(Window(&batchReader{all: all, step: step}, skip, max, trial%2 == 0), capacity)
+		if err != nil {
+			t.Fatalf("trial %d (skip %d max %d): %v", trial, skip, max, err)
+		}
+		if d := batchEqual(want, got); d != "" {
+			t.Fatalf("trial %d (skip %d max %d step %d cap %d): %s", trial, skip, max, step, capacity, d)
 		}
 	}
 }

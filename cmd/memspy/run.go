@@ -137,6 +137,13 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	if f.maxRefs > 0 {
 		maxEvents = f.skipRefs + f.maxRefs
 	}
+	toolSpec := spec
+	if f.skipRefs > 0 || f.maxRefs > 0 {
+		// The tool would place time samples from the program's first
+		// reference, the engine places them from the window's: only the
+		// engine leaves references out then.
+		toolSpec.Ratio, toolSpec.Count = 0, 0
+	}
 	run, err := valgrind.Start(prog, args, valgrind.Options{
 		ValgrindLib: valgrind.DefaultLib(),
 		IFetch:      ifetch,
@@ -148,7 +155,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		NoStack:     f.noStack,
 		AllocFns:    f.allocFns,
 		StackDepth:  f.stackDepth,
-		Sample:      spec,
+		Sample:      toolSpec,
 		Stdin:       cmd.InOrStdin(),
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),
