@@ -374,13 +374,15 @@ func TestMSTRoundTrip(t *testing.T) {
 	}
 }
 
-func TestMSTNilPCThreadBatch(t *testing.T) {
+// writeReadMST writes in to an .mst file in chunks of 3 events and returns
+// what reading the file back gives.
+func writeReadMST(t *testing.T, in *Batch) *Batch {
+	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewMSTWriter(&buf, MSTWriterOptions{ChunkEvents: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &Batch{Kind: []Kind{Read, Write, IFetch, Modify}, Addr: []uint64{1, 2, 3, 4}, Size: []uint32{1, 2, 3, 4}}
 	if err := w.Write(in); err != nil {
 		t.Fatal(err)
 	}
@@ -391,6 +393,12 @@ func TestMSTNilPCThreadBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return got
+}
+
+func TestMSTNilPCThreadBatch(t *testing.T) {
+	in := &Batch{Kind: []Kind{Read, Write, IFetch, Modify}, Addr: []uint64{1, 2, 3, 4}, Size: []uint32{1, 2, 3, 4}}
+	got := writeReadMST(t, in)
 	in.PC, in.Thread = make([]uint64, 4), make([]uint32, 4)
 	if diff := batchEqual(in, got); diff != "" {
 		t.Fatal(diff)
@@ -418,22 +426,7 @@ func TestMSTDropsSkips(t *testing.T) {
 			clear(want.PC)
 			clear(want.Thread)
 		}
-		var buf bytes.Buffer
-		w, err := NewMSTWriter(&buf, MSTWriterOptions{ChunkEvents: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(in); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		got, err := readAllMST(NewMSTReader(&buf, Options{}), 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := batchEqual(want, got); diff != "" {
+		if diff := batchEqual(want, writeReadMST(t, in)); diff != "" {
 			t.Errorf("columns %v: %s", cols, diff)
 		}
 	}

@@ -2,7 +2,6 @@ package valgrind
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"math"
 	"os"
@@ -97,28 +96,16 @@ func toolCounts(t *testing.T, opt Options, exe string, args ...string) map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := run.Reader()
-	b := trace.NewBatch(trace.BatchSize)
 	counts := map[string]int{}
 	names := map[trace.Kind]string{trace.IFetch: "I", trace.Read: "L", trace.Write: "S", trace.Modify: "M"}
-	for {
-		err := r.Read(b)
+	readAllOK(t, run, exe, func(b *trace.Batch) {
 		for _, k := range b.Kind {
 			if n, ok := names[k]; ok {
 				counts[n]++
 			}
 		}
 		counts[""] += b.Len()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if st := wait(t, run); st.Code != 0 {
-		t.Fatalf("%s: %v", exe, st)
-	}
+	})
 	return counts
 }
 

@@ -44,6 +44,26 @@ func drain(t *testing.T, run *Run) ([]ev, error) {
 	return evs, err
 }
 
+// readAllOK reads run's stream to its end, handing each batch to each, and
+// fails t unless the program then exits with status 0.
+func readAllOK(t *testing.T, run *Run, exe string, each func(b *trace.Batch)) {
+	t.Helper()
+	b := trace.NewBatch(trace.BatchSize)
+	for {
+		err := run.Reader().Read(b)
+		each(b)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := wait(t, run); st.Code != 0 {
+		t.Fatalf("%s: %v", exe, st)
+	}
+}
+
 func wait(t *testing.T, run *Run) ExitStatus {
 	t.Helper()
 	type result struct {

@@ -1,9 +1,7 @@
 package valgrind
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -47,9 +45,7 @@ func traceSampled(t *testing.T, exe string, opt Options, args ...string) sampled
 	t.Helper()
 	run, stdout := startTool(t, exe, opt, args...)
 	var r sampledRun
-	b := trace.NewBatch(trace.BatchSize)
-	for {
-		err := run.Reader().Read(b)
+	readAllOK(t, run, exe, func(b *trace.Batch) {
 		for i, k := range b.Kind {
 			switch {
 			case k.IsAccess():
@@ -67,16 +63,7 @@ func traceSampled(t *testing.T, exe string, opt Options, args ...string) sampled
 				t.Fatalf("event of kind %v", k)
 			}
 		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if st := wait(t, run); st.Code != 0 {
-		t.Fatalf("%s: %v", exe, st)
-	}
+	})
 	r.stdout = stdout.String()
 	return r
 }
