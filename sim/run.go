@@ -44,7 +44,7 @@ type filled struct {
 // processor, Run makes r slim if it is a trace.Slimmer: the engine then
 // reads neither PCs, threads, calls nor returns.
 func Run(ctx context.Context, h *Hierarchy, r trace.Reader, progress func(events uint64)) error {
-	if sr, ok := r.(trace.Slimmer); ok && h.attr == nil && len(h.procs) == 1 {
+	if sr, ok := r.(trace.Slimmer); ok && h.Slim() {
 		sr.Slim()
 	}
 	if runtime.GOMAXPROCS(0) < 2 {
@@ -82,6 +82,12 @@ func Run(ctx context.Context, h *Hierarchy, r trace.Reader, progress func(events
 	done := func(b *trace.Batch) { empty <- b }
 	return feed(ctx, h, next, done, progress)
 }
+
+// Slim reports whether h reads only the kinds, addresses and sizes of
+// events: it neither attributes (no PCs, threads, calls, returns or
+// allocations) nor simulates several processors. Run then makes a
+// trace.Slimmer reader slim.
+func (h *Hierarchy) Slim() bool { return h.attr == nil && len(h.procs) == 1 }
 
 // feed simulates the batches that next returns, handing each back to done,
 // until the input ends (see Run).

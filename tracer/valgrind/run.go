@@ -58,6 +58,15 @@ type Options struct {
 	Stopped bool
 	// NoStack drops references through the stack pointer.
 	NoStack bool
+	// Chase lets Valgrind follow direct jumps and calls into one
+	// superblock (the tool's --chase=yes): fewer, longer superblocks, so
+	// less work per reference for the tool and the decoder, and the same
+	// references. Calls and returns are then not reported and no function
+	// is watched by name: Start refuses it with NoStack, StartFn, TraceFn,
+	// AllocFns or Sample.TimestepFn, and runtime.mallocgc's allocations
+	// are not reported. For consumers that use neither calls nor
+	// allocations.
+	Chase bool
 	// AllocFns are the program's own allocation functions, as NAME or
 	// NAME:REG (the register holding the size at entry).
 	AllocFns []string
@@ -107,6 +116,9 @@ func (opt *Options) toolArgs() []string {
 	}
 	if opt.NoStack {
 		a = append(a, "--no-stack=yes")
+	}
+	if opt.Chase {
+		a = append(a, "--calls=no", "--chase=yes")
 	}
 	for _, f := range opt.AllocFns {
 		a = append(a, "--alloc-fn="+f)
@@ -274,6 +286,9 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	}
 	if err := checkTool(lib); err != nil {
 		return nil, err
+	}
+	if opt.Chase && (opt.NoStack || opt.StartFn != "" || opt.TraceFn != "" || len(opt.AllocFns) > 0 || opt.Sample.TimestepFn != "") {
+		return nil, errors.New("chasing superblocks needs no stack filter and no watched function: no start, trace, allocation or timestep function")
 	}
 	if err := checkProgram(prog); err != nil {
 		return nil, err

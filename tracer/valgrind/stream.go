@@ -19,7 +19,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 7
+const StreamVersion = 8
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"

@@ -980,3 +980,63 @@ func TestToolDerived(t *testing.T) {
 		})
 	}
 }
+
+// Chasing (Options.Chase) changes no reference: every example gives
+// exactly the events it gives without, calls and returns aside (VEX's
+// speculation of "A && B" conditions included: the C library's start-up
+// has such conditions), in a stream that is shorter when the program calls
+// short functions often, hardly longer otherwise.
+func TestToolChase(t *testing.T) {
+	trace := func(t *testing.T, exe string, opt Options, args ...string) ([]ev, int64) {
+		t.Helper()
+		opt.IFetch = true
+		if !opt.Chase {
+			opt.ToolArgs = []string{"--calls=no"}
+		}
+		evs, _, run := traceRun(t, exe, opt, args...)
+		if run.Reader().Calls() {
+			t.Fatal("the stream reports calls")
+		}
+		// Thread ids differ between runs: number them by first appearance.
+		tids := map[uint32]uint32{}
+		for i := range evs {
+			if _, ok := tids[evs[i].T]; !ok {
+				tids[evs[i].T] = uint32(len(tids))
+			}
+			evs[i].T = tids[evs[i].T]
+		}
+		return evs, run.Reader().Offset()
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		extra  []string
+		shrink float64 // the stream is at most this fraction of the stream without chasing
+	}{
+		{"matmul", []string{"48"}, []string{"-O2"}, 1.01},
+		{"listwalk", []string{"2000", "3"}, []string{"-O2"}, 1.01},
+		// The shuffle's rand() calls: short functions, called and left.
+		{"listwalk", []string{"20000", "0"}, []string{"-O2"}, 0.95},
+		{"allocs", nil, nil, 1.03},
+		{"markers", nil, nil, 1.03},
+	} {
+		t.Run(strings.Join(append([]string{tc.name}, tc.args...), " "), func(t *testing.T) {
+			// Static: the dynamic loader's work differs from run to run.
+			exe := buildExample(t, tc.name, append(tc.extra, "-static")...)
+			want, full := trace(t, exe, Options{}, tc.args...)
+			got, short := trace(t, exe, Options{Chase: true}, tc.args...)
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] {
+					t.Fatalf("event %d is %+v chasing, %+v without", i, got[i], want[i])
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d events chasing, %d without", len(got), len(want))
+			}
+			if float64(short) > tc.shrink*float64(full) {
+				t.Errorf("the stream is %d bytes chasing, %d without: want at most %.0f%%", short, full, 100*tc.shrink)
+			}
+			t.Logf("%d events; stream %d bytes, %d without chasing", len(got), short, full)
+		})
+	}
+}
