@@ -927,6 +927,18 @@ func TestToolSyncWrappers(t *testing.T) {
 	}
 }
 
+// numberThreads renumbers the threads of evs by first appearance: thread
+// ids differ between runs.
+func numberThreads(evs []ev) {
+	tids := map[uint32]uint32{}
+	for i := range evs {
+		if _, ok := tids[evs[i].T]; !ok {
+			tids[evs[i].T] = uint32(len(tids))
+		}
+		evs[i].T = tids[evs[i].T]
+	}
+}
+
 // Derived addresses (--derive, the default) change no event: every example
 // gives exactly the events it gives with an address word per data entry,
 // in a stream that is shorter.
@@ -938,14 +950,7 @@ func TestToolDerived(t *testing.T) {
 			opt.ToolArgs = []string{"--derive=no"}
 		}
 		evs, _, run := traceRun(t, exe, opt, args...)
-		// Thread ids differ between runs: number them by first appearance.
-		tids := map[uint32]uint32{}
-		for i := range evs {
-			if _, ok := tids[evs[i].T]; !ok {
-				tids[evs[i].T] = uint32(len(tids))
-			}
-			evs[i].T = tids[evs[i].T]
-		}
+		numberThreads(evs)
 		return evs, run.Reader().Offset()
 	}
 	for _, tc := range []struct {
@@ -997,14 +1002,7 @@ func TestToolChase(t *testing.T) {
 		if run.Reader().Calls() {
 			t.Fatal("the stream reports calls")
 		}
-		// Thread ids differ between runs: number them by first appearance.
-		tids := map[uint32]uint32{}
-		for i := range evs {
-			if _, ok := tids[evs[i].T]; !ok {
-				tids[evs[i].T] = uint32(len(tids))
-			}
-			evs[i].T = tids[evs[i].T]
-		}
+		numberThreads(evs)
 		return evs, run.Reader().Offset()
 	}
 	for _, tc := range []struct {
