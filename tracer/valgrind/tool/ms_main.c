@@ -1650,13 +1650,14 @@ static Bool is_noredir(const VgCallbackClosure* closure)
 }
 
 /* Whether the instruction at a is a conditional branch: jcc (rel8 or
-   rel32), loop, loope, loopne or jrcxz, after branch-hint, bnd and
-   size prefixes. */
+   rel32), loop, loope, loopne or jrcxz, after branch-hint, bnd, size
+   and REX prefixes. */
 static Bool is_cond_branch(Addr a)
 {
    const UChar* p = (const UChar*)a;
    Int n = 0;
-   while (n < 4 && (p[n] == 0x2E || p[n] == 0x3E || p[n] == 0xF2 || p[n] == 0x66 || p[n] == 0x67))
+   while (n < 4 && (p[n] == 0x2E || p[n] == 0x3E || p[n] == 0xF2 || p[n] == 0x66 || p[n] == 0x67 ||
+                    (p[n] & 0xF0) == 0x40))
       n++;
    if (p[n] >= 0x70 && p[n] <= 0x7F)
       return True;
