@@ -144,12 +144,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		// engine leaves references out then.
 		toolSpec.Ratio, toolSpec.Count = 0, 0
 	}
-	// An engine that uses neither calls nor allocations lets Valgrind
-	// chase jumps and calls into longer superblocks, when nothing needs
-	// them to end there (a recording keeps every event).
-	chase := h.Slim() && rec == nil && !f.noStack && f.startFn == "" && f.traceFn == "" &&
-		len(f.allocFns) == 0 && spec.TimestepFn == ""
-	run, err := valgrind.Start(prog, args, valgrind.Options{
+	opts := valgrind.Options{
 		ValgrindLib: valgrind.DefaultLib(),
 		IFetch:      ifetch,
 		MaxEvents:   maxEvents,
@@ -158,14 +153,18 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		TraceFn:     f.traceFn,
 		Stopped:     f.stopped,
 		NoStack:     f.noStack,
-		Chase:       chase,
 		AllocFns:    f.allocFns,
 		StackDepth:  f.stackDepth,
 		Sample:      toolSpec,
 		Stdin:       cmd.InOrStdin(),
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),
-	})
+	}
+	// An engine that uses neither calls nor allocations lets Valgrind
+	// chase jumps and calls into longer superblocks, when nothing needs
+	// them to end there (a recording keeps every event).
+	opts.Chase = h.Slim() && rec == nil && opts.Chasable()
+	run, err := valgrind.Start(prog, args, opts)
 	if err != nil {
 		return err
 	}

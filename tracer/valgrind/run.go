@@ -62,9 +62,8 @@ type Options struct {
 	// superblock (the tool's --chase=yes): fewer, longer superblocks, so
 	// less work per reference for the tool and the decoder, and the same
 	// references. Calls and returns are then not reported and no function
-	// is watched by name: Start refuses it with NoStack, StartFn, TraceFn,
-	// AllocFns or Sample.TimestepFn, and runtime.mallocgc's allocations
-	// are not reported. For consumers that use neither calls nor
+	// is watched by name: Start refuses it unless Chasable, and
+	// runtime.mallocgc's allocations are not reported. For consumers that use neither calls nor
 	// allocations.
 	Chase bool
 	// AllocFns are the program's own allocation functions, as NAME or
@@ -91,6 +90,12 @@ type Options struct {
 	// messages go to Stderr too.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+}
+
+// Chasable reports whether opt allows Chase: no stack filter and no
+// function watched by name.
+func (opt *Options) Chasable() bool {
+	return !opt.NoStack && opt.StartFn == "" && opt.TraceFn == "" && len(opt.AllocFns) == 0 && opt.Sample.TimestepFn == ""
 }
 
 // toolArgs returns the tool's options for opt (docs/valgrind-stream.md).
@@ -287,7 +292,7 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	if err := checkTool(lib); err != nil {
 		return nil, err
 	}
-	if opt.Chase && (opt.NoStack || opt.StartFn != "" || opt.TraceFn != "" || len(opt.AllocFns) > 0 || opt.Sample.TimestepFn != "") {
+	if opt.Chase && !opt.Chasable() {
 		return nil, errors.New("chasing superblocks needs no stack filter and no watched function: no start, trace, allocation or timestep function")
 	}
 	if err := checkProgram(prog); err != nil {

@@ -939,51 +939,63 @@ func numberThreads(evs []ev) {
 	}
 }
 
+// streamCase is an example that sameEvents traces two ways.
+type streamCase struct {
+	name   string
+	args   []string
+	extra  []string // gcc arguments
+	shrink float64  // the stream is at most this fraction of the stream traced with base
+}
+
+// sameEvents builds each case's example statically (the dynamic loader's
+// work differs from run to run), traces it with base and with opt (both
+// describing instruction fetches), calling each, if not nil, on every run,
+// and checks that the events are the same, threads numbered by first
+// appearance, in a stream at most shrink times as long. how names opt in
+// messages.
+func sameEvents(t *testing.T, how string, base, opt Options, each func(*testing.T, *Run), cases []streamCase) {
+	trace := func(t *testing.T, exe string, opt Options, args ...string) ([]ev, int64) {
+		t.Helper()
+		opt.IFetch = true
+		evs, _, run := traceRun(t, exe, opt, args...)
+		if each != nil {
+			each(t, run)
+		}
+		numberThreads(evs)
+		return evs, run.Reader().Offset()
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(append([]string{tc.name}, tc.args...), " "), func(t *testing.T) {
+			exe := buildExample(t, tc.name, append(tc.extra, "-static")...)
+			want, full := trace(t, exe, base, tc.args...)
+			got, short := trace(t, exe, opt, tc.args...)
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] {
+					t.Fatalf("event %d is %+v %s, %+v without", i, got[i], how, want[i])
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d events %s, %d without", len(got), how, len(want))
+			}
+			if float64(short) > tc.shrink*float64(full) {
+				t.Errorf("the stream is %d bytes %s, %d without: want at most %.0f%%", short, how, full, 100*tc.shrink)
+			}
+			t.Logf("%d events; stream %d bytes %s, %d without", len(got), short, how, full)
+		})
+	}
+}
+
 // Derived addresses (--derive, the default) change no event: every example
 // gives exactly the events it gives with an address word per data entry,
 // in a stream that is shorter.
 func TestToolDerived(t *testing.T) {
-	trace := func(t *testing.T, exe string, derive bool, args ...string) ([]ev, int64) {
-		t.Helper()
-		opt := Options{IFetch: true}
-		if !derive {
-			opt.ToolArgs = []string{"--derive=no"}
-		}
-		evs, _, run := traceRun(t, exe, opt, args...)
-		numberThreads(evs)
-		return evs, run.Reader().Offset()
-	}
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		extra  []string
-		shrink float64 // the stream is at most this fraction of the stream without derived entries
-	}{
+	sameEvents(t, "with derived addresses", Options{ToolArgs: []string{"--derive=no"}}, Options{}, nil, []streamCase{
 		{"matmul", []string{"48"}, []string{"-O2"}, 0.5},
 		{"matmul", []string{"48", "16"}, []string{"-O3", "-march=x86-64-v2"}, 0.7},
 		{"listwalk", []string{"2000", "3"}, []string{"-O2"}, 0.9},
 		{"allocs", nil, nil, 1},
 		{"markers", nil, nil, 1},
-	} {
-		t.Run(strings.Join(append([]string{tc.name}, tc.args...), " "), func(t *testing.T) {
-			// Static: the dynamic loader's work differs from run to run.
-			exe := buildExample(t, tc.name, append(tc.extra, "-static")...)
-			want, full := trace(t, exe, false, tc.args...)
-			got, short := trace(t, exe, true, tc.args...)
-			if len(got) != len(want) {
-				t.Fatalf("%d events with derived addresses, %d without", len(got), len(want))
-			}
-			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("event %d is %+v with derived addresses, %+v without", i, got[i], want[i])
-				}
-			}
-			if float64(short) > tc.shrink*float64(full) {
-				t.Errorf("the stream is %d bytes with derived addresses, %d without: want at most %.0f%%", short, full, 100*tc.shrink)
-			}
-			t.Logf("%d events; stream %d bytes, %d without derived addresses", len(got), short, full)
-		})
-	}
+	})
 }
 
 // Chasing (Options.Chase) changes no reference: every example gives
@@ -992,49 +1004,17 @@ func TestToolDerived(t *testing.T) {
 // has such conditions), in a stream that is shorter when the program calls
 // short functions often, hardly longer otherwise.
 func TestToolChase(t *testing.T) {
-	trace := func(t *testing.T, exe string, opt Options, args ...string) ([]ev, int64) {
-		t.Helper()
-		opt.IFetch = true
-		if !opt.Chase {
-			opt.ToolArgs = []string{"--calls=no"}
-		}
-		evs, _, run := traceRun(t, exe, opt, args...)
+	noCalls := func(t *testing.T, run *Run) {
 		if run.Reader().Calls() {
 			t.Fatal("the stream reports calls")
 		}
-		numberThreads(evs)
-		return evs, run.Reader().Offset()
 	}
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		extra  []string
-		shrink float64 // the stream is at most this fraction of the stream without chasing
-	}{
+	sameEvents(t, "chasing", Options{ToolArgs: []string{"--calls=no"}}, Options{Chase: true}, noCalls, []streamCase{
 		{"matmul", []string{"48"}, []string{"-O2"}, 1.01},
 		{"listwalk", []string{"2000", "3"}, []string{"-O2"}, 1.01},
 		// The shuffle's rand() calls: short functions, called and left.
 		{"listwalk", []string{"20000", "0"}, []string{"-O2"}, 0.95},
 		{"allocs", nil, nil, 1.03},
 		{"markers", nil, nil, 1.03},
-	} {
-		t.Run(strings.Join(append([]string{tc.name}, tc.args...), " "), func(t *testing.T) {
-			// Static: the dynamic loader's work differs from run to run.
-			exe := buildExample(t, tc.name, append(tc.extra, "-static")...)
-			want, full := trace(t, exe, Options{}, tc.args...)
-			got, short := trace(t, exe, Options{Chase: true}, tc.args...)
-			for i := range min(len(got), len(want)) {
-				if got[i] != want[i] {
-					t.Fatalf("event %d is %+v chasing, %+v without", i, got[i], want[i])
-				}
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%d events chasing, %d without", len(got), len(want))
-			}
-			if float64(short) > tc.shrink*float64(full) {
-				t.Errorf("the stream is %d bytes chasing, %d without: want at most %.0f%%", short, full, 100*tc.shrink)
-			}
-			t.Logf("%d events; stream %d bytes, %d without chasing", len(got), short, full)
-		})
-	}
+	})
 }
