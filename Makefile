@@ -92,10 +92,11 @@ vet: check-go
 test: vet build
 	MEMSPY_VALGRIND_LIB=$(abspath $(TOOLDIR)) MEMSPY_REQUIRE_TOOL=1 $(GO) test -count=1 ./...
 
-# A short run of every fuzz target (the seed corpora also run in `make test`).
+# A short run of every fuzz target of every package (the seed corpora also
+# run in `make test`).
 FUZZTIME ?= 15s
 fuzz: check-go
-	@for pkg in ./trace ./sim ./tracer/valgrind; do \
+	@for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg || exit 1; \
 	  done; \
