@@ -11,6 +11,28 @@ import (
 	"memspy/trace"
 )
 
+// workedPCs returns the PCs of the worked tests' events: pg for the
+// references while g (entry 0x600) runs, pf for the others (calls,
+// returns and fetches have none).
+func workedPCs(events []refEvent, pf, pg uint64) []uint64 {
+	pcs := make([]uint64, len(events))
+	inG := false
+	for i, e := range events {
+		switch {
+		case e.Kind == trace.Call:
+			inG = e.Addr == 0x600
+		case e.Kind == trace.Return:
+			inG = false
+		case e.Kind == trace.IFetch:
+		case inG:
+			pcs[i] = pg
+		default:
+			pcs[i] = pf
+		}
+	}
+	return pcs
+}
+
 // runWorked runs the events of the worked example, with PCs, and returns
 // the profile.
 func runWorked(t *testing.T, m *machine.Machine, opt sim.Options, events []refEvent, pcs []uint64) *profile.Profile {
@@ -68,20 +90,7 @@ func TestAttributionWorked(t *testing.T) {
 		rd(0x6ff0, 8),     // f×locals@f cold
 		rd(0x99999999, 8), // f×<other> cold
 	}
-	pcs := make([]uint64, len(events))
-	inG := false
-	for i, e := range events {
-		switch {
-		case e.Kind == trace.Call:
-			inG = e.Addr == 0x600
-		case e.Kind == trace.Return:
-			inG = false
-		case inG:
-			pcs[i] = pg
-		default:
-			pcs[i] = pf
-		}
-	}
+	pcs := workedPCs(events, pf, pg)
 	p := runWorked(t, m, sim.Options{Attribute: true}, events, pcs)
 	if p.Focus != "L1" || *p.Caches[0].Causes != (profile.Causes{Cold: 5, Replacement: 1, Invalidation: 1}) {
 		t.Errorf("focus %q, causes %+v", p.Focus, p.Caches[0].Causes)

@@ -53,21 +53,7 @@ func TestWarmupAttributionWorked(t *testing.T) {
 		// Left out.
 		rd(A+0x80, 8), rd(A+0x80, 8), rd(B+0x80, 8), wr(B, 8), rd(A+0xc0, 8),
 	}
-	pcs := make([]uint64, len(events))
-	inG := false
-	for i, e := range events {
-		switch {
-		case e.Kind == trace.Call:
-			inG = e.Addr == 0x600
-		case e.Kind == trace.Return:
-			inG = false
-		case e.Kind == trace.IFetch:
-		case inG:
-			pcs[i] = pg
-		default:
-			pcs[i] = pf
-		}
-	}
+	pcs := workedPCs(events, pf, pg)
 	m := mach(hc("L1", 1, 4, 1, 64, machine.LRU))
 	spec := mustSpec(t, "ratio=0.5,length=10,warmup=10")
 	p := runWorked(t, m, sim.Options{Attribute: true, Sample: spec}, events, pcs)
