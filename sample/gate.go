@@ -149,7 +149,7 @@ func (g *Gate) Skip(n uint64) { g.pos += n }
 func (g *Gate) move(p uint64) {
 	newSets := false
 	if p >= g.w.End {
-		g.k = p / g.sched.Period
+		g.k = g.sched.Next(p)
 		g.w = g.sched.Window(g.k)
 		if p >= g.w.End { // past this period's sample: the next one's
 			g.k++

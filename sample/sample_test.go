@@ -13,6 +13,7 @@ func TestParse(t *testing.T) {
 		{"sets=1/16,vary", "length=500000,sets=1/16,vary"},
 		{"timesteps=2.5%,mu=dead", "timesteps=0.025,mu=dead"},
 		{"procs=1/4,mu=0.3", "procs=1/4,mu=0.3"},
+		{"ratio=0.1,first=1", "ratio=0.1,length=500000,first=1"},
 	} {
 		s, err := Parse(c.in)
 		if err != nil || s.String() != c.want {
@@ -20,7 +21,8 @@ func TestParse(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "ratio", "ratio=0", "ratio=1.5", "length=5", "sets=2/1", "sets=x", "jitter=2",
-		"warmup=10", "vary", "timesteps=0", "timesteps=1%,ratio=0.1", "timestep-fn=f", "mu=3", "size=4"} {
+		"warmup=10", "vary", "timesteps=0", "timesteps=1%,ratio=0.1", "timestep-fn=f", "mu=3", "size=4",
+		"first=0", "sets=1/4,first=2", "ratio=0.1,first=0"} {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("Parse(%q) accepted", bad)
 		}
@@ -85,12 +87,76 @@ func TestJitterReproducible(t *testing.T) {
 			t.Fatal("not reproducible")
 		}
 		differ = differ || w != sb.Window(k)
-		if w.Warm < k*sa.Period || w.End > (k+1)*sa.Period || w.Start >= w.End {
-			t.Fatalf("window %d %+v outside its period of %d", k, w, sa.Period)
+		if lo, hi := periodOf(sa, k); w.Warm < lo || w.End > hi || w.Start >= w.End {
+			t.Fatalf("window %d %+v outside its period [%d, %d)", k, w, lo, hi)
 		}
 	}
 	if !differ {
 		t.Error("seeds 1 and 2 gave the same samples")
+	}
+}
+
+// periodOf returns the references of sample k's period (or sub-period)
+// as docs/sampling.md defines them.
+func periodOf(sc Schedule, k uint64) (lo, hi uint64) {
+	if k < sc.First {
+		sub := sc.Period / sc.First
+		return k * sub, (k + 1) * sub
+	}
+	j := k - sc.First + 1
+	return j * sc.Period, (j + 1) * sc.Period
+}
+
+// TestFirstPeriod: the first period holds First samples, each in its
+// sub-period and 1/First as long, the later periods one each; Next finds
+// the sample every reference falls in or precedes.
+func TestFirstPeriod(t *testing.T) {
+	for _, c := range []struct {
+		spec  string
+		first uint64
+	}{
+		{"ratio=0.1,length=1000", 10},
+		{"ratio=0.1,length=1000,first=1", 1},
+		{"ratio=0.3,length=7,first=3", 3},
+		{"ratio=0.1,length=5,first=8", 5}, // no more samples than references
+		{"ratio=0.1,length=1000,jitter=1,warmup=300,first=4,seed=2", 4},
+	} {
+		s, err := Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := s.Schedule(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.First != c.first {
+			t.Fatalf("%s: %d samples in the first period, want %d", c.spec, sc.First, c.first)
+		}
+		var inFirst uint64
+		for k := range sc.First + 5 {
+			w := sc.Window(k)
+			lo, hi := periodOf(sc, k)
+			if w.Warm < lo || w.Start < w.Warm || w.End > hi || w.Start >= w.End {
+				t.Fatalf("%s: window %d %+v outside its period [%d, %d)", c.spec, k, w, lo, hi)
+			}
+			if k < sc.First {
+				inFirst += w.End - w.Start
+			}
+		}
+		if s.Jitter == 0 && inFirst != sc.Length/sc.First*sc.First {
+			t.Errorf("%s: %d references sampled in the first period, want %d", c.spec, inFirst, sc.Length/sc.First*sc.First)
+		}
+		for p := range 4 * sc.Period {
+			k := sc.Next(p)
+			if _, hi := periodOf(sc, k); hi <= p {
+				t.Fatalf("%s: Next(%d) = %d, whose period ends at %d", c.spec, p, k, hi)
+			}
+			if k > 0 {
+				if _, hi := periodOf(sc, k-1); hi > p {
+					t.Fatalf("%s: Next(%d) = %d, but the period of %d ends at %d", c.spec, p, k, k-1, hi)
+				}
+			}
+		}
 	}
 }
 

@@ -9,20 +9,26 @@ import (
 // start of the run: warm-up in [Warm, Start), the sample in [Start, End).
 type Window struct{ Warm, Start, End uint64 }
 
-// Schedule places time samples: sample k lies in period k, the references
-// [k·Period, (k+1)·Period). It is a pure function of its fields, so that
-// the tracer and the engine agree on it (docs/sampling.md gives it as
-// arithmetic).
+// Schedule places time samples. The first period, references [0, Period),
+// is cut into First sub-periods of Period/First references, each with a
+// sample of Length/First; after them, sample k lies in period k−First+1,
+// the references [j·Period, (j+1)·Period) for j = k−First+1. It is a pure
+// function of its fields, so that the tracer and the engine agree on it
+// (docs/sampling.md gives it as arithmetic).
 type Schedule struct {
 	Period, Length, Warmup uint64
 	Jitter                 float64
 	Seed                   uint64
+	First                  uint64 // at least 1 and at most Length
 }
 
 // Schedule returns the time schedule of s for a run of total references
 // (0: unknown, which count= cannot work with).
 func (s Spec) Schedule(total uint64) (Schedule, error) {
-	sc := Schedule{Length: s.Length, Warmup: s.Warmup, Jitter: s.Jitter, Seed: s.Seed}
+	sc := Schedule{Length: s.Length, Warmup: s.Warmup, Jitter: s.Jitter, Seed: s.Seed, First: s.First}
+	if sc.First == 0 {
+		sc.First = DefaultFirst
+	}
 	switch {
 	case s.Count > 0:
 		if total == 0 {
@@ -36,42 +42,61 @@ func (s Spec) Schedule(total uint64) (Schedule, error) {
 		sc.Period = uint64(math.Round(float64(s.Length) / s.Ratio))
 	case s.Vary:
 		// Sets change every Length references; every reference is in a sample.
-		sc.Period, sc.Jitter, sc.Warmup = s.Length, 0, 0
+		sc.Period, sc.Jitter, sc.Warmup, sc.First = s.Length, 0, 0, 1
 	default:
 		return sc, fmt.Errorf("--sample %s: no time sampling", s)
 	}
 	if sc.Length > sc.Period {
 		return sc, fmt.Errorf("--sample %s: a sample of %d references does not fit its period of %d", s, sc.Length, sc.Period)
 	}
+	sc.First = min(sc.First, sc.Length)
 	return sc, nil
 }
 
 // Window returns where sample k lies. Without jitter a sample sits in the
-// middle of its period; with jitter J its offset is drawn uniformly from
-// the middle J of the free room, and its length is Length·(1±J/2·u),
-// plus for even k and minus for odd k with the same u, so that every
-// pair of samples holds 2·Length references. Warm-up never reaches into
-// the previous period.
+// middle of its period (or sub-period); with jitter J its offset is drawn
+// uniformly from the middle J of the free room, and its length is
+// length·(1±J/2·u), plus for even k and minus for odd k with the same u,
+// so that every pair of samples of the same length holds twice that.
+// Warm-up never reaches into the previous period.
 func (sc Schedule) Window(k uint64) Window {
-	base := k * sc.Period
-	n := sc.Length
+	period, length := sc.Period, sc.Length
+	var base uint64
+	if f := max(1, sc.First); k < f {
+		period, length = sc.Period/f, sc.Length/f
+		base = k * period
+	} else {
+		base = (k - f + 1) * sc.Period
+	}
+	n := length
 	if sc.Jitter > 0 {
-		d := uint64(sc.Jitter / 2 * Unit(sc.Seed, k/2, 0) * float64(sc.Length))
+		d := uint64(sc.Jitter / 2 * Unit(sc.Seed, k/2, 0) * float64(length))
 		if k%2 == 0 {
-			n = min(n+d, sc.Period)
+			n = min(n+d, period)
 		} else {
 			n -= d
 		}
 	}
-	slack := float64(sc.Period - n)
+	slack := float64(period - n)
 	off := uint64(((1-sc.Jitter)/2 + sc.Jitter*Unit(sc.Seed, k, 1)) * slack)
-	off = min(off, sc.Period-n)
+	off = min(off, period-n)
 	w := Window{Start: base + off, End: base + off + n}
 	w.Warm = base
 	if off > sc.Warmup {
 		w.Warm = w.Start - sc.Warmup
 	}
 	return w
+}
+
+// Next returns the first sample whose period (or sub-period) ends after
+// reference p. The references of the first period past its sub-periods
+// (fewer than First) lie before sample First, the second period's.
+func (sc Schedule) Next(p uint64) uint64 {
+	f := max(1, sc.First)
+	if p >= sc.Period {
+		return p/sc.Period + f - 1
+	}
+	return min(p/(sc.Period/f), f)
 }
 
 // Unit returns a pseudo-random number in [0, 1) drawn from seed and the

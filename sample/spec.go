@@ -22,13 +22,16 @@ type Spec struct {
 	// Jitter (0..1) moves each sample at random within its period and
 	// varies its length by up to ±Jitter/2 (in pairs, so the ratio
 	// stays); Warmup references before each sample are simulated but not
-	// counted. Seed makes the jitter reproducible.
+	// counted. Seed makes the jitter reproducible. First is how many
+	// samples, each 1/First as long, the first period is sampled in (0:
+	// DefaultFirst).
 	Ratio  float64
 	Length uint64
 	Count  int
 	Jitter float64
 	Warmup uint64
 	Seed   uint64
+	First  uint64
 	// Set sampling: the references to SetNum of every SetDen sets (by line
 	// address modulo SetDen); with Vary the subset changes every Length
 	// references (or at every time sample).
@@ -52,6 +55,12 @@ type Spec struct {
 // Default sample length when only a ratio is given.
 const DefaultLength = 500_000
 
+// DefaultFirst is how many shorter samples the first period is sampled in
+// by default. A run's start (initialization, every line's first touch) is
+// where it changes fastest; one sample in the middle of the first period
+// would stand for all of it, and misses it.
+const DefaultFirst = 10
+
 // Active reports whether s samples at all.
 func (s Spec) Active() bool {
 	return s.Time() || s.SetDen > 0 || s.ProcDen > 0 || s.Timesteps > 0
@@ -62,7 +71,7 @@ func (s Spec) Time() bool { return s.Ratio > 0 || s.Count > 0 }
 
 // Parse reads a --sample value: comma-separated key=value pairs among
 // ratio (0.1 or 10%), length (references: 500k), count, jitter (0..1),
-// warmup (references), seed, sets (1/16), vary, procs (1/4), timesteps
+// warmup (references), first (samples in the first period), seed, sets (1/16), vary, procs (1/4), timesteps
 // (2.5% or 0.025), timestep-fn (a function name) and mu (0..1 or dead).
 // The error names the part that is wrong.
 func Parse(text string) (Spec, error) {
@@ -104,6 +113,11 @@ func Parse(text string) (Spec, error) {
 			}
 		case "warmup":
 			s.Warmup, err = count(val)
+		case "first":
+			s.First, err = count(val)
+			if err == nil && (s.First == 0 || s.First > 1<<20) {
+				err = fmt.Errorf("not in [1, 2^20]")
+			}
 		case "seed":
 			s.Seed, err = strconv.ParseUint(val, 0, 64)
 		case "sets":
@@ -135,7 +149,7 @@ func Parse(text string) (Spec, error) {
 				err = fmt.Errorf("not in [0, 1]")
 			}
 		default:
-			return s, bad("unknown key (want ratio, length, count, jitter, warmup, seed, sets, vary, procs, timesteps, timestep-fn or mu)")
+			return s, bad("unknown key (want ratio, length, count, jitter, warmup, first, seed, sets, vary, procs, timesteps, timestep-fn or mu)")
 		}
 		if err != nil {
 			return s, bad(err.Error())
@@ -165,6 +179,9 @@ func Parse(text string) (Spec, error) {
 	if s.Warmup > 0 && !s.Time() {
 		return s, fmt.Errorf("--sample %q: warmup needs time sampling (ratio or count)", text)
 	}
+	if s.First > 0 && !s.Time() {
+		return s, fmt.Errorf("--sample %q: first needs time sampling (ratio or count)", text)
+	}
 	if !s.Active() {
 		return s, fmt.Errorf("--sample %q: samples nothing: give ratio, count, sets, procs or timesteps", text)
 	}
@@ -190,6 +207,9 @@ func (s Spec) String() string {
 	}
 	if s.Warmup > 0 {
 		add("warmup", strconv.FormatUint(s.Warmup, 10))
+	}
+	if s.First > 0 {
+		add("first", strconv.FormatUint(s.First, 10))
 	}
 	if s.SetDen > 0 {
 		add("sets", fmt.Sprintf("%d/%d", s.SetNum, s.SetDen))

@@ -25,7 +25,7 @@ func mustSpec(t testing.TB, s string) sample.Spec {
 }
 
 // TestSampledWorked works a time-sampled run out by hand: a direct-mapped
-// cache of 4 sets of 16-byte lines, ratio=0.5,length=4: period 8, samples
+// cache of 4 sets of 16-byte lines, ratio=0.5,length=4,first=1: period 8, samples
 // at [2, 6) and [10, 14) (the middle of each period).
 func TestSampledWorked(t *testing.T) {
 	A, B, C, D := uint64(0x00), uint64(0x10), uint64(0x40), uint64(0x20) // A and C share set 0
@@ -48,7 +48,7 @@ func TestSampledWorked(t *testing.T) {
 		{Kind: trace.Read, Addr: B, Size: 4}, // 15 off
 	}
 	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
-	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.5,length=4")}, ev, 3)
+	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.5,length=4,first=1")}, ev, 3)
 	want := profile.SampledCounts{KnownHits: 2, KnownMisses: 2, UnknownHits: 2, UnknownMisses: 2, LiveTime: 1, DeadTime: 1}
 	got := *p.Caches[0].Sampled
 	spread := got.Spread
@@ -86,7 +86,7 @@ func TestSampledWarmup(t *testing.T) {
 	}
 	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
 	// Period 12, length 4, starts at 4: warm-up [2, 4), sample [4, 8).
-	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.3333333333333333,length=4,warmup=2")}, ev, 0)
+	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.3333333333333333,length=4,warmup=2,first=1")}, ev, 0)
 	// Warm-up 2: C miss (fills), 3: C hit. Sample: 4 A miss (set primed
 	// by C: known), 5 C known miss, 6 A known miss, 7 A known hit.
 	want := profile.SampledCounts{KnownHits: 1, KnownMisses: 3}
@@ -307,7 +307,7 @@ func TestSampledMaintenance(t *testing.T) {
 		{Kind: trace.Read, Addr: B, Size: 4},       // 7 off
 	}
 	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
-	spec := mustSpec(t, "ratio=0.5,length=4")
+	spec := mustSpec(t, "ratio=0.5,length=4,first=1")
 	p := engineProfile(t, m, sim.Options{Sample: spec}, ev, 0)
 	if c := p.Caches[0]; c.Writebacks != 2 {
 		t.Errorf("%d write-backs, want 2 (B's copy-back, A at the end)", c.Writebacks)

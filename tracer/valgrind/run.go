@@ -155,6 +155,9 @@ func sampleArgs(s sample.Spec) []string {
 		if sc.Warmup > 0 {
 			a = append(a, fmt.Sprintf("--sample-warmup=%d", sc.Warmup))
 		}
+		if sc.First > 1 {
+			a = append(a, fmt.Sprintf("--sample-first=%d", sc.First))
+		}
 		if sc.Jitter > 0 {
 			a = append(a, fmt.Sprintf("--sample-jitter=%x", math.Float64bits(sc.Jitter)),
 				fmt.Sprintf("--sample-seed=%x", sc.Seed))

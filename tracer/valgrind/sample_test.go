@@ -163,6 +163,9 @@ func TestToolSampleTime(t *testing.T) {
 		{"ifetch", "ratio=0.1,length=20k,jitter=0.5,warmup=5k,seed=7", Options{IFetch: true}},
 		{"jitter", "ratio=0.02,length=3000,jitter=1,warmup=20k,seed=3", Options{}},
 		{"trace-fn", "ratio=0.02,length=4000", Options{TraceFn: "relax_row", NoStack: true}},
+		// Gaps in the first period longer than the tool's MIN_GAP: its
+		// samples are gated, not recorded through.
+		{"first", "ratio=0.01,length=4000,first=4,jitter=1,seed=5", Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, err := sample.Parse(tc.spec)
@@ -314,11 +317,12 @@ func TestToolSampleTimestepFn(t *testing.T) {
 // not gate (sets, processors, a count of samples).
 func TestSampleArgs(t *testing.T) {
 	for _, tc := range []struct{ spec, want string }{
-		{"ratio=0.1,length=500k", "--sample-period=5000000 --sample-length=500000"},
-		{"ratio=0.1", "--sample-period=5000000 --sample-length=500000"},
+		{"ratio=0.1,length=500k", "--sample-period=5000000 --sample-length=500000 --sample-first=10"},
+		{"ratio=0.1,first=1", "--sample-period=5000000 --sample-length=500000"},
+		{"ratio=0.1,length=3,first=4", "--sample-period=30 --sample-length=3 --sample-first=3"},
 		{"ratio=1%,length=1000,warmup=200,jitter=0.1,seed=9",
-			"--sample-period=100000 --sample-length=1000 --sample-warmup=200 --sample-jitter=3fb999999999999a --sample-seed=9"},
-		{"ratio=0.1,sets=1/4", "--sample-period=5000000 --sample-length=500000"},
+			"--sample-period=100000 --sample-length=1000 --sample-warmup=200 --sample-first=10 --sample-jitter=3fb999999999999a --sample-seed=9"},
+		{"ratio=0.1,sets=1/4", "--sample-period=5000000 --sample-length=500000 --sample-first=10"},
 		{"timesteps=2.5%", "--sample-steps=25000000"},
 		{"timesteps=1/3,timestep-fn=step", "--sample-steps=333333333 --timestep-fn=step"},
 		{"sets=1/16", ""},
@@ -366,7 +370,7 @@ func TestToolSampleSync(t *testing.T) {
 		return c
 	}
 	full := counts(traceSampled(t, p.exe, Options{}, p.args()...))
-	for _, spec := range []string{"ratio=0.05,length=5000", "timesteps=0.5"} {
+	for _, spec := range []string{"ratio=0.05,length=5000,first=1", "timesteps=0.5"} {
 		s, err := sample.Parse(spec)
 		if err != nil {
 			t.Fatal(err)

@@ -153,6 +153,7 @@ static Bool  clo_started = True;  /* --started=no: begin with tracing stopped */
 /* Sampling: the time schedule (period 0: none) and the timesteps taken, in
    parts per billion (0: none), as memspy's package sample. */
 static ULong clo_sample_period, clo_sample_length, clo_sample_warmup, clo_sample_seed;
+static ULong clo_sample_first = 1;   /* samples in the first period */
 static double clo_sample_jitter;
 static ULong clo_sample_steps;
 static const HChar* clo_timestep_fn = NULL;
@@ -531,10 +532,17 @@ static double unit(ULong seed, ULong k, ULong stream)
 /* Where sample k lies (sample.Schedule.Window). */
 static Window window(ULong k)
 {
-   ULong period = clo_sample_period, base = k * period, n = clo_sample_length;
+   ULong period = clo_sample_period, length = clo_sample_length, base, f = clo_sample_first;
+   if (k < f) {
+      period /= f;
+      length /= f;
+      base = k * period;
+   } else
+      base = (k - f + 1) * period;
+   ULong n = length;
    double jitter = clo_sample_jitter;
    if (jitter > 0) {
-      ULong d = (ULong)(jitter / 2 * unit(clo_sample_seed, k / 2, 0) * (double)clo_sample_length);
+      ULong d = (ULong)(jitter / 2 * unit(clo_sample_seed, k / 2, 0) * (double)length);
       if (k % 2 == 0)
          n = n + d < period ? n + d : period;
       else
@@ -2097,6 +2105,7 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
    else if VG_BINT_CLO(arg, "--sample-period", clo_sample_period, 1, (1LL << 62)) {}
    else if VG_BINT_CLO(arg, "--sample-length", clo_sample_length, 1, (1LL << 62)) {}
    else if VG_BINT_CLO(arg, "--sample-warmup", clo_sample_warmup, 0, (1LL << 62)) {}
+   else if VG_BINT_CLO(arg, "--sample-first", clo_sample_first, 1, (1LL << 62)) {}
    else if VG_STR_CLO(arg, "--sample-seed", s) { clo_sample_seed = VG_(strtoull16)(s, NULL); }
    else if VG_STR_CLO(arg, "--sample-jitter", s) {
       ULong bits = VG_(strtoull16)(s, NULL);
@@ -2134,10 +2143,12 @@ static void ms_print_usage(void)
 "    --trace-fn=NAME     trace only while function NAME is on the stack\n"
 "    --alloc-fn=NAME[:REG]  NAME is an allocator: size in REG (default rdi) at\n"
 "                        entry, the block's address in rax at return (repeatable)\n"
-"    --sample-period=N --sample-length=N [--sample-warmup=N --sample-jitter=HEX\n"
-"      --sample-seed=HEX]  time sampling: record sample k (references counted\n"
-"                        from the start, as memspy's sample.Schedule places it)\n"
-"                        only; the jitter is a double's bits, the seed in hex\n"
+"    --sample-period=N --sample-length=N [--sample-warmup=N --sample-first=N\n"
+"      --sample-jitter=HEX --sample-seed=HEX]  time sampling: record sample k\n"
+"                        (references counted from the start, as memspy's\n"
+"                        sample.Schedule places it; the first period in N\n"
+"                        samples) only; the jitter is a double's bits, the\n"
+"                        seed in hex\n"
 "    --sample-steps=P    timestep sampling: record the timesteps taken (P parts per\n"
 "                        billion of them), nothing outside timesteps\n"
 "    --timestep-fn=NAME  a call of NAME is a timestep: write sample markers at its\n"
@@ -2202,8 +2213,9 @@ static void ms_post_clo_init(void)
    client_stopped = !clo_started;
    start_pending = clo_start_fn != NULL;
    if (clo_sample_period > 0) {
-      if (clo_sample_length == 0 || clo_sample_length > clo_sample_period || clo_sample_steps > 0) {
-         VG_(fmsg)("memspy: --sample-period needs --sample-length of at most the period, and no --sample-steps\n");
+      if (clo_sample_length == 0 || clo_sample_length > clo_sample_period || clo_sample_steps > 0
+          || clo_sample_first > clo_sample_length) {
+         VG_(fmsg)("memspy: --sample-period needs --sample-length of at most the period, --sample-first of at most the length, and no --sample-steps\n");
          VG_(exit)(1);
       }
       win = window(0);
