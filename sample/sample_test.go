@@ -115,8 +115,11 @@ func TestFirstPeriod(t *testing.T) {
 		spec  string
 		first uint64
 	}{
-		{"ratio=0.1,length=1000", 10},
-		{"ratio=0.1,length=1000,first=1", 1},
+		{"ratio=0.1", 10},
+		{"ratio=0.1,length=200k", 4}, // samples of at least MinFirstLength
+		{"ratio=0.1,length=1000", 1},
+		{"ratio=0.1,length=1000,first=10", 10},
+		{"count=30,ratio=0.2", 1},
 		{"ratio=0.3,length=7,first=3", 3},
 		{"ratio=0.1,length=5,first=8", 5}, // no more samples than references
 		{"ratio=0.1,length=1000,jitter=1,warmup=300,first=4,seed=2", 4},
@@ -125,7 +128,7 @@ func TestFirstPeriod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc, err := s.Schedule(0)
+		sc, err := s.Schedule(3_000_000) // count=: periods of 100k
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,9 +26,6 @@ type Schedule struct {
 // (0: unknown, which count= cannot work with).
 func (s Spec) Schedule(total uint64) (Schedule, error) {
 	sc := Schedule{Length: s.Length, Warmup: s.Warmup, Jitter: s.Jitter, Seed: s.Seed, First: s.First}
-	if sc.First == 0 {
-		sc.First = DefaultFirst
-	}
 	switch {
 	case s.Count > 0:
 		if total == 0 {
@@ -48,6 +45,9 @@ func (s Spec) Schedule(total uint64) (Schedule, error) {
 	}
 	if sc.Length > sc.Period {
 		return sc, fmt.Errorf("--sample %s: a sample of %d references does not fit its period of %d", s, sc.Length, sc.Period)
+	}
+	if sc.First == 0 {
+		sc.First = min(DefaultFirst, max(1, sc.Length/MinFirstLength))
 	}
 	sc.First = min(sc.First, sc.Length)
 	return sc, nil

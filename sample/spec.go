@@ -24,7 +24,7 @@ type Spec struct {
 	// stays); Warmup references before each sample are simulated but not
 	// counted. Seed makes the jitter reproducible. First is how many
 	// samples, each 1/First as long, the first period is sampled in (0:
-	// DefaultFirst).
+	// the default, DefaultFirst and MinFirstLength).
 	Ratio  float64
 	Length uint64
 	Count  int
@@ -56,10 +56,15 @@ type Spec struct {
 const DefaultLength = 500_000
 
 // DefaultFirst is how many shorter samples the first period is sampled in
-// by default. A run's start (initialization, every line's first touch) is
+// by default, as long as each is at least MinFirstLength references (fewer
+// otherwise). A run's start (initialization, every line's first touch) is
 // where it changes fastest; one sample in the middle of the first period
-// would stand for all of it, and misses it.
-const DefaultFirst = 10
+// would stand for all of it, and misses it. A shorter sample leaves more
+// of its references unknown.
+const (
+	DefaultFirst   = 10
+	MinFirstLength = DefaultLength / DefaultFirst
+)
 
 // Active reports whether s samples at all.
 func (s Spec) Active() bool {

@@ -25,7 +25,7 @@ func mustSpec(t testing.TB, s string) sample.Spec {
 }
 
 // TestSampledWorked works a time-sampled run out by hand: a direct-mapped
-// cache of 4 sets of 16-byte lines, ratio=0.5,length=4,first=1: period 8, samples
+// cache of 4 sets of 16-byte lines, ratio=0.5,length=4: period 8, samples
 // at [2, 6) and [10, 14) (the middle of each period).
 func TestSampledWorked(t *testing.T) {
 	A, B, C, D := uint64(0x00), uint64(0x10), uint64(0x40), uint64(0x20) // A and C share set 0
@@ -48,7 +48,7 @@ func TestSampledWorked(t *testing.T) {
 		{Kind: trace.Read, Addr: B, Size: 4}, // 15 off
 	}
 	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
-	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.5,length=4,first=1")}, ev, 3)
+	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.5,length=4")}, ev, 3)
 	want := profile.SampledCounts{KnownHits: 2, KnownMisses: 2, UnknownHits: 2, UnknownMisses: 2, LiveTime: 1, DeadTime: 1}
 	got := *p.Caches[0].Sampled
 	spread := got.Spread
@@ -86,7 +86,7 @@ func TestSampledWarmup(t *testing.T) {
 	}
 	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
 	// Period 12, length 4, starts at 4: warm-up [2, 4), sample [4, 8).
-	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.3333333333333333,length=4,warmup=2,first=1")}, ev, 0)
+	p := engineProfile(t, m, sim.Options{Sample: mustSpec(t, "ratio=0.3333333333333333,length=4,warmup=2")}, ev, 0)
 	// Warm-up 2: C miss (fills), 3: C hit. Sample: 4 A miss (set primed
 	// by C: known), 5 C known miss, 6 A known miss, 7 A known hit.
 	want := profile.SampledCounts{KnownHits: 1, KnownMisses: 3}
@@ -121,7 +121,7 @@ func TestSampledDifferential(t *testing.T) {
 				t.Fatalf("seed %d: ratio=1 has unknown references in %s: %+v", seed, c.Name, c.Sampled)
 			}
 		}
-		spec := mustSpec(t, []string{"ratio=0.25,length=13", "ratio=0.1,length=5,jitter=1,seed=3", "count=4,ratio=0.3,warmup=3",
+		spec := mustSpec(t, []string{"ratio=0.25,length=13,first=3", "ratio=0.1,length=5,jitter=1,seed=3", "count=4,ratio=0.3,warmup=3,first=2",
 			"sets=1/2", "sets=1/4,vary,length=20", "ratio=0.5,length=9,sets=1/2"}[seed%6])
 		p := engineProfile(t, m, sim.Options{Sample: spec, SampleTotal: uint64(len(events))}, events, seed)
 		for _, c := range p.Caches {
@@ -160,7 +160,7 @@ func TestSampledBoundsLRU(t *testing.T) {
 			}
 			ev = append(ev, refEvent{Kind: k, Addr: uint64(rng.IntN(64)) * 8, Size: 8})
 		}
-		spec := mustSpec(t, []string{"ratio=0.2,length=17", "ratio=0.1,length=30,jitter=0.5,seed=9", "ratio=0.3,length=11,warmup=4"}[seed%3])
+		spec := mustSpec(t, []string{"ratio=0.2,length=17,first=4", "ratio=0.1,length=30,jitter=0.5,seed=9", "ratio=0.3,length=11,warmup=4"}[seed%3])
 		p := engineProfile(t, m, sim.Options{Sample: spec}, ev, seed)
 		// The truth: each reference's outcome in a full simulation, summed
 		// over the references a gate like the engine's counts (one L1
@@ -218,7 +218,7 @@ func TestSampleShadow(t *testing.T) {
 		for range 600 {
 			ev = append(ev, refEvent{Kind: []trace.Kind{trace.Read, trace.Write}[rng.IntN(2)], Addr: uint64(rng.IntN(128)) * 8, Size: 8})
 		}
-		spec := mustSpec(t, []string{"ratio=0.2,length=23,jitter=0.7,seed=4", "sets=1/2,seed=7", "sets=1/4,vary,length=40"}[seed%3])
+		spec := mustSpec(t, []string{"ratio=0.2,length=23,jitter=0.7,seed=4,first=3", "sets=1/2,seed=7", "sets=1/4,vary,length=40"}[seed%3])
 		p := engineProfile(t, m, sim.Options{Sample: spec, SampleShadow: true}, ev, seed)
 		acc, miss := countedTruth(t, m, spec, ev)
 		if c := p.Caches[0]; c.Accesses != acc || c.Misses != miss || c.Sampled.Unknown() != 0 {
@@ -261,7 +261,7 @@ func countedTruth(t *testing.T, m *machine.Machine, spec sample.Spec, ev []refEv
 // alone gives.
 func TestSampledBypass(t *testing.T) {
 	n := envUint("MEMSPY_SAMPLE_CASES", 300)
-	specs := []string{"ratio=0.25,length=13", "ratio=0.1,length=5,jitter=1,seed=3", "count=4,ratio=0.3,warmup=3",
+	specs := []string{"ratio=0.25,length=13,first=3", "ratio=0.1,length=5,jitter=1,seed=3", "count=4,ratio=0.3,warmup=3,first=2",
 		"sets=1/2", "sets=1/4,vary,length=20", "ratio=0.5,length=9,sets=1/2", "ratio=1,length=7", "timesteps=50%"}
 	for seed := range n {
 		ch := rngChooser{rand.New(rand.NewPCG(seed, 67))}
@@ -307,7 +307,7 @@ func TestSampledMaintenance(t *testing.T) {
 		{Kind: trace.Read, Addr: B, Size: 4},       // 7 off
 	}
 	m := mach(hc("L1", 1, 4, 1, 16, machine.LRU))
-	spec := mustSpec(t, "ratio=0.5,length=4,first=1")
+	spec := mustSpec(t, "ratio=0.5,length=4")
 	p := engineProfile(t, m, sim.Options{Sample: spec}, ev, 0)
 	if c := p.Caches[0]; c.Writebacks != 2 {
 		t.Errorf("%d write-backs, want 2 (B's copy-back, A at the end)", c.Writebacks)

@@ -33,7 +33,7 @@ func warmupNumaTrace() *trace.Batch {
 }
 
 // TestWarmupNuma works out the NUMA statistics of time samples with
-// warm-ups: ratio=0.5,length=4,warmup=4,first=1 on 2 processors at 2 nodes
+// warm-ups: ratio=0.5,length=4,warmup=4 on 2 processors at 2 nodes
 // (first touch), L1 of 4 sets of 32-byte lines: period 8, samples at
 // [2, 6) and [10, 14), warm-ups at [0, 2) and [8, 10). Every warm-up
 // reference misses locally and first touches its page, which the
@@ -42,7 +42,7 @@ func warmupNumaTrace() *trace.Batch {
 // clocks advance by the counted references only.
 func TestWarmupNuma(t *testing.T) {
 	m := numaMachine(t, 2, 2, machine.FirstTouch)
-	spec, err := sample.Parse("ratio=0.5,length=4,warmup=4,first=1")
+	spec, err := sample.Parse("ratio=0.5,length=4,warmup=4")
 	if err != nil {
 		t.Fatal(err)
 	}

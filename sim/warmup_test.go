@@ -18,7 +18,7 @@ import (
 
 // TestWarmupAttributionWorked works out by hand a time sample with a
 // warm-up under attribution: a direct-mapped cache of 4 sets of 64-byte
-// lines, ratio=0.5,length=10,warmup=10,first=1: period 20, the sample at [5, 15),
+// lines, ratio=0.5,length=10,warmup=10: period 20, the sample at [5, 15),
 // its warm-up from the run's start at [0, 5), then [15, 20) left out. The
 // warm-up's references fill lines, touch bytes and move the strides' last
 // addresses; they count nothing.
@@ -55,7 +55,7 @@ func TestWarmupAttributionWorked(t *testing.T) {
 	}
 	pcs := workedPCs(events, pf, pg)
 	m := mach(hc("L1", 1, 4, 1, 64, machine.LRU))
-	spec := mustSpec(t, "ratio=0.5,length=10,warmup=10,first=1")
+	spec := mustSpec(t, "ratio=0.5,length=10,warmup=10")
 	p := runWorked(t, m, sim.Options{Attribute: true, Sample: spec}, events, pcs)
 	if s := p.Sampling; s.Warmed != 5 || s.Counted != 10 || s.Seen != 20 {
 		t.Errorf("warmed %d, counted %d, seen %d; want 5, 10 and 20", s.Warmed, s.Counted, s.Seen)
@@ -141,7 +141,7 @@ func TestWarmupAttributionWorked(t *testing.T) {
 	if d := cmp.Diff(want, p, ignore...); d != "" {
 		t.Errorf("the sample with its warm-up differs from the replay with a reset (-replay +sampled):\n%s", d)
 	}
-	shadow := runWorked(t, m, sim.Options{Attribute: true, Sample: mustSpec(t, "ratio=0.5,length=10,first=1"), SampleShadow: true}, events[:simulated], pcs)
+	shadow := runWorked(t, m, sim.Options{Attribute: true, Sample: mustSpec(t, "ratio=0.5,length=10"), SampleShadow: true}, events[:simulated], pcs)
 	if d := cmp.Diff(p, shadow, cmpopts.IgnoreFields(profile.Profile{}, "Sampling"), cmpopts.IgnoreFields(profile.CacheStats{}, "Sampled")); d != "" {
 		t.Errorf("the shadow run differs (-warm-up +shadow):\n%s", d)
 	}
@@ -150,9 +150,9 @@ func TestWarmupAttributionWorked(t *testing.T) {
 // warmupSpecs are time samples with warm-ups, alone and with set
 // sampling.
 var warmupSpecs = []string{
-	"ratio=0.25,length=13,warmup=5",
+	"ratio=0.25,length=13,warmup=5,first=3",
 	"count=4,ratio=0.3,warmup=3",
-	"ratio=0.1,length=5,jitter=1,seed=3,warmup=20",
+	"ratio=0.1,length=5,jitter=1,seed=3,warmup=20,first=5",
 	"ratio=0.3,length=11,warmup=100",
 	"ratio=0.5,length=9,sets=1/2,warmup=4",
 }
@@ -257,7 +257,7 @@ func TestWarmupReplay(t *testing.T) {
 			}
 		}
 		length := refs/2 + 1 + ch.intn(refs/2+1) // the next sample's warm-up begins at 2·length
-		spec := mustSpec(t, fmt.Sprintf("ratio=0.5,length=%d,warmup=%d,first=1", length, length))
+		spec := mustSpec(t, fmt.Sprintf("ratio=0.5,length=%d,warmup=%d", length, length))
 		g, err := sample.NewGate(spec, 0, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -312,7 +312,7 @@ func TestWarmupReplay(t *testing.T) {
 		if u := p.Caches[0].Sampled.Unknown(); u != 0 {
 			t.Fatalf("seed %d (%s): %d unknown outcomes in %s", seed, spec, u, p.Caches[0].Name)
 		}
-		opt.Sample, opt.SampleShadow = mustSpec(t, fmt.Sprintf("ratio=0.5,length=%d,first=1", length)), true
+		opt.Sample, opt.SampleShadow = mustSpec(t, fmt.Sprintf("ratio=0.5,length=%d", length)), true
 		shadow := profileWithPCs(t, m, opt, simulated, simulatedPCs, seed)
 		if d := cmp.Diff(p, shadow, cmpopts.IgnoreFields(profile.Profile{}, "Sampling"), cmpopts.IgnoreFields(profile.CacheStats{}, "Sampled")); d != "" {
 			t.Fatalf("seed %d (%s): the shadow run differs (-warm-up +shadow):\n%s\nmachine: %s", seed, spec, d, describeMachine(m))

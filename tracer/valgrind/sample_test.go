@@ -321,7 +321,8 @@ func TestSampleArgs(t *testing.T) {
 		{"ratio=0.1,first=1", "--sample-period=5000000 --sample-length=500000"},
 		{"ratio=0.1,length=3,first=4", "--sample-period=30 --sample-length=3 --sample-first=3"},
 		{"ratio=1%,length=1000,warmup=200,jitter=0.1,seed=9",
-			"--sample-period=100000 --sample-length=1000 --sample-warmup=200 --sample-first=10 --sample-jitter=3fb999999999999a --sample-seed=9"},
+			"--sample-period=100000 --sample-length=1000 --sample-warmup=200 --sample-jitter=3fb999999999999a --sample-seed=9"},
+		{"ratio=0.1,length=200k", "--sample-period=2000000 --sample-length=200000 --sample-first=4"},
 		{"ratio=0.1,sets=1/4", "--sample-period=5000000 --sample-length=500000 --sample-first=10"},
 		{"timesteps=2.5%", "--sample-steps=25000000"},
 		{"timesteps=1/3,timestep-fn=step", "--sample-steps=333333333 --timestep-fn=step"},
@@ -370,7 +371,7 @@ func TestToolSampleSync(t *testing.T) {
 		return c
 	}
 	full := counts(traceSampled(t, p.exe, Options{}, p.args()...))
-	for _, spec := range []string{"ratio=0.05,length=5000,first=1", "timesteps=0.5"} {
+	for _, spec := range []string{"ratio=0.05,length=5000", "timesteps=0.5"} {
 		s, err := sample.Parse(spec)
 		if err != nil {
 			t.Fatal(err)
