@@ -64,6 +64,8 @@ func TestRatio(t *testing.T) {
 		{"ratio=0.025,length=500,jitter=0.5,seed=1", 3_000_000},
 		{"count=30,ratio=0.1,jitter=1,seed=9", 1_234_567},
 		{"ratio=0.1,length=997,warmup=200", 1_000_000},
+		{"ratio=0.1,length=1000,first=10,jitter=1,seed=5", 2_000_000},
+		{"ratio=0.1,length=1000,first=7", 100_000}, // one period, in 7 samples
 	} {
 		got, g := counted(t, c.spec, c.n)
 		want := g.spec.Ratio
