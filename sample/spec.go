@@ -76,8 +76,9 @@ func (s Spec) Time() bool { return s.Ratio > 0 || s.Count > 0 }
 
 // Parse reads a --sample value: comma-separated key=value pairs among
 // ratio (0.1 or 10%), length (references: 500k), count, jitter (0..1),
-// warmup (references), first (samples in the first period), seed, sets (1/16), vary, procs (1/4), timesteps
-// (2.5% or 0.025), timestep-fn (a function name) and mu (0..1 or dead).
+// warmup (references), first (samples in the first period), seed, sets
+// (1/16), vary, procs (1/4), timesteps (2.5% or 0.025), timestep-fn (a
+// function name) and mu (0..1 or dead).
 // The error names the part that is wrong.
 func Parse(text string) (Spec, error) {
 	s := Spec{Mu: 0.5}
