@@ -75,6 +75,19 @@ func (m *listModel) mru(line uint64) int {
 	return -1
 }
 
+// linePicker returns a picker of random lines below lines, a few more than
+// fit, so that sets fill, hit and evict; one pick in 50 is noLine (or the
+// line a set below it), which takes the slow scans.
+func linePicker(rng *rand.Rand, sets, ways int) (pick func() uint64, lines uint64) {
+	lines = uint64(sets * (ways + 3))
+	return func() uint64 {
+		if rng.IntN(50) == 0 {
+			return noLine - uint64(sets)*uint64(rng.IntN(2))
+		}
+		return uint64(rng.IntN(int(lines)))
+	}, lines
+}
+
 // The LRU and FIFO caches (the order word up to 16 ways, lists beyond)
 // agree with the list model on random operations, for every associativity
 // from 1 to 32 and for one and several sets.
@@ -88,15 +101,7 @@ func TestLRUFIFOModel(t *testing.T) {
 					t.Fatal(err)
 				}
 				m := newListModel(sets, ways, rep == machine.FIFO)
-				// Lines from a few more than fit, so that sets fill, hit and evict;
-				// line noLine takes the slow scans.
-				lines := uint64(sets * (ways + 3))
-				pick := func() uint64 {
-					if rng.IntN(50) == 0 {
-						return noLine - uint64(sets)*uint64(rng.IntN(2))
-					}
-					return uint64(rng.IntN(int(lines)))
-				}
+				pick, _ := linePicker(rng, sets, ways)
 				for op := range 3000 {
 					line := pick()
 					check := func(what string, got, want int) {
@@ -201,13 +206,7 @@ func TestReplaceTwin(t *testing.T) {
 					t.Fatal(err)
 				}
 				steps, _ := NewGeometry(sets, ways, rep, 9)
-				lines := uint64(sets * (ways + 3))
-				pick := func() uint64 {
-					if rng.IntN(50) == 0 {
-						return noLine - uint64(sets)*uint64(rng.IntN(2))
-					}
-					return uint64(rng.IntN(int(lines)))
-				}
+				pick, lines := linePicker(rng, sets, ways)
 				for op := range 2000 {
 					line := pick()
 					fail := func(format string, args ...any) {

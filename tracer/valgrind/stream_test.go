@@ -1430,6 +1430,22 @@ func benchStream(ifetch bool, n int) ([]byte, int) {
 	return s.End(0).Bytes(), events
 }
 
+// countEvents reads r to its end through batch and returns the events
+// read; a read error other than EOF stops the benchmark.
+func countEvents(b *testing.B, r *StreamReader, batch *trace.Batch) int {
+	n := 0
+	for {
+		err := r.Read(batch)
+		n += batch.Len()
+		if err != nil {
+			if err != io.EOF {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+}
+
 func BenchmarkStream(b *testing.B) {
 	for _, ifetch := range []bool{false, true} {
 		b.Run(fmt.Sprintf("ifetch=%v", ifetch), func(b *testing.B) {
@@ -1439,18 +1455,7 @@ func BenchmarkStream(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				r := NewStreamReader(bytes.NewReader(data))
-				n := 0
-				for {
-					err := r.Read(batch)
-					n += batch.Len()
-					if err != nil {
-						if err != io.EOF {
-							b.Fatal(err)
-						}
-						break
-					}
-				}
+				n := countEvents(b, NewStreamReader(bytes.NewReader(data)), batch)
 				if n != events {
 					b.Fatalf("%d events, want %d", n, events)
 				}
@@ -1569,17 +1574,7 @@ func BenchmarkToolStream(b *testing.B) {
 				r := NewStreamReader(bytes.NewReader(data))
 				r.SetIFetchRuns(64)
 				r.Slim()
-				events = 0
-				for {
-					err := r.Read(batch)
-					events += batch.Len()
-					if err != nil {
-						if err != io.EOF {
-							b.Fatal(err)
-						}
-						break
-					}
-				}
+				events = countEvents(b, r, batch)
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(events), "ns/event")
 		})
