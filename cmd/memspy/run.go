@@ -160,10 +160,6 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),
 	}
-	// An engine that uses neither calls nor allocations lets Valgrind
-	// chase jumps and calls into longer superblocks, when nothing needs
-	// them to end there (a recording keeps every event).
-	opts.Chase = h.Slim() && rec == nil && opts.Chasable()
 	run, err := valgrind.Start(prog, args, opts)
 	if err != nil {
 		return err

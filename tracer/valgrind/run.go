@@ -58,14 +58,6 @@ type Options struct {
 	Stopped bool
 	// NoStack drops references through the stack pointer.
 	NoStack bool
-	// Chase lets Valgrind follow direct jumps and calls into one
-	// superblock (the tool's --chase=yes): fewer, longer superblocks, so
-	// less work per reference for the tool and the decoder, and the same
-	// references. Calls and returns are then not reported and no function
-	// is watched by name: Start refuses it unless Chasable, and
-	// runtime.mallocgc's allocations are not reported. For consumers that use neither calls nor
-	// allocations.
-	Chase bool
 	// AllocFns are the program's own allocation functions, as NAME or
 	// NAME:REG (the register holding the size at entry).
 	AllocFns []string
@@ -92,12 +84,6 @@ type Options struct {
 	Stdout, Stderr io.Writer
 }
 
-// Chasable reports whether opt allows Chase: no stack filter and no
-// function watched by name.
-func (opt *Options) Chasable() bool {
-	return !opt.NoStack && opt.StartFn == "" && opt.TraceFn == "" && len(opt.AllocFns) == 0 && opt.Sample.TimestepFn == ""
-}
-
 // toolArgs returns the tool's options for opt (docs/valgrind-stream.md).
 func (opt *Options) toolArgs() []string {
 	var a []string
@@ -121,9 +107,6 @@ func (opt *Options) toolArgs() []string {
 	}
 	if opt.NoStack {
 		a = append(a, "--no-stack=yes")
-	}
-	if opt.Chase {
-		a = append(a, "--calls=no", "--chase=yes")
 	}
 	for _, f := range opt.AllocFns {
 		a = append(a, "--alloc-fn="+f)
@@ -294,9 +277,6 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	}
 	if err := checkTool(lib); err != nil {
 		return nil, err
-	}
-	if opt.Chase && !opt.Chasable() {
-		return nil, errors.New("chasing superblocks needs no stack filter and no watched function: no start, trace, allocation or timestep function")
 	}
 	if err := checkProgram(prog); err != nil {
 		return nil, err

@@ -266,8 +266,6 @@ func TestStartErrors(t *testing.T) {
 		{"not in PATH", "nosuch-memspy-prog", Options{ValgrindLib: lib}, "program not found: nosuch-memspy-prog (not in PATH; give its path, e.g. ./nosuch-memspy-prog)"},
 		{"not executable", notExec, Options{ValgrindLib: lib}, notExec + " is not executable"},
 		{"directory", dir, Options{ValgrindLib: lib}, dir + " is a directory, not a program"},
-		{"chase and a watched function", "true", Options{ValgrindLib: lib, Chase: true, TraceFn: "main"}, "chasing superblocks needs no stack filter and no watched function: no start, trace, allocation or timestep function"},
-		{"chase and no-stack", "true", Options{ValgrindLib: lib, Chase: true, NoStack: true}, "chasing superblocks needs no stack filter and no watched function: no start, trace, allocation or timestep function"},
 		{"valgrind", "true", Options{ValgrindLib: lib, Valgrind: "/nosuch/valgrind"}, "valgrind /nosuch/valgrind: exec: \"/nosuch/valgrind\": stat /nosuch/valgrind: no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

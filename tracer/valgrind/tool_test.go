@@ -997,24 +997,3 @@ func TestToolDerived(t *testing.T) {
 		{"markers", nil, nil, 1},
 	})
 }
-
-// Chasing (Options.Chase) changes no reference: every example gives
-// exactly the events it gives without, calls and returns aside (VEX's
-// speculation of "A && B" conditions included: the C library's start-up
-// has such conditions), in a stream that is shorter when the program calls
-// short functions often, hardly longer otherwise.
-func TestToolChase(t *testing.T) {
-	noCalls := func(t *testing.T, run *Run) {
-		if run.Reader().Calls() {
-			t.Fatal("the stream reports calls")
-		}
-	}
-	sameEvents(t, "chasing", Options{ToolArgs: []string{"--calls=no"}}, Options{Chase: true}, noCalls, []streamCase{
-		{"matmul", []string{"48"}, []string{"-O2"}, 1.01},
-		{"listwalk", []string{"2000", "3"}, []string{"-O2"}, 1.01},
-		// The shuffle's rand() calls: short functions, called and left.
-		{"listwalk", []string{"20000", "0"}, []string{"-O2"}, 0.95},
-		{"allocs", nil, nil, 1.03},
-		{"markers", nil, nil, 1.03},
-	})
-}

@@ -138,14 +138,6 @@ static ULong clo_max_ms = 0;      /* 0: no limit */
 static Int   clo_stack_depth = 8;
 static Bool  clo_no_stack = False;
 static Bool  clo_calls = True;
-/* --chase=yes: VEX follows direct jumps and calls into one superblock, so
-   calls no longer end superblocks: fewer, longer superblocks make less work
-   per reference for the tool and the decoder. It needs --calls=no, no
-   function watched by name (their entries are noticed only where a
-   superblock starts) and no --no-stack (which follows the stack pointer
-   within a superblock, so its choices would change). See unspeculate for the one thing chasing changes
-   in the code the tool sees. */
-static Bool  clo_chase = False;
 static Bool  clo_derive = True;   /* derived entries (no: an address word for every data entry) */
 static const HChar* clo_start_fn = NULL;
 static const HChar* clo_trace_fn = NULL;
@@ -1657,121 +1649,6 @@ static Bool is_noredir(const VgCallbackClosure* closure)
    return VG_(HT_lookup)(redirected, closure->nraddr) != NULL;
 }
 
-/* Whether the instruction at a is a conditional branch: jcc (rel8 or
-   rel32), loop, loope, loopne or jrcxz, after branch-hint, bnd, size
-   and REX prefixes. */
-static Bool is_cond_branch(Addr a)
-{
-   const UChar* p = (const UChar*)a;
-   Int n = 0;
-   while (n < 4 && (p[n] == 0x2E || p[n] == 0x3E || p[n] == 0xF2 || p[n] == 0x66 || p[n] == 0x67 ||
-                    (p[n] & 0xF0) == 0x40))
-      n++;
-   if (p[n] >= 0x70 && p[n] <= 0x7F)
-      return True;
-   if (p[n] >= 0xE0 && p[n] <= 0xE3)
-      return True;
-   return p[n] == 0x0F && p[n + 1] >= 0x80 && p[n + 1] <= 0x8F;
-}
-
-/* With chasing, VEX recognizes "A && B" conditions spread over two basic
-   blocks: it removes the exit of the conditional branch ending the first,
-   appends the second block (at most 3 instructions, no memory access, a
-   conditional exit at its end) with every statement guarded by the
-   branch's condition g (PUTs of ITE(g, new, old), the exit's guard
-   And1(cond, g)), and goes on to the common fall-through, sbIn->next. The
-   appended instructions' IMarks then stand for instructions that ran only
-   if g held. unspeculate returns sbIn with, before each such appended
-   block, an exit to the fall-through taken when g does not hold: exactly
-   what the program does, and the tool's exits then say which instructions
-   ran. A conditional branch whose exit is gone but whose appended block
-   is not of that form stops the run: the tool would report instructions
-   that did not run. */
-static IRSB* unspeculate(IRSB* sbIn)
-{
-   Int n = sbIn->stmts_used;
-   Int* def = NULL;      /* by temp: the statement defining it, or -1 */
-   Int* before = NULL;   /* by statement: insert an exit on Not1(temp) before it, or -1 */
-   Int last_mark = -1;   /* the last IMark */
-   Bool exit_since = False, cond_mark = False;
-   for (Int i = 0; i < n; i++) {
-      IRStmt* st = sbIn->stmts[i];
-      if (st->tag == Ist_Exit)
-         exit_since = True;
-      if (st->tag != Ist_IMark)
-         continue;
-      if (last_mark >= 0 && cond_mark && !exit_since) {
-         /* The conditional branch at last_mark lost its exit: the block
-            from i on is guarded. Find its exit and the guard. */
-         if (def == NULL) {
-            def = VG_(malloc)("memspy.def", sbIn->tyenv->types_used * sizeof(Int));
-            for (Int t = 0; t < sbIn->tyenv->types_used; t++)
-               def[t] = -1;
-            for (Int j = 0; j < n; j++)
-               if (sbIn->stmts[j]->tag == Ist_WrTmp)
-                  def[sbIn->stmts[j]->Ist.WrTmp.tmp] = j;
-            before = VG_(malloc)("memspy.before", n * sizeof(Int));
-            for (Int j = 0; j < n; j++)
-               before[j] = -1;
-         }
-         IRTemp g = IRTemp_INVALID;
-         Int marks = 0;
-         Bool ok = sbIn->next->tag == Iex_Const;
-         for (Int j = i; ok && j < n; j++) {
-            IRStmt* s2 = sbIn->stmts[j];
-            if (s2->tag == Ist_IMark) {
-               ok = ++marks <= 3;
-            } else if (s2->tag == Ist_WrTmp) {
-               ok = s2->Ist.WrTmp.data->tag != Iex_Load;
-            } else if (s2->tag == Ist_Exit) {
-               IRExpr* gd = s2->Ist.Exit.guard;
-               IRExpr* a = gd->tag == Iex_RdTmp && def[gd->Iex.RdTmp.tmp] >= 0
-                  ? sbIn->stmts[def[gd->Iex.RdTmp.tmp]]->Ist.WrTmp.data : NULL;
-               ok = a != NULL && a->tag == Iex_Binop && a->Iex.Binop.op == Iop_And1;
-               if (ok) {
-                  IRExpr* ops[2] = { a->Iex.Binop.arg2, a->Iex.Binop.arg1 };
-                  ok = False;
-                  for (Int k = 0; k < 2 && !ok; k++)
-                     if (ops[k]->tag == Iex_RdTmp && def[ops[k]->Iex.RdTmp.tmp] >= 0 &&
-                         def[ops[k]->Iex.RdTmp.tmp] < i) {
-                        g = ops[k]->Iex.RdTmp.tmp;
-                        ok = True;
-                     }
-               }
-               break;
-            } else {
-               ok = s2->tag == Ist_Put || s2->tag == Ist_NoOp;
-            }
-         }
-         if (!ok || g == IRTemp_INVALID) {
-            VG_(fmsg)("memspy: the conditional branch at %#lx lost its exit, and what follows it is not "
-                      "in the form VEX gives an \"A && B\" condition: run with --chase=no\n",
-                      (Addr)sbIn->stmts[last_mark]->Ist.IMark.addr);
-            VG_(exit)(1);
-         }
-         before[i] = g;
-      }
-      last_mark = i;
-      cond_mark = is_cond_branch(st->Ist.IMark.addr);
-      exit_since = False;
-   }
-   if (def == NULL)
-      return sbIn;
-   IRSB* sb = deepCopyIRSBExceptStmts(sbIn);
-   for (Int i = 0; i < n; i++) {
-      if (before[i] >= 0) {
-         IRTemp not = newIRTemp(sb->tyenv, Ity_I1);
-         addStmtToIRSB(sb, IRStmt_WrTmp(not, IRExpr_Unop(Iop_Not1, IRExpr_RdTmp(before[i]))));
-         addStmtToIRSB(sb, IRStmt_Exit(IRExpr_RdTmp(not), Ijk_Boring,
-                                       deepCopyIRConst(sbIn->next->Iex.Const.con), sbIn->offsIP));
-      }
-      addStmtToIRSB(sb, sbIn->stmts[i]);
-   }
-   VG_(free)(def);
-   VG_(free)(before);
-   return sb;
-}
-
 static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                            const VexGuestLayout* layout,
                            const VexGuestExtents* vge,
@@ -1789,8 +1666,6 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          return start_fn_trigger(sbIn, layout, entry);
       return sbIn;
    }
-   if (clo_chase)
-      sbIn = unspeculate(sbIn);
    /* A gap translation counts references instead of recording them; with
       time sampling, recording ones count them too. */
    Bool gap = IS_GAP(ms_mode);
@@ -2096,7 +1971,6 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
    else if VG_BINT_CLO(arg, "--stack-depth", clo_stack_depth, 1, MAX_STACK_DEPTH) {}
    else if VG_BOOL_CLO(arg, "--no-stack", clo_no_stack) {}
    else if VG_BOOL_CLO(arg, "--calls", clo_calls) {}
-   else if VG_BOOL_CLO(arg, "--chase", clo_chase) {}
    else if VG_BOOL_CLO(arg, "--derive", clo_derive) {}
    else if VG_BOOL_CLO(arg, "--started", clo_started) {}
    else if VG_STR_CLO(arg, "--start-fn", clo_start_fn) {}
@@ -2132,10 +2006,6 @@ static void ms_print_usage(void)
 "    --stack-depth=N     call stack depth of allocations, 1..64 [8]\n"
 "    --no-stack=no|yes   drop references through the stack pointer [no]\n"
 "    --calls=no|yes      report calls and returns [yes]\n"
-"    --chase=no|yes      let superblocks follow jumps and calls: faster; needs\n"
-"                        --calls=no, no --no-stack and no watched function (no\n"
-"                        --start-fn, --trace-fn, --timestep-fn, --alloc-fn;\n"
-"                        runtime.mallocgc is not watched either) [no]\n"
 "    --derive=no|yes     leave out the address words of data entries whose\n"
 "                        addresses follow from earlier ones' [yes]\n"
 "    --started=no|yes    trace from the start (no: wait for MEMSPY_START_TRACING) [yes]\n"
@@ -2192,17 +2062,13 @@ static void ms_post_clo_init(void)
       VG_(fmsg)("memspy: --out-fd=N is required; run programs with `memspy run -- PROG`\n");
       VG_(exit)(1);
    }
-   if (clo_chase) {
-      if (clo_calls || clo_no_stack || clo_start_fn || clo_trace_fn || clo_timestep_fn || n_alloc_fns > 0) {
-         VG_(fmsg)("memspy: --chase=yes needs --calls=no, and no --no-stack, --start-fn, --trace-fn, --timestep-fn or --alloc-fn\n");
-         VG_(exit)(1);
-      }
-   } else {
-      /* Calls and returns must end superblocks, and watched functions'
-         entries must start them: no chasing. */
-      VG_(clo_vex_control).guest_chase = False;
-      add_alloc_fn("runtime.mallocgc:rax");   /* Go (register ABI) */
-   }
+   /* Calls and returns must end superblocks, and watched functions'
+      entries must start them: no chasing (VEX's speculation of "A && B"
+      conditions across blocks comes with chasing, and would make the
+      instruction marks of a superblock stand for instructions that may
+      not run). */
+   VG_(clo_vex_control).guest_chase = False;
+   add_alloc_fn("runtime.mallocgc:rax");   /* Go (register ABI) */
    calls = VG_(calloc)("memspy.calls", VG_N_THREADS, sizeof(ThreadCalls));
    lives = VG_(calloc)("memspy.lives", VG_N_THREADS, sizeof(ThreadLife));
    barriers = VG_(HT_construct)("memspy.barriers");
