@@ -27,6 +27,11 @@ VGCORE  := /usr/libexec/valgrind
 TOOLDIR := bin/valgrind
 TOOL    := $(TOOLDIR)/memspy-amd64-linux
 PRELOAD := $(TOOLDIR)/vgpreload_memspy-amd64-linux.so
+# The preload without its symbols, so without wrappers: loaded by another
+# Valgrind tool (LD_PRELOAD), it gives the program the same libraries,
+# layout and start-up work as under memspy, for exact comparisons of counts
+# (the tests, make corpus).
+STANDIN := $(TOOLDIR)/vgpreload_nobody-amd64-linux.so
 VGCFLAGS := -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1 \
 	-m64 -O2 -g -fno-stack-protector -fno-strict-aliasing -fno-builtin -fomit-frame-pointer -fno-pie -Wall
 VGLDFLAGS := -m64 -static -nodefaultlibs -nostartfiles -u _start -Wl,--build-id=none \
@@ -43,14 +48,14 @@ check-valgrind:
 tool: check-valgrind $(TOOL)
 
 $(TOOL): tracer/valgrind/tool/ms_main.c tracer/valgrind/tool/memspy.h tracer/valgrind/tool/ms_sync.h \
-	  tracer/valgrind/tool/ms_intercepts.c tracer/valgrind/tool/preload.map $(TOOLDIR)/.valgrind-version
+	  tracer/valgrind/tool/ms_intercepts.c $(TOOLDIR)/.valgrind-version
 	gcc -c -o $(TOOLDIR)/ms_main.o $< -I$(VGINC) -Itracer/valgrind/tool $(VGCFLAGS)
 	gcc -o $@ $(TOOLDIR)/ms_main.o $(VGLDFLAGS) $(VGLIBA)/libcoregrind-amd64-linux.a $(VGLIBA)/libvex-amd64-linux.a -lgcc $(VGLIBA)/libgcc-sup-amd64-linux.a
 	gcc -c -o $(TOOLDIR)/ms_intercepts.o tracer/valgrind/tool/ms_intercepts.c -I$(VGINC) -Itracer/valgrind/tool \
-	  -m64 -O2 -g -fpic -fno-omit-frame-pointer -fno-strict-aliasing -fno-builtin -fno-stack-protector -Wall
+	  -m64 -O2 -g -fpic -fvisibility=hidden -fno-omit-frame-pointer -fno-strict-aliasing -fno-builtin -fno-stack-protector -Wall
 	gcc -m64 -shared -nodefaultlibs -Wl,-z,interpose,-z,initfirst -Wl,-z,noexecstack \
-	  -Wl,--version-script=tracer/valgrind/tool/preload.map -s -o $(PRELOAD) $(TOOLDIR)/ms_intercepts.o \
-	  -Wl,--whole-archive $(VGLIBA)/libreplacemalloc_toolpreload-amd64-linux.a -Wl,--no-whole-archive
+	  -o $(PRELOAD) $(TOOLDIR)/ms_intercepts.o
+	objcopy --strip-all $(PRELOAD) $(STANDIN)
 	@for f in $(VGCORE)/*; do b=$$(basename $$f); [ -e $(TOOLDIR)/$$b ] || ln -s $$f $(TOOLDIR)/$$b; done
 
 # The bundled example: the reference trace of a 96×96 double matrix multiply,

@@ -36,7 +36,7 @@ int main(void)
 	void *d = NULL;
 	if (posix_memalign(&d, 64, 256) != 0)
 		return 1;
-	printf("alloc memalign %p 256\n", d);
+	printf("alloc posix_memalign %p 256\n", d);
 	void *e = aligned_alloc(128, 384);
 	printf("alloc memalign %p 384\n", e);
 	struct pool pool = {malloc(1 << 16), 0};

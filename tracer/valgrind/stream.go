@@ -19,7 +19,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 8
+const StreamVersion = 9
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -36,6 +36,7 @@ const (
 	recMap      = 8
 	recSync     = 9
 	recSkip     = 10
+	recProc     = 11
 	recEnd      = 15
 )
 
@@ -49,6 +50,12 @@ const (
 	entCall   = 5
 	entReturn = 6
 	entAtomic = 7 // an atomic read-modify-write: a Sync event, then a Modify of the same address
+)
+
+// Kinds of PROC records.
+const (
+	procExec       = 1 // the process execs the program named: the stream ends here if it succeeds
+	procExecFailed = 2 // that exec failed (word 1: the errno)
 )
 
 // A data entry whose word has entDerived set has no address word in EXEC
@@ -252,7 +259,8 @@ type StreamReader struct {
 	events uint64
 	ended  bool
 	code   int
-	err    error // sticky
+	exec   string // the program of an exec under way (PROC record), if any
+	err    error  // sticky
 
 	// Scratch space for DESCRIBE records.
 	scratchEnt  []uint64
@@ -334,13 +342,23 @@ func (s *StreamReader) IFetch() bool { return s.flags&1 != 0 }
 func (s *StreamReader) Calls() bool { return s.flags&2 != 0 }
 
 // Ended returns the exit code carried by the END record, and whether that
-// record was read. Run.Wait's status is the authority on how the program
+// record was read (or the stream ended with the process exec'ing another
+// program: see Exec). Run.Wait's status is the authority on how the program
 // ended: the tool writes END whenever Valgrind shuts down, also after a
 // fatal signal, and Valgrind does not tell it the exit code.
 func (s *StreamReader) Ended() (code int, ok bool) { return s.code, s.ended }
 
 // Offset returns the number of stream bytes decoded so far.
 func (s *StreamReader) Offset() int64 { return s.off() }
+
+// Exec returns the program the traced process exec'd when the stream
+// ended with a successful exec (what ran after it is not traced), else "".
+func (s *StreamReader) Exec() string {
+	if !s.ended {
+		return ""
+	}
+	return s.exec
+}
 
 // Err returns the error that ended the stream: nil while it goes on or
 // after its END record, otherwise the error Read returned last.
@@ -584,6 +602,10 @@ func (s *StreamReader) decode(c columns) (int, error) {
 		}
 		if s.end-s.pos < 8 {
 			if err := s.more(8); err != nil {
+				if err == io.EOF && s.exec != "" {
+					s.ended = true // the exec succeeded: the process is another program now
+					return n, io.EOF
+				}
 				return n, s.endError(err, false)
 			}
 		}
@@ -636,6 +658,10 @@ func (s *StreamReader) decode(c columns) (int, error) {
 			}
 		case recString:
 			if err := s.str(w); err != nil {
+				return n, err
+			}
+		case recProc:
+			if err := s.proc(w); err != nil {
 				return n, err
 			}
 		case recEnd:
@@ -1142,6 +1168,31 @@ func (s *StreamReader) str(w uint64) error {
 	}
 	s.strings[id] = string(s.buf[s.pos+8 : s.pos+8+length])
 	s.pos += need
+	return nil
+}
+
+// proc decodes a PROC record (first word w) at s.pos.
+func (s *StreamReader) proc(w uint64) error {
+	start := s.off()
+	if err := s.more(16); err != nil {
+		return s.endError(err, false)
+	}
+	name := w >> 16 & (1<<44 - 1)
+	nm, ok := s.strings[name]
+	switch {
+	case name != 0 && !ok:
+		return s.corrupt(start, "record names string %d, which was not defined", name)
+	case w&0xffff == procExec:
+		if nm == "" {
+			nm = "?" // a path the tool could not read
+		}
+		s.exec = nm
+	case w&0xffff == procExecFailed:
+		s.exec = ""
+	default:
+		return s.corrupt(start, "PROC record of unknown kind %d", w&0xffff)
+	}
+	s.pos += 16
 	return nil
 }
 

@@ -443,23 +443,25 @@ func TestStreamErrors(t *testing.T) {
 		{"magic", new(vt.Stream).Word(0x1234).Word(2).Word(0).Word(0).End(0).Bytes(), 0,
 			`corrupt memspy Valgrind tool stream at byte 0: bad magic "4\x12\x00\x00\x00\x00\x00\x00", want "memspyVG": not a memspy Valgrind tool stream`, ErrCorrupt},
 		{"version 1", new(vt.Stream).HeaderVersion(1, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 8: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 9: rebuild with make", ErrVersion},
 		{"version 2", new(vt.Stream).HeaderVersion(2, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 8: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 9: rebuild with make", ErrVersion},
 		{"version 3", new(vt.Stream).HeaderVersion(3, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 8: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 9: rebuild with make", ErrVersion},
 		{"version 4", new(vt.Stream).HeaderVersion(4, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 8: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 9: rebuild with make", ErrVersion},
 		{"version 5", new(vt.Stream).HeaderVersion(5, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 5, this memspy reads version 8: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 5, this memspy reads version 9: rebuild with make", ErrVersion},
 		{"version 6", new(vt.Stream).HeaderVersion(6, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 6, this memspy reads version 8: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 6, this memspy reads version 9: rebuild with make", ErrVersion},
 		{"version 7", new(vt.Stream).HeaderVersion(7, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 7, this memspy reads version 8: rebuild with make", ErrVersion},
-		{"version 9", new(vt.Stream).HeaderVersion(9, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 9, this memspy reads version 8: rebuild with make", ErrVersion},
-		{"record type", head().Exec(5, 1, 0x10).Word(11<<60 | 5).Bytes(), 1,
-			corrupt(104, "unknown record type 11 (word 0xb000000000000005)"), ErrCorrupt},
+			"the memspy Valgrind tool speaks stream version 7, this memspy reads version 9: rebuild with make", ErrVersion},
+		{"version 8", new(vt.Stream).HeaderVersion(8, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 8, this memspy reads version 9: rebuild with make", ErrVersion},
+		{"version 10", new(vt.Stream).HeaderVersion(10, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 10, this memspy reads version 9: rebuild with make", ErrVersion},
+		{"record type", head().Exec(5, 1, 0x10).Word(12<<60 | 5).Bytes(), 1,
+			corrupt(104, "unknown record type 12 (word 0xc000000000000005)"), ErrCorrupt},
 		{"unknown superblock", head().Exec(6, 0).Bytes(), 0,
 			corrupt(88, "EXEC of superblock 6, which was not described"), ErrCorrupt},
 		{"exit", head().Exec(5, 2, 0x10).Bytes(), 0,
@@ -592,12 +594,12 @@ func TestStreamErrors(t *testing.T) {
 
 // The version error names the tool's directory when Start made the reader.
 func TestStreamVersionLib(t *testing.T) {
-	r := NewStreamReader(bytes.NewReader(new(vt.Stream).HeaderVersion(9, 0, 1).Bytes()))
+	r := NewStreamReader(bytes.NewReader(new(vt.Stream).HeaderVersion(10, 0, 1).Bytes()))
 	r.lib = "/opt/memspy/valgrind"
 	fatal := 0
 	r.onFatal = func() { fatal++ }
 	err := r.Read(trace.NewBatch(8))
-	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 9, this memspy reads version 8: the tool and memspy disagree, rebuild both with make"
+	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 10, this memspy reads version 9: the tool and memspy disagree, rebuild both with make"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

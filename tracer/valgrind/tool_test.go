@@ -340,6 +340,54 @@ func TestToolAllocations(t *testing.T) {
 	}
 }
 
+const execProg = `
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	char *args[] = {argv[1], "exec", NULL};
+	execv("/nonexistent/prog", args); /* fails: tracing goes on */
+	printf("after the failed exec\n");
+	fflush(stdout);
+	if (argv[1][0] == '-')
+		return 0;
+	execv(argv[1], args);
+	return 9;
+}
+`
+
+// An exec ends the process's stream as a normal end: Exec names the new
+// program. A failed exec goes on tracing.
+func TestToolExec(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "execs")
+	if out, err := exec.Command("gcc", "-O1", "-g", "-o", exe, writeC(t, execProg)).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	for _, tc := range []struct{ arg, exec, out string }{
+		{"/bin/echo", "/bin/echo", "after the failed exec\nexec\n"},
+		{"-", "", "after the failed exec\n"},
+	} {
+		run, stdout := startTool(t, exe, Options{}, tc.arg)
+		evs, err := drain(t, run)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.arg, err)
+		}
+		if st := wait(t, run); st.Code != 0 {
+			t.Fatalf("%s: %v", tc.arg, st)
+		}
+		if got := run.Reader().Exec(); got != tc.exec {
+			t.Errorf("%s: Exec() = %q, want %q", tc.arg, got, tc.exec)
+		}
+		if stdout.String() != tc.out {
+			t.Errorf("%s: output %q, want %q", tc.arg, stdout, tc.out)
+		}
+		// The failed exec's printf is traced: a call into libc after it.
+		if n := countKind(evs, trace.Call); n < 10 {
+			t.Errorf("%s: %d calls traced", tc.arg, n)
+		}
+	}
+}
+
 // A Go program's heap objects are reported through runtime.mallocgc.
 func TestToolGoProgram(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "goalloc")
@@ -768,7 +816,7 @@ func (c *countingReader) Read(b *trace.Batch) error {
 // records, the sync event of an atomic) do not count, and a window never
 // separates an atomic from its modify.
 func TestToolSyncMaxEvents(t *testing.T) {
-	p := syncProgram{exe: buildExample(t, "sync", "-pthread"), threads: 4, n: 3000, rounds: 30, m: 3000}
+	p := syncProgram{exe: buildExample(t, "sync", "-pthread"), threads: 4, n: 10000, rounds: 30, m: 10000}
 	lib := toolLib(t)
 	full := toolCounts(t, Options{ValgrindLib: lib}, p.exe, p.args()...)[""]
 	const max = 400_000

@@ -1,41 +1,49 @@
 /*
- * ms_intercepts.c: memspy's wrappers of the POSIX threads functions. They
- * run on the simulated CPU, in the tool's preload
- * (vgpreload_memspy-amd64-linux.so, beside the malloc replacement), and
- * report each synchronization operation to the tool through a client
- * request (ms_sync.h); the tool writes it as a SYNC record
- * (docs/valgrind-stream.md).
+ * ms_intercepts.c: memspy's wrappers of the allocation functions and of
+ * the POSIX threads functions. They run on the simulated CPU, in the
+ * tool's preload (vgpreload_memspy-amd64-linux.so), call the program's
+ * own functions and report each allocation, free and synchronization
+ * operation to the tool through a client request (ms_sync.h); the tool
+ * writes ALLOC, FREE and SYNC records (docs/valgrind-stream.md).
  *
  * Valgrind redirects every call of a wrapped function to its wrapper,
  * which calls the original through VALGRIND_GET_ORIG_FN / CALL_FN_*, as
- * Helgrind's hg_intercepts.c does. Since glibc 2.34 the functions live in
- * libc.so.6; older glibcs have them in libpthread.so.0: every wrapper is
- * made for both sonames. Functions with several versions of their own
+ * Helgrind's hg_intercepts.c does. The program keeps its own allocator
+ * (glibc's malloc, libstdc++'s operator new), so its memory traffic is
+ * simulated and its blocks are where the program really gets them.
+ * The tool records nothing of the code of this preload (no instruction
+ * fetch, no data reference): a wrapper adds no reference of its own to
+ * the counts, only its calls and returns for the call stacks. The few
+ * calls it makes besides the wrapped function (none on the allocation
+ * paths) are written as inline system calls for that reason.
+ *
+ * Since glibc 2.34 the threads functions live in libc.so.6; older glibcs
+ * have them in libpthread.so.0: every such wrapper is made for both
+ * sonames. Functions with several versions of their own
  * (pthread_cond_*@GLIBC_2.2.5 and @@GLIBC_2.3.2) are matched with "@*".
  *
  * The PC reported is the wrapper's return address: the instruction after
  * the program's call of the function. Operations that make a thread wait
  * are reported once the wait is over, the others before the operation
- * (trace.SyncKind). The wrappers' own memory traffic is a few stack
- * words per call (the request's argument block) and, for pthread_create,
- * the handshake with the new thread.
+ * (trace.SyncKind).
  *
  * Only dynamically linked programs load the preload: a static program's
- * synchronization is not reported (its atomics are: the tool sees those
- * in the instructions).
+ * allocations and synchronization are not reported (its atomics are: the
+ * tool sees those in the instructions).
  */
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <time.h>
 
 #include "valgrind.h"
 #include "ms_sync.h"
 
-/* Z-encoded sonames: libc.so* and libpthread.so.0. */
+/* Z-encoded sonames: libc.so*, libpthread.so.0, libstdc++* and libc++*. */
 #define MS_LIBC      libcZdsoZa
 #define MS_LIBPTHREAD libpthreadZdsoZd0
+#define MS_LIBSTDCXX libstdcZpZpZa
+#define MS_LIBCXX    libcZpZpZa
 
 #define MS_STR1(x) #x
 #define MS_STR(x)  MS_STR1(x)
@@ -52,9 +60,146 @@
 /* The call site: the address the wrapped function returns to. */
 #define RA ((unsigned long)__builtin_return_address(0))
 
+/* The running thread's pthread_self() and sched_yield(), without calling
+   into the C library (whose instructions would be traced): glibc keeps
+   the thread's descriptor at %fs:0x10 on x86-64. */
+static inline pthread_t self(void)
+{
+   pthread_t t;
+   __asm__("movq %%fs:0x10, %0" : "=r"(t));
+   return t;
+}
+
+static inline void yield(void)
+{
+   long r;
+   __asm__ volatile("syscall" : "=a"(r) : "0"(24L /* SYS_sched_yield */) : "rcx", "r11", "memory");
+}
+
 #define SYNC(kind, addr, arg, pc)                                          \
    VALGRIND_DO_CLIENT_REQUEST_STMT(MS_REQ_SYNC + (kind), (unsigned long)(addr), \
                                    (unsigned long)(arg), (pc), 0, 0)
+
+/* ------------------------------------------------------------------ */
+/* Allocations                                                         */
+/* ------------------------------------------------------------------ */
+
+/* The wrapper's frame address: lower in a wrapper called from another. */
+#define FRAME ((unsigned long)__builtin_frame_address(0))
+
+#define REQ(req, a1, a2, a3, a4) \
+   VALGRIND_DO_CLIENT_REQUEST_STMT((req), (unsigned long)(a1), (unsigned long)(a2), \
+                                   (unsigned long)(a3), (unsigned long)(a4), 0)
+
+/* An allocation function of soname so, Z-encoded name fz, parameters
+   params, calling the original with CALL (given r and fn), reporting
+   routine r the block returned and its size. */
+#define ALLOC(so, fz, routine, size, params, call)                         \
+   void* I_WRAP_SONAME_FNNAME_ZZ(so, fz) params;                          \
+   void* I_WRAP_SONAME_FNNAME_ZZ(so, fz) params                           \
+   {                                                                       \
+      void* r;                                                             \
+      OrigFn fn;                                                           \
+      VALGRIND_GET_ORIG_FN(fn);                                            \
+      REQ(MS_REQ_ALLOC_ENTER, FRAME, 0, 0, 0);                             \
+      call;                                                                \
+      REQ(MS_REQ_ALLOC, routine, r, size, FRAME);                          \
+      return r;                                                            \
+   }
+
+/* A free function: reported before the original runs. */
+#define FREE(so, fz, routine, params, call)                                \
+   void I_WRAP_SONAME_FNNAME_ZZ(so, fz) params;                           \
+   void I_WRAP_SONAME_FNNAME_ZZ(so, fz) params                            \
+   {                                                                       \
+      OrigFn fn;                                                           \
+      VALGRIND_GET_ORIG_FN(fn);                                            \
+      REQ(MS_REQ_FREE, routine, p, FRAME, 0);                              \
+      call;                                                                \
+      REQ(MS_REQ_FREE_LEAVE, FRAME, 0, 0, 0);                              \
+   }
+
+typedef unsigned long W;   /* a word argument */
+
+ALLOC(MS_LIBC, malloc, MS_R_MALLOC, n, (W n), CALL_FN_W_W(r, fn, n))
+/* calloc reports m*n: when that overflows calloc fails (r is NULL). */
+ALLOC(MS_LIBC, calloc, MS_R_CALLOC, m * n, (W m, W n), CALL_FN_W_WW(r, fn, m, n))
+ALLOC(MS_LIBC, memalign, MS_R_MEMALIGN, n, (W a, W n), CALL_FN_W_WW(r, fn, a, n))
+/* glibc's aligned_alloc is memalign (one function, two names): both are
+   "memalign", whichever wrapper Valgrind picks for it. */
+ALLOC(MS_LIBC, alignedZualloc, MS_R_MEMALIGN, n, (W a, W n), CALL_FN_W_WW(r, fn, a, n))
+ALLOC(MS_LIBC, valloc, MS_R_VALLOC, n, (W n), CALL_FN_W_W(r, fn, n))
+ALLOC(MS_LIBC, pvalloc, MS_R_PVALLOC, n, (W n), CALL_FN_W_W(r, fn, n))
+FREE(MS_LIBC, free, MS_R_FREE, (void* p), CALL_FN_v_W(fn, p))
+
+/* posix_memalign returns 0 and stores the block, or an error. */
+int I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, posixZumemalign)(void** pp, W a, W n);
+int I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, posixZumemalign)(void** pp, W a, W n)
+{
+   int ret;
+   OrigFn fn;
+   VALGRIND_GET_ORIG_FN(fn);
+   REQ(MS_REQ_ALLOC_ENTER, FRAME, 0, 0, 0);
+   CALL_FN_W_WWW(ret, fn, pp, a, n);
+   REQ(MS_REQ_ALLOC, MS_R_POSIX_MEMALIGN, ret == 0 ? *pp : 0, n, FRAME);
+   return ret;
+}
+
+/* realloc (and reallocarray): the tool reports the free of the old block
+   and the allocation of the new one when it moved, grew or shrank; a
+   failure (NULL for a size above 0) changes nothing, and a size of 0
+   frees the block. */
+void* I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, realloc)(void* p, W n);
+void* I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, realloc)(void* p, W n)
+{
+   void* r;
+   OrigFn fn;
+   VALGRIND_GET_ORIG_FN(fn);
+   REQ(MS_REQ_ALLOC_ENTER, FRAME, 0, 0, 0);
+   CALL_FN_W_WW(r, fn, p, n);
+   REQ(MS_REQ_REALLOC, p, r, n, FRAME);
+   return r;
+}
+
+void* I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, reallocarray)(void* p, W m, W n);
+void* I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, reallocarray)(void* p, W m, W n)
+{
+   void* r;
+   OrigFn fn;
+   VALGRIND_GET_ORIG_FN(fn);
+   REQ(MS_REQ_ALLOC_ENTER, FRAME, 0, 0, 0);
+   CALL_FN_W_WWW(r, fn, p, m, n);
+   REQ(MS_REQ_REALLOC, p, r, m * n, FRAME);
+   return r;
+}
+
+/* The C++ operators, in libstdc++ (GCC) and libc++ (LLVM): new and new[]
+   plain, nothrow, aligned and aligned nothrow; delete and delete[] plain,
+   sized, aligned, sized aligned, nothrow and aligned nothrow (their
+   Z-encoded mangled names: "ZZ" is a Z). */
+#define CXX_NEW(so, fz, routine)                                                       \
+   ALLOC(so, fz, routine, n, (W n), CALL_FN_W_W(r, fn, n))                             \
+   ALLOC(so, fz##RKSt9nothrowZut, routine, n, (W n, W t), CALL_FN_W_WW(r, fn, n, t))   \
+   ALLOC(so, fz##St11alignZuvalZut, routine, n, (W n, W a), CALL_FN_W_WW(r, fn, n, a)) \
+   ALLOC(so, fz##St11alignZuvalZutRKSt9nothrowZut, routine, n, (W n, W a, W t),        \
+         CALL_FN_W_WWW(r, fn, n, a, t))
+#define CXX_DELETE(so, fz, routine)                                                   \
+   FREE(so, fz, routine, (void* p), CALL_FN_v_W(fn, p))                               \
+   FREE(so, fz##m, routine, (void* p, W n), CALL_FN_v_WW(fn, p, n))                   \
+   FREE(so, fz##St11alignZuvalZut, routine, (void* p, W a), CALL_FN_v_WW(fn, p, a))   \
+   FREE(so, fz##mSt11alignZuvalZut, routine, (void* p, W n, W a),                     \
+        CALL_FN_v_WWW(fn, p, n, a))                                                    \
+   FREE(so, fz##RKSt9nothrowZut, routine, (void* p, W t), CALL_FN_v_WW(fn, p, t))     \
+   FREE(so, fz##St11alignZuvalZutRKSt9nothrowZut, routine, (void* p, W a, W t),       \
+        CALL_FN_v_WWW(fn, p, a, t))
+#define CXX(so)                               \
+   CXX_NEW(so, _ZZnwm, MS_R_NEW)              \
+   CXX_NEW(so, _ZZnam, MS_R_VEC_NEW)          \
+   CXX_DELETE(so, _ZZdlPv, MS_R_DELETE)       \
+   CXX_DELETE(so, _ZZdaPv, MS_R_VEC_DELETE)
+
+CXX(MS_LIBSTDCXX)
+CXX(MS_LIBCXX)
 
 /* ------------------------------------------------------------------ */
 /* Threads                                                             */
@@ -79,10 +224,10 @@ static void* ms_thread_start(void* p)
    CreateArgs* a = p;
    void* (*fn)(void*) = a->fn;
    void* arg = a->arg;
-   pthread_t me = pthread_self();
+   pthread_t me = self();
    SYNC(MS_SYNC_START, a, me, (unsigned long)fn);
    a->busy = 0;   /* a belongs to the creator again */
-   sched_yield();
+   yield();
    void* r = fn(arg);
    SYNC(MS_SYNC_EXIT, me, 0, (unsigned long)fn);
    return r;
@@ -102,7 +247,7 @@ WRAP(int, pthreadZucreateZAZa, pthread_t* thread, const pthread_attr_t* attr,
    CALL_FN_W_WWWW(ret, fn, thread, attr, ms_thread_start, &a);
    if (ret == 0) {
       while (a.busy)
-         sched_yield();
+         yield();
    } else {
       VALGRIND_DO_CLIENT_REQUEST_STMT(MS_REQ_CREATE_FAILED, &a, 0, 0, 0, 0);
    }
@@ -124,7 +269,7 @@ WRAP(void, pthreadZuexit, void* result)
 {
    OrigFn fn;
    VALGRIND_GET_ORIG_FN(fn);
-   SYNC(MS_SYNC_EXIT, pthread_self(), 0, RA);
+   SYNC(MS_SYNC_EXIT, self(), 0, RA);
    CALL_FN_v_W(fn, result);
    __builtin_unreachable();
 }

@@ -61,16 +61,16 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
-#include "pub_tool_replacemalloc.h"
 #include "pub_tool_stacktrace.h"
 #include "pub_tool_threadstate.h"
 #include "pub_tool_transtab.h"
+#include "pub_tool_vkiscnums.h"
 #include "libvex_guest_amd64.h"
 #include "valgrind.h"
 #include "memspy.h"
 #include "ms_sync.h"
 
-#define MS_STREAM_VERSION 8
+#define MS_STREAM_VERSION 9
 #define MS_STR(x)  MS_STR1(x)
 #define MS_STR1(x) #x
 
@@ -90,6 +90,7 @@ static const HChar version_tag[] __attribute__((used)) =
 #define REC_MAP      8ULL
 #define REC_SYNC     9ULL
 #define REC_SKIP     10ULL
+#define REC_PROC     11ULL
 #define REC_END      15ULL
 
 /* Entry kinds of a DESCRIBE record. */
@@ -101,6 +102,10 @@ static const HChar version_tag[] __attribute__((used)) =
 #define K_CALL   5
 #define K_RETURN 6
 #define K_ATOMIC 7   /* an atomic read-modify-write (a CAS in VEX): a sync event then a modify */
+
+/* Kinds of PROC records: what happened to the process. */
+#define PROC_EXEC        1   /* it execs the program named (what follows is not this program's) */
+#define PROC_EXEC_FAILED 2   /* that exec failed (word 1: the errno): tracing goes on */
 
 /* An entry word with this bit has no address word in EXEC records: its
    address is that of the data entry numbered by bits 63..40 plus an offset
@@ -264,6 +269,7 @@ static void count_events(void)
       case REC_MAP:      i += 3; break;
       case REC_SYNC:     i += 4; break;   /* not an event for --max-events */
       case REC_SKIP:     i++; break;      /* references not recorded do not count */
+      case REC_PROC:     i += 2; break;
       case REC_STRING:   i += 1 + ((w & 0xffffffffULL) + 7) / 8; break;
       default:           i++; break;
       }
@@ -400,6 +406,11 @@ typedef struct {
 static VgHashTable* mapped;
 static Bool maps_dirty = True;
 
+/* The text of memspy's preload (ms_intercepts.c): its translations record
+   no reference, so that its wrappers add none to the program's. */
+static Addr quiet_lo, quiet_hi;
+#define PRELOAD_NAME "/vgpreload_memspy-amd64-linux.so"
+
 static void report_maps(void)
 {
    if (!maps_dirty)
@@ -415,6 +426,11 @@ static void report_maps(void)
          continue;   /* no text (yet), or no path a STRING record holds */
       if (!VG_(am_is_valid_for_client)(a, 1, VKI_PROT_NONE))
          continue;   /* Valgrind's own (this tool's executable) */
+      SizeT pl = VG_(strlen)(path), ql = VG_(strlen)(PRELOAD_NAME);
+      if (pl >= ql && VG_(strcmp)(path + pl - ql, PRELOAD_NAME) == 0) {
+         quiet_lo = a;
+         quiet_hi = a + n;
+      }
       Mapped* m = VG_(HT_lookup)(mapped, (UWord)di);
       if (m != NULL && m->avma == a && m->size == n)
          continue;
@@ -692,7 +708,7 @@ static void emit_block_record(ULong type, ULong name, Addr a, ULong size, const 
       buf[buf_pos++] = ips[k];
 }
 
-/* Whether ip is in Valgrind's malloc-replacement preload. */
+/* Whether ip is in a Valgrind preload (memspy's wrappers, the core's). */
 static Bool in_preload(Addr ip)
 {
    const HChar* obj;
@@ -700,8 +716,7 @@ static Bool in_preload(Addr ip)
 }
 
 /* The call stack of tid without the allocation routine's own frames: the
-   first `skip` frames, then any in the preload (its replacement functions,
-   which may call each other). */
+   first `skip` frames, then any in the preload (its wrappers). */
 static Int call_stack(ThreadId tid, Addr* ips, Int skip)
 {
    Addr all[2 * MAX_STACK_DEPTH + 2];
@@ -732,7 +747,7 @@ static void record_alloc(ThreadId tid, const HChar* routine, void* p, SizeT n)
 {
    remember_block((Addr)p, n);
    Addr ips[MAX_STACK_DEPTH + 2];
-   Int depth = call_stack(tid, ips, 1);
+   Int depth = call_stack(tid, ips, 0);
    emit_block_record(REC_ALLOC, string_id(routine), (Addr)p, n, ips, depth);
 }
 
@@ -746,82 +761,65 @@ static SizeT record_free(ThreadId tid, const HChar* routine, void* p)
       VG_(free)(b);
    }
    Addr ips[MAX_STACK_DEPTH + 2];
-   Int depth = call_stack(tid, ips, 1);
+   Int depth = call_stack(tid, ips, 0);
    emit_block_record(REC_FREE, string_id(routine), (Addr)p, n, ips, depth);
    return n;
 }
 
-static void* alloc_block(ThreadId tid, const HChar* routine, SizeT align, SizeT n, Bool zero)
+/* Per Valgrind thread: the frame address of the outermost allocation
+   wrapper running (0: none). A wrapper called from another (operator new
+   calling malloc) has a lower frame and is not reported: the outer one
+   is. */
+static Addr* alloc_frames;
+
+static const HChar* const routines[MS_R_COUNT] = { MS_ALLOC_ROUTINES };
+
+/* Whether the wrapper of frame address frame is the outermost one on
+   thread tid; ENTER makes it so when no wrapper is running or the one
+   remembered has gone (its frame lies below: an exception or a longjmp
+   left it). */
+static Bool outermost_alloc(ThreadId tid, Addr frame, Bool enter)
 {
-   void* p = VG_(cli_malloc)(align, n);
-   if (p == NULL)
-      return NULL;
-   if (zero)
-      VG_(memset)(p, 0, n);
-   record_alloc(tid, routine, p, n);
-   return p;
+   Addr* f = &alloc_frames[tid];
+   if (enter && (*f == 0 || frame >= *f))
+      *f = frame;
+   return *f == frame;
 }
 
-static void* ms_malloc(ThreadId tid, SizeT n)
-{ return alloc_block(tid, "malloc", VG_(clo_alignment), n, False); }
-static void* ms_new(ThreadId tid, SizeT n)
-{ return alloc_block(tid, "new", VG_(clo_alignment), n, False); }
-static void* ms_new_aligned(ThreadId tid, SizeT n, SizeT align)
-{ return alloc_block(tid, "new", align, n, False); }
-static void* ms_vec_new(ThreadId tid, SizeT n)
-{ return alloc_block(tid, "new[]", VG_(clo_alignment), n, False); }
-static void* ms_vec_new_aligned(ThreadId tid, SizeT n, SizeT align)
-{ return alloc_block(tid, "new[]", align, n, False); }
-static void* ms_memalign(ThreadId tid, SizeT align, SizeT n)
-{ return alloc_block(tid, "memalign", align, n, False); }
-
-static void* ms_calloc(ThreadId tid, SizeT m, SizeT size)
+/* The preload's allocation requests (ms_sync.h); True if req is one. */
+static Bool alloc_request(ThreadId tid, UWord* args)
 {
-   if (size != 0 && m > (SizeT)-1 / size)
-      return NULL;   /* overflow: calloc fails */
-   return alloc_block(tid, "calloc", VG_(clo_alignment), m * size, True);
-}
-
-static void free_block(ThreadId tid, const HChar* routine, void* p)
-{
-   if (p == NULL)
-      return;
-   record_free(tid, routine, p);
-   VG_(cli_free)(p);
-}
-
-static void ms_free(ThreadId tid, void* p)       { free_block(tid, "free", p); }
-static void ms_delete(ThreadId tid, void* p)     { free_block(tid, "delete", p); }
-static void ms_vec_delete(ThreadId tid, void* p) { free_block(tid, "delete[]", p); }
-static void ms_delete_aligned(ThreadId tid, void* p, SizeT align)     { free_block(tid, "delete", p); }
-static void ms_vec_delete_aligned(ThreadId tid, void* p, SizeT align) { free_block(tid, "delete[]", p); }
-
-/* realloc reports the free of the old block and the allocation of the new
-   one, both by "realloc". */
-static void* ms_realloc(ThreadId tid, void* p, SizeT n)
-{
-   if (p == NULL)
-      return alloc_block(tid, "realloc", VG_(clo_alignment), n, False);
-   if (n == 0) {
-      free_block(tid, "realloc", p);
-      return NULL;
+   switch (args[0]) {
+   case MS_REQ_ALLOC_ENTER:
+      outermost_alloc(tid, args[1], True);
+      return True;
+   case MS_REQ_ALLOC:
+      if (outermost_alloc(tid, args[4], False)) {
+         alloc_frames[tid] = 0;
+         if (args[2] != 0 && args[1] < MS_R_COUNT)
+            record_alloc(tid, routines[args[1]], (void*)args[2], args[3]);
+      }
+      return True;
+   case MS_REQ_REALLOC:
+      if (outermost_alloc(tid, args[4], False)) {
+         alloc_frames[tid] = 0;
+         /* NULL with a size above 0 failed: the old block stays. */
+         if (args[1] != 0 && (args[2] != 0 || args[3] == 0))
+            record_free(tid, "realloc", (void*)args[1]);
+         if (args[2] != 0)
+            record_alloc(tid, "realloc", (void*)args[2], args[3]);
+      }
+      return True;
+   case MS_REQ_FREE:
+      if (outermost_alloc(tid, args[3], True) && args[2] != 0 && args[1] < MS_R_COUNT)
+         record_free(tid, routines[args[1]], (void*)args[2]);
+      return True;
+   case MS_REQ_FREE_LEAVE:
+      if (outermost_alloc(tid, args[1], False))
+         alloc_frames[tid] = 0;
+      return True;
    }
-   void* q = VG_(cli_malloc)(VG_(clo_alignment), n);
-   if (q == NULL)
-      return NULL;
-   Block* b = VG_(HT_lookup)(blocks, (UWord)p);
-   SizeT old = b != NULL ? b->size : VG_(cli_malloc_usable_size)(p);
-   VG_(memcpy)(q, p, old < n ? old : n);
-   record_free(tid, "realloc", p);
-   VG_(cli_free)(p);
-   record_alloc(tid, "realloc", q, n);
-   return q;
-}
-
-static SizeT ms_usable_size(ThreadId tid, void* p)
-{
-   Block* b = VG_(HT_lookup)(blocks, (UWord)p);
-   return b != NULL ? b->size : 0;
+   return False;
 }
 
 static void emit_mark(ULong mark, const HChar* name, Addr a, ULong size)
@@ -931,7 +929,7 @@ static Bool ms_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
 {
    if (!VG_IS_TOOL_USERREQ('M', 'S', args[0]))
       return False;
-   if (sync_request(tid, args)) {
+   if (sync_request(tid, args) || alloc_request(tid, args)) {
       *ret = 0;
       return True;
    }
@@ -1122,6 +1120,7 @@ static void ms_thread_exit(ThreadId tid)
    calls[tid].in_timestep_fn = 0;
    lives[tid].state = THR_LIVE;   /* the id may be reused */
    lives[tid].creating = False;
+   alloc_frames[tid] = 0;
 }
 
 /* In the parent, during the clone of a new thread: a thread made by the
@@ -1145,6 +1144,47 @@ static void ms_atfork_child(ThreadId tid)
    buf_pos = 0;
    VG_(close)(clo_out_fd);   /* so the reader sees the end when the parent ends */
    VG_(umsg)("memspy: child process %d is not traced\n", VG_(getpid)());
+}
+
+/* Writes a PROC record of kind k, naming name (NULL: none), with arg,
+   and hands the buffer to memspy: an exec may end the process now. It is
+   written even past --max-events, as END is, so that memspy knows how
+   the stream ends. */
+static void emit_proc(ULong k, const HChar* name, ULong arg)
+{
+   if (silenced)
+      return;
+   flush_skip();
+   if (dropping)
+      buf_pos = 0;   /* past the limit: nothing else goes out */
+   note_thread();
+   ULong id = string_id(name);
+   ensure_room(2);
+   buf[buf_pos++] = (REC_PROC << 60) | (id << 16) | k;
+   buf[buf_pos++] = arg;
+   if (dropping) {
+      send_buf(buf_pos);
+      buf_pos = parse_pos = 0;
+   } else
+      ms_flush();
+}
+
+/* Before a system call: an exec (which Valgrind checks before making it:
+   a check that fails comes back to ms_post_syscall) ends the stream of
+   this program once it succeeds. */
+static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
+{
+   if (sysno != __NR_execve && sysno != __NR_execveat)
+      return;
+   static HChar path[MAX_NAME];
+   emit_proc(PROC_EXEC, client_string(sysno == __NR_execve ? args[0] : args[1], path), 0);
+}
+
+/* After a system call: only a failed exec comes back. */
+static void ms_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res)
+{
+   if ((sysno == __NR_execve || sysno == __NR_execveat) && sr_isError(res))
+      emit_proc(PROC_EXEC_FAILED, NULL, sr_Err(res));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1666,6 +1706,9 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          return start_fn_trigger(sbIn, layout, entry);
       return sbIn;
    }
+   /* The preload's code records no reference (only its calls and
+      returns). */
+   Bool quiet = entry >= quiet_lo && entry < quiet_hi;
    /* A gap translation counts references instead of recording them; with
       time sampling, recording ones count them too. */
    Bool gap = IS_GAP(ms_mode);
@@ -1779,7 +1822,7 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       switch (st->tag) {
       case Ist_IMark:
          pc = st->Ist.IMark.addr;
-         if (clo_ifetch) {
+         if (clo_ifetch && !quiet) {
             add_entry(K_IFETCH, st->Ist.IMark.len, pc);
             n_refs++;
          }
@@ -1847,7 +1890,7 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       default:
          break;
       }
-      if (addr != NULL && clo_no_stack && is_stack_addr(addr))
+      if (addr != NULL && (quiet || (clo_no_stack && is_stack_addr(addr))))
          addr = NULL;
       if (addr != NULL) {
          if (kind == K_WRITE && last_read >= 0 && ((ents[last_read].word >> 8) & 0xffffff) == size &&
@@ -2071,6 +2114,7 @@ static void ms_post_clo_init(void)
    add_alloc_fn("runtime.mallocgc:rax");   /* Go (register ABI) */
    calls = VG_(calloc)("memspy.calls", VG_N_THREADS, sizeof(ThreadCalls));
    lives = VG_(calloc)("memspy.lives", VG_N_THREADS, sizeof(ThreadLife));
+   alloc_frames = VG_(calloc)("memspy.allocframes", VG_N_THREADS, sizeof(Addr));
    barriers = VG_(HT_construct)("memspy.barriers");
    strings = VG_(HT_construct)("memspy.strings");
    blocks = VG_(HT_construct)("memspy.blocks");
@@ -2122,9 +2166,7 @@ static void ms_pre_clo_init(void)
    VG_(basic_tool_funcs)(ms_post_clo_init, ms_instrument, ms_fini);
    VG_(needs_command_line_options)(ms_process_cmd_line_option, ms_print_usage, ms_print_debug_usage);
    VG_(needs_client_requests)(ms_handle_client_request);
-   VG_(needs_malloc_replacement)(ms_malloc, ms_new, ms_new_aligned, ms_vec_new, ms_vec_new_aligned,
-                                 ms_memalign, ms_calloc, ms_free, ms_delete, ms_delete_aligned,
-                                 ms_vec_delete, ms_vec_delete_aligned, ms_realloc, ms_usable_size, 0);
+   VG_(needs_syscall_wrapper)(ms_pre_syscall, ms_post_syscall);
    VG_(track_start_client_code)(ms_start_client_code);
    VG_(track_pre_thread_ll_create)(ms_thread_create);
    VG_(track_pre_thread_ll_exit)(ms_thread_exit);
