@@ -75,6 +75,11 @@ type Options struct {
 	// function. Set and processor sampling are left to the engine; so is
 	// time sampling by count (the run's length is not known).
 	Sample sample.Spec
+	// Children follows the program's children (Valgrind's
+	// --trace-children=yes): an exec'd program's stream follows the
+	// exec'ing one's (StreamReader.Next), and each forked child writes a
+	// stream of its own, which Run.Children delivers.
+	Children bool
 	// ToolArgs are extra options passed to the tool, before "--".
 	ToolArgs []string
 	// Stdin, Stdout and Stderr are the program's standard streams; nil
@@ -233,6 +238,8 @@ type Run struct {
 	ring   []byte   // the shared memory the tool fills
 	free   *os.File // write end of the pipe that hands chunks back
 
+	kids *children // forked children's streams (Options.Children)
+
 	mu      sync.Mutex
 	stopped bool // the read end was closed and the process killed
 	signals int  // signals forwarded
@@ -288,25 +295,38 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	// references, so memspy asks for the most: on matmul 512 memspy run
 	// took 2.78 s instead of 3.04 s, cachegrind 2.54 s either way.
 	argv := append([]string{"--tool=memspy", "-q", "--vex-iropt-unroll-thresh=400", "--out-fd=3", "--free-fd=4", "--ring-fd=5"}, opt.toolArgs()...)
+	var kids *children
+	if opt.Children {
+		if kids, err = newChildren(); err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--trace-children=yes", "--fifo-dir="+kids.dir, "--control-fd=6")
+	}
 	argv = append(argv, "--", prog)
 	argv = append(argv, args...)
+	fail := func(err error) (*Run, error) {
+		if kids != nil {
+			kids.started(false)
+		}
+		return nil, err
+	}
 
 	ringFile, ring, err := newRing()
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	defer ringFile.Close() // the mapping stays
 	freeR, freeW, err := os.Pipe()
 	if err != nil {
 		syscall.Munmap(ring)
-		return nil, err
+		return fail(err)
 	}
 	defer freeR.Close() // only the child reads
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		syscall.Munmap(ring)
 		freeW.Close()
-		return nil, err
+		return fail(err)
 	}
 	// With the ring the pipe carries a word per 1 MiB chunk; a larger pipe
 	// helps a tool that writes its data into it. Not fatal: the limit may be
@@ -321,6 +341,9 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	}
 	cmd.Env = append(env, "VALGRIND_LIB="+lib)
 	cmd.ExtraFiles = []*os.File{pw, freeR, ringFile} // fds 3, 4 and 5 in the child
+	if kids != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, kids.w) // fd 6
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opt.Stdin, opt.Stdout, opt.Stderr
 	if cmd.Stdin == nil {
 		cmd.Stdin = os.Stdin
@@ -336,13 +359,16 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	cmd.WaitDelay = 2 * time.Second
 	err = cmd.Start()
 	pw.Close() // only the child writes: its exit closes the stream
+	if kids != nil {
+		kids.started(err == nil)
+	}
 	if err != nil {
 		pr.Close()
 		freeW.Close()
 		syscall.Munmap(ring)
 		return nil, fmt.Errorf("starting valgrind: %w", err)
 	}
-	r := &Run{cmd: cmd, pr: pr, ring: ring, free: freeW}
+	r := &Run{cmd: cmd, pr: pr, ring: ring, free: freeW, kids: kids}
 	r.reader = NewStreamReader(pr)
 	r.reader.setRing(ring, freeW)
 	r.reader.lib = lib

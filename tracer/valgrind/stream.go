@@ -9,6 +9,7 @@
 package valgrind
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -54,8 +55,9 @@ const (
 
 // Kinds of PROC records.
 const (
-	procExec       = 1 // the process execs the program named: the stream ends here if it succeeds
+	procExec       = 1 // the process execs the program named (word 1: 1 if the tool cannot trace it): the stream ends here if it succeeds
 	procExecFailed = 2 // that exec failed (word 1: the errno)
+	procStart      = 3 // the process's command line, and its parent's pid (word 1)
 )
 
 // A data entry whose word has entDerived set has no address word in EXEC
@@ -256,11 +258,14 @@ type StreamReader struct {
 
 	strings map[uint64]string // STRING records by id
 
-	events uint64
-	ended  bool
-	code   int
-	exec   string // the program of an exec under way (PROC record), if any
-	err    error  // sticky
+	events  uint64
+	ended   bool
+	code    int
+	exec    string // the program of an exec under way (PROC record), if any
+	foreign bool   // that program cannot be traced (not 64-bit x86)
+	command string // the process's command line (PROC start record)
+	parent  int    // its parent's pid
+	err     error  // sticky
 
 	// Scratch space for DESCRIBE records.
 	scratchEnt  []uint64
@@ -279,8 +284,9 @@ type StreamReader struct {
 	held    bool   // s.buf is a chunk not handed back yet
 	pending []byte // bytes read from r after the header
 
-	lib     string // the tool's directory, for the version error
-	onFatal func() // called once when the stream is corrupt
+	lib     string    // the tool's directory, for the version error
+	onFatal func()    // called once when the stream is corrupt
+	in      io.Closer // the input, when the reader owns it (a child's FIFO)
 }
 
 // NewStreamReader returns a reader of the stream r. It reads through its
@@ -352,12 +358,61 @@ func (s *StreamReader) Ended() (code int, ok bool) { return s.code, s.ended }
 func (s *StreamReader) Offset() int64 { return s.off() }
 
 // Exec returns the program the traced process exec'd when the stream
-// ended with a successful exec (what ran after it is not traced), else "".
-func (s *StreamReader) Exec() string {
+// ended with a successful exec, else "". Next reads the exec'd program's
+// stream, if it is traced; foreign reports that the tool could not trace
+// it (a 32-bit program).
+func (s *StreamReader) Exec() (prog string, foreign bool) {
 	if !s.ended {
-		return ""
+		return "", false
 	}
-	return s.exec
+	return s.exec, s.foreign
+}
+
+// Close closes the reader's input when the reader owns it (the stream of a
+// forked child, from Run.Children); the stream of the program memspy
+// started is closed by Run.Wait.
+func (s *StreamReader) Close() error {
+	if s.in == nil {
+		return nil
+	}
+	return s.in.Close()
+}
+
+// Command returns the process's command line and its parent's pid, from
+// the stream's start (empty and 0 before the first Read).
+func (s *StreamReader) Command() (cmd string, parent int) { return s.command, s.parent }
+
+// Next returns a reader of the stream of the program this one's process
+// exec'd, which follows in the same input when Valgrind follows execs
+// (memspy run's --children), or nil: the stream did not end with an exec,
+// or nothing follows (the exec'd program runs untraced). It may block
+// until the exec'd program's tool writes its first bytes.
+func (s *StreamReader) Next() *StreamReader {
+	if !s.ended || s.exec == "" {
+		return nil
+	}
+	rest := s.buf[s.pos:s.end]
+	if s.pending != nil {
+		rest = s.pending
+	}
+	rest = slices.Clone(rest)
+	for len(rest) < 8 && s.rerr == nil {
+		var b [8]byte
+		n, err := s.r.Read(b[:])
+		rest = append(rest, b[:n]...)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	n := newStreamReaderSize(io.MultiReader(bytes.NewReader(rest), s.r), bufSize)
+	if s.ring != nil {
+		n.setRing(s.ring, s.free) // the exec'd program's tool starts again at chunk 0
+	}
+	n.lib, n.onFatal, n.in = s.lib, s.onFatal, s.in
+	return n
 }
 
 // Err returns the error that ended the stream: nil while it goes on or
@@ -443,6 +498,9 @@ func (s *StreamReader) moreRing(need int) error {
 					s.rerr = io.ErrNoProgress
 				}
 			}
+		}
+		if s.exec != "" && string(s.pending[:8]) == StreamMagic {
+			return io.EOF // the exec'd program's stream follows (see Next)
 		}
 		n := le.Uint64(s.pending)
 		s.pending = s.pending[8:]
@@ -608,6 +666,11 @@ func (s *StreamReader) decode(c columns) (int, error) {
 				}
 				return n, s.endError(err, false)
 			}
+		}
+		if s.exec != "" && string(s.buf[s.pos:s.pos+8]) == StreamMagic {
+			// The exec'd program's stream follows (see Next).
+			s.ended = true
+			return n, io.EOF
 		}
 		w := le.Uint64(s.buf[s.pos:])
 		switch w >> 60 {
@@ -1186,9 +1249,11 @@ func (s *StreamReader) proc(w uint64) error {
 		if nm == "" {
 			nm = "?" // a path the tool could not read
 		}
-		s.exec = nm
+		s.exec, s.foreign = nm, le.Uint64(s.buf[s.pos+8:]) == 1
 	case w&0xffff == procExecFailed:
-		s.exec = ""
+		s.exec, s.foreign = "", false
+	case w&0xffff == procStart:
+		s.command, s.parent = nm, int(int64(le.Uint64(s.buf[s.pos+8:])))
 	default:
 		return s.corrupt(start, "PROC record of unknown kind %d", w&0xffff)
 	}

@@ -3,6 +3,7 @@ package valgrind
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"fmt"
 	"io"
@@ -375,7 +376,7 @@ func TestToolExec(t *testing.T) {
 		if st := wait(t, run); st.Code != 0 {
 			t.Fatalf("%s: %v", tc.arg, st)
 		}
-		if got := run.Reader().Exec(); got != tc.exec {
+		if got, _ := run.Reader().Exec(); got != tc.exec {
 			t.Errorf("%s: Exec() = %q, want %q", tc.arg, got, tc.exec)
 		}
 		if stdout.String() != tc.out {
@@ -385,6 +386,119 @@ func TestToolExec(t *testing.T) {
 		if n := countKind(evs, trace.Call); n < 10 {
 			t.Errorf("%s: %d calls traced", tc.arg, n)
 		}
+		if run.Reader().Next() != nil {
+			t.Errorf("%s: a stream follows the exec without Children", tc.arg)
+		}
+	}
+	// With Children, the exec'd program's stream follows in the same
+	// pipe and ring.
+	run, stdout := startTool(t, exe, Options{Children: true}, "/bin/echo")
+	var counts []int
+	for r := run.Reader(); r != nil; r = r.Next() {
+		evs, err := readAll(t, r, trace.BatchSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd, _ := r.Command()
+		counts = append(counts, len(evs))
+		if want := []string{exe + " /bin/echo", "/bin/echo exec"}[min(len(counts)-1, 1)]; cmd != want {
+			t.Errorf("stream %d: command %q, want %q", len(counts), cmd, want)
+		}
+	}
+	if st := wait(t, run); st.Code != 0 || stdout.String() != "after the failed exec\nexec\n" {
+		t.Errorf("%v, output %q", st, stdout)
+	}
+	if len(counts) != 2 || counts[1] < 10000 {
+		t.Errorf("events of the streams: %v", counts)
+	}
+}
+
+const forkProg = `
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	char *p = malloc(1000);
+	pid_t pid = fork();
+	if (pid == 0) {
+		p[1] = 1; /* the child's own reference */
+		execl("/bin/echo", "/bin/echo", "from the child", (char *)NULL);
+		return 99;
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	printf("child %d\n", WEXITSTATUS(st));
+	return 0;
+}
+`
+
+// With Children, a forked child writes a stream of its own, which goes on
+// into the program it execs: the root's stream, the child's and echo's
+// each end normally, with their command lines and parents.
+func TestToolChildren(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "forks")
+	if out, err := exec.Command("gcc", "-O1", "-g", "-o", exe, writeC(t, forkProg)).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	run, stdout := startTool(t, exe, Options{Children: true})
+	type proc struct {
+		pid, parent int
+		cmd, exec   string
+		refs        int
+	}
+	procs := make(chan proc, 8)
+	read := func(r *StreamReader) {
+		for r != nil {
+			evs, err := readAll(t, r, trace.BatchSize)
+			if err != nil {
+				t.Errorf("stream of %d: %v", r.Pid(), err)
+				return
+			}
+			cmd, parent := r.Command()
+			x, _ := r.Exec()
+			procs <- proc{r.Pid(), parent, cmd, x, len(evs)}
+			next := r.Next()
+			if next == nil {
+				r.Close()
+			}
+			r = next
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for c := range run.Children() {
+			read(c)
+		}
+	}()
+	read(run.Reader())
+	if st := wait(t, run); st.Code != 0 {
+		t.Fatalf("%v", st)
+	}
+	<-done
+	close(procs)
+	var got []proc
+	for p := range procs {
+		got = append(got, p)
+	}
+	if stdout.String() != "from the child\nchild 0\n" {
+		t.Errorf("output %q", stdout)
+	}
+	// The streams come in the order they end.
+	slices.SortStableFunc(got, func(a, b proc) int { return cmp.Or(a.pid-b.pid, len(b.exec)-len(a.exec)) })
+	if len(got) != 3 {
+		t.Fatalf("%d streams: %+v", len(got), got)
+	}
+	root, child, echo := got[0], got[1], got[2]
+	if root.cmd != exe || root.exec != "" || root.pid != run.Pid() || child.cmd != exe || child.parent != root.pid ||
+		child.exec != "/bin/echo" || echo.pid != child.pid || echo.cmd != "/bin/echo from the child" || echo.parent != root.pid {
+		t.Errorf("streams %+v", got)
+	}
+	// The child's few references: from fork's return to the exec.
+	if root.refs < 10000 || child.refs < 100 || echo.refs < 10000 {
+		t.Errorf("events: %+v", got)
 	}
 }
 

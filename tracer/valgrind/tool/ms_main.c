@@ -49,7 +49,9 @@
  */
 
 #include "pub_tool_basics.h"
+#include "pub_tool_clientstate.h"
 #include "pub_tool_tooliface.h"
+#include "pub_tool_xarray.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_hashtable.h"
@@ -69,6 +71,13 @@
 #include "valgrind.h"
 #include "memspy.h"
 #include "ms_sync.h"
+
+/* Functions and options of Valgrind's core that are not among the tool
+   headers. */
+extern Int     VG_(safe_fd)(Int oldfd);
+extern Bool    VG_(clo_trace_children);
+extern XArray* VG_(args_for_valgrind);
+extern Int     VG_(fcntl)(Int fd, Int cmd, Addr arg);
 
 #define MS_STREAM_VERSION 9
 #define MS_STR(x)  MS_STR1(x)
@@ -106,6 +115,7 @@ static const HChar version_tag[] __attribute__((used)) =
 /* Kinds of PROC records: what happened to the process. */
 #define PROC_EXEC        1   /* it execs the program named (what follows is not this program's) */
 #define PROC_EXEC_FAILED 2   /* that exec failed (word 1: the errno): tracing goes on */
+#define PROC_START       3   /* the stream's process starts: its command line; word 1 its parent's pid */
 
 /* An entry word with this bit has no address word in EXEC records: its
    address is that of the data entry numbered by bits 63..40 plus an offset
@@ -119,6 +129,7 @@ static const HChar version_tag[] __attribute__((used)) =
 #define MODE_PAUSED     1ULL
 #define MODE_GAP        2ULL
 #define MODE_OFF        4ULL
+#define MODE_RESTART    8ULL   /* a forked child's new stream: every translation goes, then the mode is set again */
 #define IS_GAP(m)       (((m) & ~1ULL) == MODE_GAP)
 
 /* Time sampling: a gap shorter than this many references is recorded
@@ -137,6 +148,10 @@ static const HChar version_tag[] __attribute__((used)) =
 static Int   clo_out_fd = -1;
 static Int   clo_ring_fd = -1;    /* the ring's memory (a memfd), or -1: data through the pipe */
 static Int   clo_free_fd = -1;    /* memspy reports the chunks it is done with here */
+/* Process trees: a forked child makes the FIFO DIR/PID (--fifo-dir),
+   announces its pid on --control-fd and writes its own stream there. */
+static const HChar* clo_fifo_dir = NULL;
+static Int   clo_control_fd = -1;
 static Bool  clo_ifetch = False;
 static ULong clo_max_events = 0;  /* 0: no limit */
 static ULong clo_max_ms = 0;      /* 0: no limit */
@@ -353,6 +368,12 @@ static UWord hash_str(const HChar* s, SizeT n)
    for (SizeT i = 0; i < n; i++)
       h = (h ^ (UChar)s[i]) * 1099511628211ULL;
    return h;
+}
+
+static void free_string(void* node)
+{
+   VG_(free)(((Str*)node)->s);
+   VG_(free)(node);
 }
 
 static ULong string_id(const HChar* s)
@@ -679,6 +700,8 @@ static void ms_discard_all(void)
    every translation goes. */
 static void ms_leave(ULong reach)
 {
+   if (ms_mode == MODE_RESTART)
+      update_mode();
    if (clo_sample_period > 0)
       sched_update(reach);
    ms_discard_all();
@@ -1135,17 +1158,6 @@ static void ms_thread_create(ThreadId parent, ThreadId child)
    }
 }
 
-/* A forked child shares the parent's output: it must not write to it. */
-static void ms_atfork_child(ThreadId tid)
-{
-   silenced = True;
-   buf = own_buf;   /* not the ring the parent fills */
-   ring = NULL;
-   buf_pos = 0;
-   VG_(close)(clo_out_fd);   /* so the reader sees the end when the parent ends */
-   VG_(umsg)("memspy: child process %d is not traced\n", VG_(getpid)());
-}
-
 /* Writes a PROC record of kind k, naming name (NULL: none), with arg,
    and hands the buffer to memspy: an exec may end the process now. It is
    written even past --max-events, as END is, so that memspy knows how
@@ -1169,22 +1181,172 @@ static void emit_proc(ULong k, const HChar* name, ULong arg)
       ms_flush();
 }
 
+/* Whether the file at path is a program this tool can trace after an
+   exec: a 64-bit x86 ELF file, or not an ELF file at all (a script, whose
+   interpreter Valgrind runs; or no file: the exec fails). */
+static Bool traceable(const HChar* path)
+{
+   SysRes r = VG_(open)(path, VKI_O_RDONLY, 0);
+   if (sr_isError(r))
+      return True;
+   UChar h[20];
+   Int n = VG_(read)(sr_Res(r), h, sizeof h);
+   VG_(close)(sr_Res(r));
+   if (n < (Int)sizeof h || h[0] != 0x7f || h[1] != 'E' || h[2] != 'L' || h[3] != 'F')
+      return True;
+   return h[4] == 2 && (h[18] | h[19] << 8) == 62;   /* ELFCLASS64, EM_X86_64 */
+}
+
+/* Waits until memspy has handed back every chunk of the ring but the one
+   being filled (empty after a flush): a new tool instance, after an exec,
+   starts with every chunk free, and memspy starts it again at chunk 0. */
+static void wait_ring(void)
+{
+   while (ring != NULL && !silenced && ring_free < ring_chunks - 1) {
+      UChar tokens[64];
+      Int r = VG_(read)(clo_free_fd, tokens, sizeof tokens);
+      if (r <= 0) {
+         silenced = True;
+         return;
+      }
+      ring_free += r;
+   }
+}
+
+/* Sets the option opt (like "--out-fd=") of Valgrind's own arguments,
+   which it gives the tool instance of an exec'd program, to fd. */
+static void set_fd_arg(const HChar* opt, Int fd)
+{
+   SizeT n = VG_(strlen)(opt);
+   for (Word i = 0; i < VG_(sizeXA)(VG_(args_for_valgrind)); i++) {
+      HChar** a = VG_(indexXA)(VG_(args_for_valgrind), i);
+      if (VG_(strncmp)(*a, opt, n) == 0) {
+         HChar* v = VG_(malloc)("memspy.arg", n + 16);
+         VG_(snprintf)(v, n + 16, "%s%d", opt, fd);
+         *a = v;
+      }
+   }
+}
+
+/* The descriptors the stream goes through, closed on exec (keep: False)
+   or kept open for the tool instance of the exec'd program. */
+static void keep_fds(Bool keep)
+{
+   Int fds[4] = { clo_out_fd, ring != NULL ? clo_ring_fd : -1, ring != NULL ? clo_free_fd : -1, clo_control_fd };
+   for (Int k = 0; k < 4; k++)
+      if (fds[k] >= 0)
+         VG_(fcntl)(fds[k], VKI_F_SETFD, keep ? 0 : VKI_FD_CLOEXEC);
+}
+
+/* An exec under way: whether Valgrind follows it, and what to restore if
+   it fails. */
+static Bool exec_followed, exec_saved_trace;
+
 /* Before a system call: an exec (which Valgrind checks before making it:
    a check that fails comes back to ms_post_syscall) ends the stream of
-   this program once it succeeds. */
+   this program once it succeeds. When Valgrind follows it (memspy's
+   --children), the next program's tool instance goes on in the same
+   stream (the ring's chunks all handed back first) with the descriptors
+   as they are; a program the tool cannot trace (32-bit) runs untraced. */
 static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
 {
    if (sysno != __NR_execve && sysno != __NR_execveat)
       return;
    static HChar path[MAX_NAME];
-   emit_proc(PROC_EXEC, client_string(sysno == __NR_execve ? args[0] : args[1], path), 0);
+   const HChar* p = client_string(sysno == __NR_execve ? args[0] : args[1], path);
+   exec_saved_trace = VG_(clo_trace_children);
+   Bool ok = p == NULL || sysno == __NR_execveat || traceable(p);
+   if (!ok)
+      VG_(clo_trace_children) = False;
+   exec_followed = VG_(clo_trace_children) && !silenced;
+   emit_proc(PROC_EXEC, p, ok ? 0 : 1);
+   if (exec_followed) {
+      wait_ring();
+      set_fd_arg("--out-fd=", clo_out_fd);
+      set_fd_arg("--ring-fd=", ring != NULL ? clo_ring_fd : -1);
+      set_fd_arg("--free-fd=", ring != NULL ? clo_free_fd : -1);
+      set_fd_arg("--control-fd=", clo_control_fd);
+      keep_fds(True);
+   }
 }
 
 /* After a system call: only a failed exec comes back. */
 static void ms_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res)
 {
-   if ((sysno == __NR_execve || sysno == __NR_execveat) && sr_isError(res))
-      emit_proc(PROC_EXEC_FAILED, NULL, sr_Err(res));
+   if ((sysno != __NR_execve && sysno != __NR_execveat) || !sr_isError(res))
+      return;
+   VG_(clo_trace_children) = exec_saved_trace;
+   if (exec_followed)
+      keep_fds(False);
+   emit_proc(PROC_EXEC_FAILED, NULL, sr_Err(res));
+}
+
+/* The stream's first records: the header, then a START record with the
+   program's command line and the parent's pid. */
+static void start_stream(void)
+{
+   ULong header[4];
+   VG_(memcpy)(&header[0], "memspyVG", 8);
+   header[1] = MS_STREAM_VERSION;
+   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0) | (ring != NULL ? 4 : 0);
+   header[3] = (ULong)VG_(getpid)();
+   write_out(header, sizeof header);
+   static HChar cmd[MAX_NAME];
+   Int n = VG_(snprintf)(cmd, sizeof cmd, "%s", VG_(args_the_exename) ? VG_(args_the_exename) : "?");
+   for (Word i = 0; i < VG_(sizeXA)(VG_(args_for_client)) && n < MAX_NAME - 1; i++)
+      n += VG_(snprintf)(cmd + n, sizeof cmd - n, " %s", *(HChar**)VG_(indexXA)(VG_(args_for_client), i));
+   note_thread();
+   ULong id = string_id(cmd);
+   ensure_room(2);
+   buf[buf_pos++] = (REC_PROC << 60) | (id << 16) | PROC_START;
+   buf[buf_pos++] = (ULong)VG_(getppid)();
+}
+
+/* A forked child: the parent's stream is not its own. With --fifo-dir it
+   makes the FIFO DIR/PID, announces itself on the control descriptor,
+   opens the FIFO once memspy reads it, and starts a stream of its own
+   there: everything the parent's stream described (strings, objects,
+   superblocks) is described again. Otherwise it runs untraced. */
+static void ms_atfork_child(ThreadId tid)
+{
+   silenced = True;
+   buf = own_buf;   /* not the ring the parent fills */
+   ring = NULL;
+   buf_pos = parse_pos = 0;
+   Int* fds[3] = { &clo_out_fd, &clo_ring_fd, &clo_free_fd };
+   for (Int k = 0; k < 3; k++)
+      if (*fds[k] >= 0) {
+         VG_(close)(*fds[k]);   /* the parent's: its reader sees the end when the parent ends */
+         *fds[k] = -1;
+      }
+   if (clo_fifo_dir == NULL || clo_control_fd < 0)
+      return;
+   HChar path[MAX_NAME];
+   VG_(snprintf)(path, sizeof path, "%s/%d", clo_fifo_dir, VG_(getpid)());
+   ULong pid = (ULong)VG_(getpid)();
+   if (sr_isError(VG_(mknod)(path, VKI_S_IFIFO | 0600, 0)) || VG_(write)(clo_control_fd, &pid, 8) != 8)
+      return;
+   SysRes r = VG_(open)(path, VKI_O_WRONLY, 0);   /* waits for memspy to open it */
+   if (sr_isError(r))
+      return;
+   clo_out_fd = VG_(safe_fd)(sr_Res(r));
+   silenced = False;
+   VG_(HT_destruct)(strings, free_string);
+   strings = VG_(HT_construct)("memspy.strings");
+   next_str_id = 1;
+   VG_(HT_destruct)(mapped, VG_(free));
+   mapped = VG_(HT_construct)("memspy.mapped");
+   maps_dirty = True;
+   last_tid = -1;
+   n_exit_counts = 0;
+   events_seen = 0;
+   limit_reached = dropping = False;
+   start_stream();
+   /* The translations describe superblocks in the parent's stream: the
+      first to run leaves and discards them all (Valgrind does not allow
+      it here). */
+   if (ms_mode != MODE_OFF)
+      ms_mode = MODE_RESTART;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2006,6 +2168,8 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
 {
    const HChar* s;
    if VG_INT_CLO(arg, "--out-fd", clo_out_fd) {}
+   else if VG_INT_CLO(arg, "--control-fd", clo_control_fd) {}
+   else if VG_STR_CLO(arg, "--fifo-dir", clo_fifo_dir) {}
    else if VG_INT_CLO(arg, "--ring-fd", clo_ring_fd) {}
    else if VG_INT_CLO(arg, "--free-fd", clo_free_fd) {}
    else if VG_BOOL_CLO(arg, "--ifetch", clo_ifetch) {}
@@ -2043,6 +2207,8 @@ static void ms_print_usage(void)
 "    --out-fd=N          write the event stream to file descriptor N [required]\n"
 "    --ring-fd=N --free-fd=M  pass the stream's data through the shared memory\n"
 "                        N (chunks of 1 MiB) with the chunks handed back on M\n"
+"    --fifo-dir=DIR --control-fd=N  follow forked children: each makes the FIFO\n"
+"                        DIR/PID, announces PID on N and writes its stream there\n"
 "    --ifetch=no|yes     describe instruction fetches [no]\n"
 "    --max-events=N      stop tracing soon after N events (0: never) [0]\n"
 "    --max-ms=N          stop tracing N milliseconds after the start (0: never) [0]\n"
@@ -2135,13 +2301,14 @@ static void ms_post_clo_init(void)
 
    if (clo_ring_fd >= 0)
       map_ring();
+   /* The stream's descriptors go to Valgrind's own range: the program
+      numbers its descriptors as natively, and cannot close these. */
+   Int* fds[4] = { &clo_out_fd, &clo_ring_fd, &clo_free_fd, &clo_control_fd };
+   for (Int k = 0; k < 4; k++)
+      if (*fds[k] >= 0)
+         *fds[k] = VG_(safe_fd)(*fds[k]);
 
-   ULong header[4];
-   VG_(memcpy)(&header[0], "memspyVG", 8);
-   header[1] = MS_STREAM_VERSION;
-   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0) | (ring != NULL ? 4 : 0);
-   header[3] = (ULong)VG_(getpid)();
-   write_out(header, sizeof header);
+   start_stream();
    update_mode();
    VG_(atfork)(NULL, NULL, ms_atfork_child);
 }
