@@ -87,6 +87,8 @@ type Data struct {
 	pooled  map[uint64]string // the names of the pooled small globals, by start
 
 	last span // the heap span of the last Lookup, to check first
+
+	allocator int32 // the allocator's bin (AllocatorBin), 0 until made
 }
 
 // NewData returns a Data with only the other and freed bins.
@@ -275,6 +277,16 @@ func (d *Data) StackBin(proc int32) int32 {
 	id := d.add(Bin{Kind: Stack, Proc: proc})
 	d.stack[proc] = id
 	return id
+}
+
+// AllocatorBin returns the bin of the program allocator's own references
+// to freed memory (its free lists: glibc's malloc and free read and write
+// freed chunks), "<allocator>", a heap bin made on first use.
+func (d *Data) AllocatorBin() int32 {
+	if d.allocator == 0 {
+		d.allocator = d.add(Bin{Kind: Heap, Name: "<allocator>"})
+	}
+	return d.allocator
 }
 
 // Lookup returns the bin of the heap, manual or global range holding addr,

@@ -90,6 +90,10 @@ type Profile struct {
 	Pairs      []Pair      `json:"pairs,omitempty"`
 	Lines      []Line      `json:"lines,omitempty"`
 	References []Reference `json:"references,omitempty"`
+	// Processes, in a run that followed a process tree (memspy run), hold
+	// each program each process ran, in the order they started; every
+	// other counter of the profile is their total. Nil for one program.
+	Processes []Process `json:"processes,omitempty"`
 	// Complete is false when the input ended with an error and the
 	// counts cover only the events read before it.
 	Complete bool `json:"complete"`

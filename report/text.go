@@ -1,9 +1,9 @@
 // Package report renders Profiles for people and scripts: the summary of
 // a run (Text, with its where-and-why summary), and the views of the
-// where and why, of the processors, the threads and the NUMA nodes (View:
-// overview, processors, threads, sync, numa, stalls, lines, data, detail,
-// evictors, sharing, refs, advice) as aligned text, CSV or JSON. It reads
-// only the Profile, never engine internals.
+// where and why, of the processes, the processors, the threads and the
+// NUMA nodes (View: processes, overview, processors, threads, sync, numa,
+// stalls, lines, data, detail, evictors, sharing, refs, advice) as aligned
+// text, CSV or JSON. It reads only the Profile, never engine internals.
 package report
 
 import (
@@ -21,9 +21,9 @@ import (
 // machine has several), then one table per cache (with the causes of its
 // misses when the run attributed its counters, and its coherence counters
 // when it lost lines to other processors) and the memory traffic, then the
-// processor and thread tables on several processors, the NUMA section on
-// several nodes, a line per dump if the program asked for any, and the
-// where-and-why summary when the profile has it (else the advice on
+// programs of a process tree, the processor and thread tables on several
+// processors, the NUMA section on several nodes, a line per dump if the
+// program asked for any, and the where-and-why summary when the profile has it (else the advice on
 // synchronization and remote objects, if any).
 func Text(w io.Writer, p *profile.Profile) error {
 	var b strings.Builder
@@ -99,6 +99,10 @@ func Text(w io.Writer, p *profile.Profile) error {
 	}
 	fmt.Fprintf(&b, "\nmemory: %s reads (%s), %s writes (%s)\n", Count(p.Memory.Reads), Bytes(p.Memory.BytesRead),
 		Count(p.Memory.Writes), Bytes(p.Memory.BytesWritten))
+	if len(p.Processes) > 0 {
+		b.WriteString("\n")
+		writeText(&b, processTable(p, summaryProcesses, "memspy report PROFILE processes: all"), "")
+	}
 	if len(p.Processors) > 0 {
 		b.WriteString("\n")
 		writeText(&b, processorTable(p, false, 0), "")

@@ -56,6 +56,8 @@ type view struct {
 // views, in the order of the help text (MemSpy's hierarchy of detail:
 // the whole program, then where, then one function or object, then why).
 var views = []view{
+	{"processes", "a process tree (memspy run follows forks and execs): each program each process ran, how it ended, " +
+		"its events and misses (any view takes --pid N for one process)", (*viewer).processes, true},
 	{"overview", "compute and memory stall cycles by function, with bars; --inclusive: with their callees", (*viewer).overview, false},
 	{"processors", "several processors: each one's threads, private caches and coherence traffic (--top N: the first N)",
 		(*viewer).processors, true},

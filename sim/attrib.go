@@ -137,8 +137,13 @@ type attribution struct {
 	minSize  uint64      // globals below it are pooled per module
 	modules  []moduleMap // object files mapped, in order
 	tid      uint32      // thread of the current reference
-	ctx      int32       // calling context of the current reference
-	pc       uint64      // its PC (0 for fetches)
+	// inAlloc holds the threads running the program's allocator (between
+	// allocator-begin and -end markers), allocating whether tid is one:
+	// their references to freed memory go to the allocator's bin.
+	inAlloc    map[uint32]bool
+	allocating bool
+	ctx        int32  // calling context of the current reference
+	pc         uint64 // its PC (0 for fetches)
 	// strideAddr is the address of the current data reference from the
 	// CPU, noAddr when the current reference counts no stride.
 	strideAddr uint64
@@ -234,7 +239,8 @@ func newAttribution(opt Options) *attribution {
 	protocol := opt.Monitor == MonitorProtocol
 	at := &attribution{code: attrib.NewCode(), data: attrib.NewData(), sym: opt.Symbols,
 		missOnly: opt.MissOnly || protocol, protocol: protocol,
-		minSize: opt.MinObjectSize, refIDs: map[refKey]int32{}, procLocals: map[int32][]attrib.Local{}}
+		minSize: opt.MinObjectSize, refIDs: map[refKey]int32{}, procLocals: map[int32][]attrib.Local{},
+		inAlloc: map[uint32]bool{}}
 	if at.minSize == 0 {
 		at.minSize = DefaultMinObjectSize
 	}
@@ -246,6 +252,9 @@ func newAttribution(opt Options) *attribution {
 // ref returns the id of the access point of the current reference touching
 // data bin bin.
 func (at *attribution) ref(bin int32) int32 {
+	if bin == attrib.FreedBin && at.allocating {
+		bin = at.data.AllocatorBin()
+	}
 	k := refKey{at.pc, at.ctx, bin}
 	e := &at.refCache[(k.pc^k.pc>>9^uint64(uint32(bin))*0x9e3779b1^uint64(uint32(k.ctx))<<4)&255]
 	if e.key == k {
@@ -295,6 +304,7 @@ func (at *attribution) setCurrent(b *trace.Batch, i int) {
 // context its thread is in.
 func (at *attribution) setContext(b *trace.Batch, i int) {
 	at.tid = b.Thread[i]
+	at.allocating = len(at.inAlloc) > 0 && at.inAlloc[at.tid]
 	at.ctx = at.code.Current(at.tid)
 	at.pc = b.PC[i]
 	if b.Kind[i] == trace.IFetch || b.Kind[i] == trace.IFetchRun {
@@ -442,6 +452,12 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.
 			at.code.RegionBegin(tid, e.Name)
 		case trace.MarkRegionEnd:
 			at.code.RegionEnd(tid, e.Name)
+		case trace.MarkAllocatorBegin:
+			at.inAlloc[tid] = true
+			at.allocating = true // the thread's next references are the allocator's
+		case trace.MarkAllocatorEnd:
+			delete(at.inAlloc, tid)
+			at.allocating = false
 		}
 	case trace.Map:
 		at.modules = append(at.modules, moduleMap{e.Name, addr, e.Size})

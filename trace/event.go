@@ -92,11 +92,17 @@ const (
 	MarkSampleEnd   MarkKind = 6 // a sample (timestep) ends
 	MarkReset       MarkKind = 7 // statistics restart from zero (cache contents stay)
 	MarkDump        MarkKind = 8 // statistics so far are saved under Ext.Name
-	numMarkKinds             = 9
+	// The thread runs the program's allocator (a malloc, free, new ... the
+	// tracer wraps) from allocator-begin to allocator-end: its references
+	// to freed memory are the allocator's own (its free lists), not a use
+	// after free. Written by the tracer, not by memspy.h.
+	MarkAllocatorBegin MarkKind = 9
+	MarkAllocatorEnd   MarkKind = 10
+	numMarkKinds                = 11
 )
 
 var markNames = [numMarkKinds]string{"start", "stop", "range", "region-begin", "region-end",
-	"sample-begin", "sample-end", "reset", "dump"}
+	"sample-begin", "sample-end", "reset", "dump", "allocator-begin", "allocator-end"}
 
 // String returns the marker kind's name.
 func (m MarkKind) String() string {

@@ -13,6 +13,7 @@ import (
 type reportFlags struct {
 	opt   report.ViewOptions
 	focus string
+	pid   int
 }
 
 func newReportCmd() *cobra.Command {
@@ -44,12 +45,20 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
   memspy report mm.memspy refs --evictors --format csv
   memspy run --machine memspy-par --procs 4 --where --profile c.memspy -- ./counters
   memspy report c.memspy processors
-  memspy report c.memspy sharing`,
+  memspy report c.memspy sharing
+  memspy run --where --profile make.memspy -- make
+  memspy report make.memspy processes
+  memspy report make.memspy stalls --pid 4242`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := profile.ReadFile(args[0])
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("pid") {
+				if p, err = p.ForPid(f.pid); err != nil {
+					return err
+				}
 			}
 			if p.Options.Where {
 				if err := p.SetFocus(f.focus); err != nil {
@@ -75,5 +84,6 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 	fl.IntVar(&f.opt.Top, "top", 0, "rows per table (0: the view's default)")
 	fl.StringVar(&f.opt.Format, "format", "", "output format: text (default), csv or json")
 	fl.StringVar(&f.focus, "focus", "", "the cache to show (default: the profile's focus)")
+	fl.IntVar(&f.pid, "pid", 0, "of a process tree (memspy run follows forks and execs), show process `PID` alone")
 	return cmd
 }

@@ -19,6 +19,7 @@ import (
 	"memspy/profile"
 	"memspy/report"
 	"memspy/sim"
+	"memspy/symbolize"
 	"memspy/trace"
 	"memspy/tracer/valgrind"
 )
@@ -35,6 +36,8 @@ type runFlags struct {
 	allocFns   []string
 	stackDepth int
 	drain      bool
+	children   bool
+	noChildren bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -91,6 +94,10 @@ $MEMSPY_VALGRIND names another valgrind.`,
 	fl.MarkHidden("drain")
 	fl.StringArrayVar(&f.allocFns, "alloc-fn", nil, "treat function `NAME[:REG]` as an allocator: size in REG (rdi by default) at entry, block in rax at return (repeatable)")
 	fl.IntVar(&f.stackDepth, "stack-depth", 8, "call stack depth recorded for allocations (1..64)")
+	fl.BoolVar(&f.children, "children", true, "follow the program's children (fork and exec): each program each process runs is simulated on its own, "+
+		"the summary is their total and the profile has a section per process (memspy report PROFILE processes); "+
+		"not with --record, --skip-refs or --max-refs, which cover the program memspy starts")
+	fl.BoolVar(&f.noChildren, "no-children", false, "do not follow the program's children: they run untraced")
 	return cmd
 }
 
@@ -156,6 +163,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		AllocFns:    f.allocFns,
 		StackDepth:  f.stackDepth,
 		Sample:      toolSpec,
+		Children:    f.children && !f.noChildren && rec == nil && f.skipRefs == 0 && f.maxRefs == 0,
 		Stdin:       cmd.InOrStdin(),
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),
@@ -163,6 +171,18 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	run, err := valgrind.Start(prog, args, opts)
 	if err != nil {
 		return err
+	}
+	var kids *tree
+	if opts.Children {
+		kids = &tree{ctx: context.Background(), engine: func() (*sim.Hierarchy, *symbolize.Symbolizer, error) {
+			sym, err := f.symbolizer(nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			_, h, err := f.hierarchy(false, sym)
+			return h, sym, err
+		}}
+		kids.follow(run.Children())
 	}
 	var interrupted atomic.Bool
 	done := make(chan struct{})
@@ -201,9 +221,19 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	}
 	start := time.Now()
 	runErr := sim.Run(context.Background(), h, r, nil)
+	if kids != nil {
+		// The programs the process execs follow in its stream.
+		kids.add(&image{r: run.Reader(), h: h, sym: sym, root: true, err: runErr, done: runErr == nil})
+		if next := run.Reader().Next(); next != nil {
+			kids.chain(next, true)
+		}
+	}
 	stopProfile()
 	status, waitErr := run.Wait()
 	h.Finish()
+	if kids != nil {
+		kids.wait(childGrace)
+	}
 	elapsed := time.Since(start)
 
 	killed := ""
@@ -216,6 +246,15 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	streamFail := runErr != nil &&
 		!(errors.Is(runErr, valgrind.ErrNoEnd) && (killed != "" || interrupted.Load()))
 	p := h.Profile()
+	if kids != nil && len(kids.images) > 1 {
+		procs, err := kids.processes(status.String(), f.finishProfile)
+		if err == nil {
+			p, err = profile.Total(procs)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	p.Source = profile.Source{Name: prog, Format: "valgrind"}
 	switch {
 	case interrupted.Load():

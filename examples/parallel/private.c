@@ -1,11 +1,15 @@
 /* private: 4 threads each allocate a small record of their own, register
    it (under a lock, after all threads have started) and update it; nothing
-   is shared by design, but an allocator with one arena, as under memspy
-   run, puts the records side by side, so they share cache lines: "a
-   structure meant to be private that is shared". (glibc's per-thread
-   arenas would separate them; a pool or a single-arena allocator would
-   not.) With "align" each record gets a 64-byte aligned block of its own.
+   is shared by design, but an allocator with one arena puts the records
+   side by side, so they share cache lines: "a structure meant to be
+   private that is shared". glibc's per-thread arenas would separate them:
+   the program asks for one arena (M_ARENA_MAX, as memory-tight programs
+   do; a pool allocator behaves the same), and each thread makes its
+   allocator's per-thread cache before the others start allocating their
+   records. With "align" each record gets a 64-byte aligned block of its
+   own.
    usage: private [align] [iterations] */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,8 @@ static struct tally *registry[THREADS];
 static void *work(void *arg)
 {
 	long me = (long)arg;
+	void *volatile warm = malloc(1); /* glibc makes this thread's cache (tcache) now */
+	free(warm);
 	pthread_barrier_wait(&started);
 	pthread_mutex_lock(&lock);
 	struct tally *t = align ? aligned_alloc(64, 64) : malloc(sizeof *t);
@@ -51,6 +57,7 @@ static void *work(void *arg)
 int main(int argc, char **argv)
 {
 	int a = 1;
+	mallopt(M_ARENA_MAX, 1);
 	if (a < argc && strcmp(argv[a], "align") == 0) {
 		align = 1;
 		a++;

@@ -261,6 +261,7 @@ type StreamReader struct {
 	events  uint64
 	ended   bool
 	code    int
+	exited  bool   // the END record carries the status the program exited with
 	exec    string // the program of an exec under way (PROC record), if any
 	foreign bool   // that program cannot be traced (not 64-bit x86)
 	command string // the process's command line (PROC start record)
@@ -353,6 +354,17 @@ func (s *StreamReader) Calls() bool { return s.flags&2 != 0 }
 // ended: the tool writes END whenever Valgrind shuts down, also after a
 // fatal signal, and Valgrind does not tell it the exit code.
 func (s *StreamReader) Ended() (code int, ok bool) { return s.code, s.ended }
+
+// Exit returns how the process ended, from the END record: the status it
+// gave exit (exited), or, when it ended without exiting, killed (by a
+// signal). Both are false while the stream goes on, when it ended with an
+// exec, or without END.
+func (s *StreamReader) Exit() (status int, exited, killed bool) {
+	if !s.ended || s.exec != "" {
+		return 0, false, false
+	}
+	return s.code, s.exited, !s.exited
+}
 
 // Offset returns the number of stream bytes decoded so far.
 func (s *StreamReader) Offset() int64 { return s.off() }
@@ -728,7 +740,7 @@ func (s *StreamReader) decode(c columns) (int, error) {
 				return n, err
 			}
 		case recEnd:
-			s.code = int(w & 0xff)
+			s.code, s.exited = int(w&0xff), w>>8&1 == 1
 			s.ended = true
 			s.pos += 8
 			return n, io.EOF

@@ -797,16 +797,34 @@ static Addr* alloc_frames;
 
 static const HChar* const routines[MS_R_COUNT] = { MS_ALLOC_ROUTINES };
 
+/* Marker kinds the tool writes itself (trace.MarkKind): the thread runs
+   the program's allocator, from the outermost wrapper's call of the
+   original to its return. */
+#define MARK_ALLOCATOR_BEGIN 9
+#define MARK_ALLOCATOR_END   10
+
+static void emit_mark(ULong mark, const HChar* name, Addr a, ULong size);
+
 /* Whether the wrapper of frame address frame is the outermost one on
    thread tid; ENTER makes it so when no wrapper is running or the one
    remembered has gone (its frame lies below: an exception or a longjmp
-   left it). */
+   left it), and then marks the allocator's start. */
 static Bool outermost_alloc(ThreadId tid, Addr frame, Bool enter)
 {
    Addr* f = &alloc_frames[tid];
-   if (enter && (*f == 0 || frame >= *f))
+   if (enter && (*f == 0 || frame >= *f)) {
+      if (*f == 0)
+         emit_mark(MARK_ALLOCATOR_BEGIN, NULL, 0, 0);
       *f = frame;
+   }
    return *f == frame;
+}
+
+/* The outermost wrapper of thread tid returns from the allocator. */
+static void leave_alloc(ThreadId tid)
+{
+   alloc_frames[tid] = 0;
+   emit_mark(MARK_ALLOCATOR_END, NULL, 0, 0);
 }
 
 /* The preload's allocation requests (ms_sync.h); True if req is one. */
@@ -818,14 +836,14 @@ static Bool alloc_request(ThreadId tid, UWord* args)
       return True;
    case MS_REQ_ALLOC:
       if (outermost_alloc(tid, args[4], False)) {
-         alloc_frames[tid] = 0;
+         leave_alloc(tid);
          if (args[2] != 0 && args[1] < MS_R_COUNT)
             record_alloc(tid, routines[args[1]], (void*)args[2], args[3]);
       }
       return True;
    case MS_REQ_REALLOC:
       if (outermost_alloc(tid, args[4], False)) {
-         alloc_frames[tid] = 0;
+         leave_alloc(tid);
          /* NULL with a size above 0 failed: the old block stays. */
          if (args[1] != 0 && (args[2] != 0 || args[3] == 0))
             record_free(tid, "realloc", (void*)args[1]);
@@ -839,7 +857,7 @@ static Bool alloc_request(ThreadId tid, UWord* args)
       return True;
    case MS_REQ_FREE_LEAVE:
       if (outermost_alloc(tid, args[1], False))
-         alloc_frames[tid] = 0;
+         leave_alloc(tid);
       return True;
    }
    return False;
@@ -1238,6 +1256,12 @@ static void keep_fds(Bool keep)
          VG_(fcntl)(fds[k], VKI_F_SETFD, keep ? 0 : VKI_FD_CLOEXEC);
 }
 
+/* The status the program gave exit_group, if it called it (a program
+   that did not was killed by a signal). Valgrind passes tools no exit
+   code. */
+static Bool  exited;
+static ULong exit_status;
+
 /* An exec under way: whether Valgrind follows it, and what to restore if
    it fails. */
 static Bool exec_followed, exec_saved_trace;
@@ -1250,6 +1274,10 @@ static Bool exec_followed, exec_saved_trace;
    as they are; a program the tool cannot trace (32-bit) runs untraced. */
 static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
 {
+   if (sysno == __NR_exit_group) {
+      exited = True;
+      exit_status = args[0];
+   }
    if (sysno != __NR_execve && sysno != __NR_execveat)
       return;
    static HChar path[MAX_NAME];
@@ -2317,7 +2345,7 @@ static void ms_fini(Int exitcode)
 {
    flush_skip();   /* the references left out at the end */
    ms_flush();
-   buf[0] = REC_END << 60;           /* Valgrind passes no exit code here */
+   buf[0] = (REC_END << 60) | (exited ? 1ULL << 8 : 0) | (exit_status & 0xff);
    send_buf(1);
 }
 

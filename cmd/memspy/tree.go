@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"memspy/profile"
+	"memspy/sim"
+	"memspy/symbolize"
+	"memspy/tracer/valgrind"
+)
+
+// childGrace is how long memspy run waits, after the program it started
+// ended, for the streams of processes still running (a child left in the
+// background): the rest is reported as running.
+const childGrace = 2 * time.Second
+
+// image is one program run by one process of a traced tree (a process
+// that execs runs several), and its simulation: an engine of its own, as
+// its own address space.
+type image struct {
+	r      *valgrind.StreamReader
+	h      *sim.Hierarchy
+	sym    *symbolize.Symbolizer
+	root   bool  // a program of the process memspy started
+	err    error // what ended its stream or simulation early
+	done   bool  // its stream was simulated to its end
+	closed bool  // its stream was closed: the process was still running
+}
+
+// tree follows the process tree of a traced program: the programs that its
+// process execs and those of every forked child, each simulated by a new
+// engine, concurrently.
+type tree struct {
+	engine func() (*sim.Hierarchy, *symbolize.Symbolizer, error)
+	ctx    context.Context
+	mu     sync.Mutex
+	images []*image // in the order they started
+	wg     sync.WaitGroup
+}
+
+// add records an image that starts.
+func (t *tree) add(im *image) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.images = append(t.images, im)
+}
+
+// chain simulates the program of stream r, with a new engine, and then
+// the programs its process execs, one after the other; root says the
+// process is the one memspy started.
+func (t *tree) chain(r *valgrind.StreamReader, root bool) {
+	for r != nil {
+		h, sym, err := t.engine()
+		im := &image{r: r, h: h, sym: sym, root: root}
+		t.add(im)
+		if err != nil {
+			t.finish(im, err)
+			r.Drain() // the process must not wait for a reader
+			r.Close()
+			return
+		}
+		r.SetIFetchRuns(h.IFetchRunBlock())
+		err = sim.Run(t.ctx, h, r, nil)
+		h.Finish()
+		t.finish(im, err)
+		next := r.Next()
+		if next == nil {
+			r.Close()
+		}
+		r = next
+	}
+}
+
+// finish records that im's simulation ended, with err.
+func (t *tree) finish(im *image, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	im.err, im.done = err, err == nil
+}
+
+// follow simulates the chain of every forked child as its stream comes,
+// until no traced process is left (the channel is closed).
+func (t *tree) follow(children <-chan *valgrind.StreamReader) {
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		for r := range children {
+			t.wg.Add(1)
+			go func() {
+				defer t.wg.Done()
+				t.chain(r, false)
+			}()
+		}
+	}()
+}
+
+// wait waits for the children's simulations, at most grace: the streams of
+// processes still running then are closed (those processes run on
+// untraced) and their images end as they are.
+func (t *tree) wait(grace time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		t.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(grace):
+	}
+	t.mu.Lock()
+	for _, im := range t.images {
+		if !im.done && im.err == nil {
+			im.closed = true
+			im.r.Close()
+		}
+	}
+	t.mu.Unlock()
+	<-done
+}
+
+// processes returns the section of every image, those of the process
+// memspy started first: each one's profile (finished with finish), place
+// in the tree and how it ended; the root process's last program ended as
+// rootStatus says.
+func (t *tree) processes(rootStatus string, finish func(*profile.Profile) error) ([]profile.Process, error) {
+	var all []*image
+	for _, root := range []bool{true, false} {
+		for _, im := range t.images {
+			if im.root == root {
+				all = append(all, im)
+			}
+		}
+	}
+	procs := make([]profile.Process, 0, len(all))
+	for i, im := range all {
+		cmd, parent := im.r.Command()
+		pr := profile.Process{Pid: im.r.Pid(), Parent: parent, Command: cmd}
+		pr.Exec, pr.ExecUntraced = im.r.Exec()
+		status, exited, killed := im.r.Exit()
+		switch {
+		case pr.Exec != "":
+			pr.Exit = "exec"
+		case im.root && (i+1 == len(all) || !all[i+1].root):
+			pr.Exit = rootStatus
+		case exited:
+			pr.Exit = fmt.Sprintf("exit code %d", status)
+		case killed:
+			pr.Exit = "killed by a signal"
+		case im.closed:
+			pr.Exit = "running (not waited for)"
+		default:
+			pr.Exit = "unknown"
+		}
+		if im.h == nil {
+			return nil, fmt.Errorf("process %d (%s): %w", pr.Pid, cmd, im.err)
+		}
+		p := im.h.Profile()
+		p.Source = profile.Source{Name: cmd, Format: "valgrind"}
+		switch {
+		case im.closed:
+			p.Complete, p.Error = false, "still running when memspy stopped waiting for it"
+		case im.err != nil:
+			p.Complete, p.Error = false, im.err.Error()
+		}
+		if err := finish(p); err != nil {
+			return nil, err
+		}
+		pr.Profile = p
+		procs = append(procs, pr)
+	}
+	return procs, nil
+}

@@ -1,0 +1,103 @@
+package profile
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// Process is one program run by one process of a traced process tree
+// (memspy run follows forks and execs): its own counters, and where it
+// stands in the tree. A process that execs runs several programs, one
+// Process each, in order.
+type Process struct {
+	Pid     int    `json:"pid"`
+	Parent  int    `json:"parent"`  // the parent's pid
+	Command string `json:"command"` // the program and its arguments
+	// Exec is the program this one exec'd ("" when it ended otherwise);
+	// ExecUntraced says it ran untraced (a 32-bit program).
+	Exec         string `json:"exec,omitempty"`
+	ExecUntraced bool   `json:"exec_untraced,omitempty"`
+	// Exit says how it ended: "exit code N", "killed by signal S",
+	// "killed by a signal", "exec", or "running" when memspy stopped
+	// waiting for it.
+	Exit string `json:"exit"`
+	// Profile holds the counters of this program alone (its Processes are
+	// nil).
+	Profile *Profile `json:"profile"`
+}
+
+// Total returns the profile of a process tree: the sum of every
+// process's counters (the first's Source, Machine and Options), with
+// procs as its Processes. procs must not be empty.
+func Total(procs []Process) (*Profile, error) {
+	total, err := clone(procs[0].Profile)
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range procs[1:] {
+		if err := total.Merge(pr.Profile); err != nil {
+			return nil, fmt.Errorf("process %d (%s): %w", pr.Pid, pr.Command, err)
+		}
+		if pr.Profile.Error != "" && total.Error == "" {
+			total.Error = fmt.Sprintf("process %d: %s", pr.Pid, pr.Profile.Error)
+		}
+		total.Modules = append(total.Modules, pr.Profile.Modules...)
+	}
+	total.Processes = procs
+	return total, nil
+}
+
+// ForPid returns the profile of process pid alone: the counters of the
+// programs it ran, added up. An error names the processes there are.
+func (p *Profile) ForPid(pid int) (*Profile, error) {
+	var mine []Process
+	for _, pr := range p.Processes {
+		if pr.Pid == pid {
+			mine = append(mine, pr)
+		}
+	}
+	if len(mine) == 0 {
+		if len(p.Processes) == 0 {
+			return nil, fmt.Errorf("--pid %d: the profile is of one process (it holds no process tree)", pid)
+		}
+		pids := make([]string, len(p.Processes))
+		for i, pr := range p.Processes {
+			pids[i] = fmt.Sprint(pr.Pid)
+		}
+		return nil, fmt.Errorf("--pid %d: no such process in the profile (processes: %s)", pid, joinUnique(pids))
+	}
+	if len(mine) == 1 {
+		return mine[0].Profile, nil
+	}
+	q, err := Total(mine)
+	if err != nil {
+		return nil, err
+	}
+	q.Processes = nil
+	return q, nil
+}
+
+// joinUnique joins the distinct strings of s, in order, with spaces.
+func joinUnique(s []string) string {
+	var b bytes.Buffer
+	seen := map[string]bool{}
+	for _, x := range s {
+		if !seen[x] {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(x)
+			seen[x] = true
+		}
+	}
+	return b.String()
+}
+
+// clone returns a deep copy of p.
+func clone(p *Profile) (*Profile, error) {
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		return nil, err
+	}
+	return Read(&b)
+}
