@@ -232,7 +232,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	status, waitErr := run.Wait()
 	h.Finish()
 	if kids != nil {
-		kids.wait(childGrace)
+		kids.wait(childGrace, run.StopChildren)
 	}
 	elapsed := time.Since(start)
 

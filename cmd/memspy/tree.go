@@ -97,10 +97,11 @@ func (t *tree) follow(children <-chan *valgrind.StreamReader) {
 	}()
 }
 
-// wait waits for the children's simulations, at most grace: the streams of
-// processes still running then are closed (those processes run on
-// untraced) and their images end as they are.
-func (t *tree) wait(grace time.Duration) {
+// wait waits for the children's simulations, at most grace: then no new
+// child is followed (stop), and the streams of processes still running are
+// closed (those processes run on untraced) and their images end as they
+// are; a child announced meanwhile is closed as it comes.
+func (t *tree) wait(grace time.Duration, stop func()) {
 	done := make(chan struct{})
 	go func() {
 		t.wg.Wait()
@@ -111,15 +112,22 @@ func (t *tree) wait(grace time.Duration) {
 		return
 	case <-time.After(grace):
 	}
-	t.mu.Lock()
-	for _, im := range t.images {
-		if !im.done && im.err == nil {
-			im.closed = true
-			im.r.Close()
+	stop()
+	for {
+		t.mu.Lock()
+		for _, im := range t.images {
+			if !im.done && im.err == nil && !im.closed {
+				im.closed = true
+				im.r.Close()
+			}
+		}
+		t.mu.Unlock()
+		select {
+		case <-done:
+			return
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	t.mu.Unlock()
-	<-done
 }
 
 // processes returns the section of every image, those of the process

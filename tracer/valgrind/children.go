@@ -80,3 +80,12 @@ func (r *Run) Children() <-chan *StreamReader {
 	}
 	return r.kids.c
 }
+
+// StopChildren stops following the program's forked children: those forked
+// from now on run untraced (with Options.Children; the streams already
+// delivered go on). The Children channel is then closed.
+func (r *Run) StopChildren() {
+	if r.kids != nil {
+		r.kids.r.Close()
+	}
+}

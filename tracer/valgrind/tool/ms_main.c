@@ -60,6 +60,7 @@
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
+#include "pub_tool_libcsignal.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
@@ -78,6 +79,9 @@ extern Int     VG_(safe_fd)(Int oldfd);
 extern Bool    VG_(clo_trace_children);
 extern XArray* VG_(args_for_valgrind);
 extern Int     VG_(fcntl)(Int fd, Int cmd, Addr arg);
+extern Int     VG_(sigtimedwait_zero)(const vki_sigset_t* set, vki_siginfo_t* info);
+extern Int     VG_(sigemptyset)(vki_sigset_t* set);
+extern Int     VG_(sigaddset)(vki_sigset_t* set, Int signum);
 
 #define MS_STREAM_VERSION 9
 #define MS_STR(x)  MS_STR1(x)
@@ -135,6 +139,10 @@ static const HChar version_tag[] __attribute__((used)) =
 /* Time sampling: a gap shorter than this many references is recorded
    rather than paying for two discards of every translation. */
 #define MIN_GAP 65536
+
+/* A buffer older than this (milliseconds) goes to memspy at the next
+   system call. */
+#define FLUSH_MS 100
 
 /* The buffer: 1 MiB of words (a ring chunk), handed to memspy when nearly
    full. */
@@ -207,11 +215,30 @@ static UInt  t0_ms;
 /* Output                                                              */
 /* ------------------------------------------------------------------ */
 
+/* write(2) that never raises SIGPIPE in the program: a write to a pipe
+   memspy no longer reads (it stopped waiting for a process, or it is
+   gone) fails with EPIPE, and the SIGPIPE the kernel sends the thread is
+   taken back before Valgrind could deliver it. */
+static Int write_quietly(Int fd, const void* p, Int n)
+{
+   vki_sigset_t pipe, old;
+   VG_(sigemptyset)(&pipe);
+   VG_(sigaddset)(&pipe, VKI_SIGPIPE);
+   VG_(sigprocmask)(VKI_SIG_BLOCK, &pipe, &old);
+   Int r = VG_(write)(fd, p, n);
+   if (r == -VKI_EPIPE) {
+      vki_siginfo_t info;
+      VG_(sigtimedwait_zero)(&pipe, &info);
+   }
+   VG_(sigprocmask)(VKI_SIG_SETMASK, &old, NULL);
+   return r;
+}
+
 static void write_out(const void* p, SizeT n)
 {
    const UChar* c = p;
    while (n > 0 && !silenced) {
-      Int r = VG_(write)(clo_out_fd, c, n);
+      Int r = write_quietly(clo_out_fd, c, n);
       if (r <= 0) {
          /* memspy stopped reading: let the program run on untraced. */
          silenced = True;
@@ -306,8 +333,11 @@ static void check_clock(void)
 
 /* Called from instrumented code when the buffer may not have room for the
    next superblock's record, and from the tool's own code. */
+static UInt last_flush_ms;
+
 static void ms_flush(void)
 {
+   last_flush_ms = VG_(read_millisecond_timer)();
    if (clo_max_events > 0 && !limit_reached)
       count_events();
    check_clock();
@@ -804,6 +834,16 @@ static const HChar* const routines[MS_R_COUNT] = { MS_ALLOC_ROUTINES };
 #define MARK_ALLOCATOR_END   10
 
 static void emit_mark(ULong mark, const HChar* name, Addr a, ULong size);
+static ULong wanted_mode(void);
+
+/* Writes an allocator marker while the thread records or counts (a thread
+   paused, not started or gone writes none, as for SYNC records). */
+static void allocator_mark(ULong mark)
+{
+   ULong m = wanted_mode();
+   if (m == MODE_RECORD || m == MODE_GAP)
+      emit_mark(mark, NULL, 0, 0);
+}
 
 /* Whether the wrapper of frame address frame is the outermost one on
    thread tid; ENTER makes it so when no wrapper is running or the one
@@ -814,7 +854,7 @@ static Bool outermost_alloc(ThreadId tid, Addr frame, Bool enter)
    Addr* f = &alloc_frames[tid];
    if (enter && (*f == 0 || frame >= *f)) {
       if (*f == 0)
-         emit_mark(MARK_ALLOCATOR_BEGIN, NULL, 0, 0);
+         allocator_mark(MARK_ALLOCATOR_BEGIN);
       *f = frame;
    }
    return *f == frame;
@@ -824,7 +864,7 @@ static Bool outermost_alloc(ThreadId tid, Addr frame, Bool enter)
 static void leave_alloc(ThreadId tid)
 {
    alloc_frames[tid] = 0;
-   emit_mark(MARK_ALLOCATOR_END, NULL, 0, 0);
+   allocator_mark(MARK_ALLOCATOR_END);
 }
 
 /* The preload's allocation requests (ms_sync.h); True if req is one. */
@@ -1274,6 +1314,11 @@ static Bool exec_followed, exec_saved_trace;
    as they are; a program the tool cannot trace (32-bit) runs untraced. */
 static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
 {
+   /* A system call may wait (a shell waiting for its children, a server
+      for a request): what the buffer holds reaches memspy now if it has
+      waited long enough, so that memspy has it whenever it stops reading. */
+   if (buf_pos > 0 && !dropping && VG_(read_millisecond_timer)() - last_flush_ms >= FLUSH_MS)
+      ms_flush();
    if (sysno == __NR_exit_group) {
       exited = True;
       exit_status = args[0];
@@ -1284,9 +1329,9 @@ static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
    const HChar* p = client_string(sysno == __NR_execve ? args[0] : args[1], path);
    exec_saved_trace = VG_(clo_trace_children);
    Bool ok = p == NULL || sysno == __NR_execveat || traceable(p);
-   if (!ok)
-      VG_(clo_trace_children) = False;
-   exec_followed = VG_(clo_trace_children) && !silenced;
+   if (!ok || silenced)
+      VG_(clo_trace_children) = False;   /* the program runs natively */
+   exec_followed = VG_(clo_trace_children);
    emit_proc(PROC_EXEC, p, ok ? 0 : 1);
    if (exec_followed) {
       wait_ring();
@@ -1347,16 +1392,23 @@ static void ms_atfork_child(ThreadId tid)
          VG_(close)(*fds[k]);   /* the parent's: its reader sees the end when the parent ends */
          *fds[k] = -1;
       }
+   /* Untraced from here: the programs it execs run natively too. */
+   VG_(clo_trace_children) = False;
    if (clo_fifo_dir == NULL || clo_control_fd < 0)
       return;
    HChar path[MAX_NAME];
    VG_(snprintf)(path, sizeof path, "%s/%d", clo_fifo_dir, VG_(getpid)());
    ULong pid = (ULong)VG_(getpid)();
-   if (sr_isError(VG_(mknod)(path, VKI_S_IFIFO | 0600, 0)) || VG_(write)(clo_control_fd, &pid, 8) != 8)
+   if (sr_isError(VG_(mknod)(path, VKI_S_IFIFO | 0600, 0)))
       return;
+   if (write_quietly(clo_control_fd, &pid, 8) != 8) {
+      VG_(unlink)(path);   /* memspy follows no more children */
+      return;
+   }
    SysRes r = VG_(open)(path, VKI_O_WRONLY, 0);   /* waits for memspy to open it */
    if (sr_isError(r))
       return;
+   VG_(clo_trace_children) = True;
    clo_out_fd = VG_(safe_fd)(sr_Res(r));
    silenced = False;
    VG_(HT_destruct)(strings, free_string);
@@ -2278,13 +2330,17 @@ static void map_ring(void)
    struct vg_stat st;
    SizeT chunk = BUF_WORDS * sizeof(ULong);
    if (clo_free_fd < 0 || VG_(fstat)(clo_ring_fd, &st) != 0 || st.size < 2 * (Long)chunk || st.size % chunk != 0) {
-      VG_(fmsg)("memspy: --ring-fd needs --free-fd and a file of 2 or more chunks of %lu bytes\n", chunk);
-      VG_(exit)(1);
+      /* Not memspy's ring (a descriptor gone or reused after an exec):
+         the program runs untraced rather than not at all. */
+      VG_(umsg)("memspy: --ring-fd needs --free-fd and a file of 2 or more chunks of %lu bytes: not tracing\n", chunk);
+      silenced = True;
+      return;
    }
    SysRes r = VG_(am_shared_mmap_file_float_valgrind)(st.size, VKI_PROT_READ | VKI_PROT_WRITE, clo_ring_fd, 0);
    if (sr_isError(r)) {
-      VG_(fmsg)("memspy: cannot map the ring (--ring-fd=%d)\n", clo_ring_fd);
-      VG_(exit)(1);
+      VG_(umsg)("memspy: cannot map the ring (--ring-fd=%d): not tracing\n", clo_ring_fd);
+      silenced = True;
+      return;
    }
    ring = (ULong*)sr_Res(r);
    ring_chunks = st.size / chunk;
@@ -2332,9 +2388,15 @@ static void ms_post_clo_init(void)
    /* The stream's descriptors go to Valgrind's own range: the program
       numbers its descriptors as natively, and cannot close these. */
    Int* fds[4] = { &clo_out_fd, &clo_ring_fd, &clo_free_fd, &clo_control_fd };
-   for (Int k = 0; k < 4; k++)
+   for (Int k = 0; k < 4; k++) {
+      struct vg_stat st;
+      if (*fds[k] >= 0 && VG_(fstat)(*fds[k], &st) != 0)
+         *fds[k] = -1;   /* gone: nothing goes through it */
       if (*fds[k] >= 0)
          *fds[k] = VG_(safe_fd)(*fds[k]);
+   }
+   if (clo_out_fd < 0)
+      silenced = True;
 
    start_stream();
    update_mode();
