@@ -1,0 +1,56 @@
+package profile
+
+import (
+	"strings"
+	"testing"
+)
+
+// Total adds the processes' counters up and keeps them; ForPid gives one
+// process, adding up the programs it ran, and says which processes there
+// are when asked for another.
+func TestTotalForPid(t *testing.T) {
+	one := func(events uint64, misses uint64) *Profile {
+		return &Profile{Version: Version, Events: events, EventsByKind: map[string]uint64{"read": events},
+			Caches: []CacheStats{{Name: "L1D", Level: 1, Accesses: events, Misses: misses}}, Complete: true}
+	}
+	procs := []Process{
+		{Pid: 10, Parent: 1, Command: "sh -c ./a", Exit: "exit code 0", Profile: one(100, 10)},
+		{Pid: 11, Parent: 10, Command: "sh -c ./a", Exec: "./a", Exit: "exec", Profile: one(5, 1)},
+		{Pid: 11, Parent: 10, Command: "./a", Exit: "exit code 3", Profile: one(1000, 7)},
+	}
+	total, err := Total(procs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total.Events != 1105 || total.Caches[0].Misses != 18 || total.EventsByKind["read"] != 1105 || len(total.Processes) != 3 {
+		t.Errorf("total: %d events, %d misses, %v, %d processes", total.Events, total.Caches[0].Misses, total.EventsByKind, len(total.Processes))
+	}
+	if procs[0].Profile.Events != 100 {
+		t.Errorf("Total changed the first process's profile: %d events", procs[0].Profile.Events)
+	}
+	p11, err := total.ForPid(11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p11.Events != 1005 || p11.Caches[0].Misses != 8 || p11.Processes != nil {
+		t.Errorf("pid 11: %d events, %d misses, %d processes", p11.Events, p11.Caches[0].Misses, len(p11.Processes))
+	}
+	if p10, err := total.ForPid(10); err != nil || p10 != procs[0].Profile {
+		t.Errorf("pid 10: %v, %v", p10, err)
+	}
+	if _, err := total.ForPid(12); err == nil || !strings.Contains(err.Error(), "no such process in the profile (processes: 10 11)") {
+		t.Errorf("pid 12: %v", err)
+	}
+	if _, err := one(1, 1).ForPid(10); err == nil || !strings.Contains(err.Error(), "holds no process tree") {
+		t.Errorf("one program: %v", err)
+	}
+	// Written and read back, the tree stays.
+	var b strings.Builder
+	if err := total.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(strings.NewReader(b.String()))
+	if err != nil || len(back.Processes) != 3 || back.Processes[2].Profile.Events != 1000 || back.Processes[1].Exec != "./a" {
+		t.Errorf("read back: %v, %+v", err, back.Processes)
+	}
+}
