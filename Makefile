@@ -7,7 +7,7 @@ BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 PREFIX  ?= /usr/local
 
-.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-sample eval-sample install clean check-go check-valgrind
+.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-sample eval-sample install clean check-go check-valgrind check-corpus corpus
 
 all: build
 
@@ -94,8 +94,25 @@ vet: check-go
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # The tests that run programs under the tool fail (not skip) when it is missing.
-test: vet build
+test: vet build check-corpus
 	MEMSPY_VALGRIND_LIB=$(abspath $(TOOLDIR)) MEMSPY_REQUIRE_TOOL=1 $(GO) test -count=1 ./...
+
+# The corpus of real programs (corpus/, issue 25): check-corpus installs
+# what its test runs when missing (COMMAND:PACKAGE); `make corpus` runs it
+# with bigger inputs (about a second each natively), one program at a
+# time, and prints a table of each mode's outcome, memspy's counts against
+# cachegrind's, wall time against cachegrind and valgrind --tool=none, and
+# peak memory (it takes an hour or more).
+CORPUS_NEEDS := sqlite3:sqlite3 g++:g++ /usr/bin/python3:python3 perl:perl git:git xz:xz-utils gzip:gzip
+check-corpus:
+	@missing=; for p in $(CORPUS_NEEDS); do command -v $${p%%:*} >/dev/null || missing="$$missing $${p#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing for the corpus test (needs root and the Debian archive)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+corpus: build check-corpus
+	MEMSPY_VALGRIND_LIB=$(abspath $(TOOLDIR)) MEMSPY_REQUIRE_TOOL=1 MEMSPY_CORPUS=big $(GO) test -count=1 -timeout 0 -run '^TestCorpus$$' -v ./corpus
 
 # A short run of every fuzz target of every package (the seed corpora also
 # run in `make test`).
