@@ -4,6 +4,7 @@ go 1.25
 
 require (
 	github.com/google/go-cmp v0.7.0
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/klauspost/compress v1.20.3
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2

@@ -144,6 +144,11 @@ type attribution struct {
 	allocating bool
 	ctx        int32  // calling context of the current reference
 	pc         uint64 // its PC (0 for fetches)
+	// hitTid is the thread whose hits the hit bypass may count in ctx:
+	// tid, or noThread while tid is passing a call on through a PLT or
+	// the dynamic linker's resolver, when its next instruction may change
+	// its context (attrib.Code.At must see it).
+	hitTid uint32
 	// strideAddr is the address of the current data reference from the
 	// CPU, noAddr when the current reference counts no stride.
 	strideAddr uint64
@@ -169,6 +174,10 @@ type attribSinks struct {
 
 // noAddr marks the absence of a stride address.
 const noAddr = ^uint64(0)
+
+// noThread is a thread id no event has: hitTid when no thread's hits may
+// bypass.
+const noThread = ^uint32(0)
 
 // strideSlots is how many distinct strides an access point counts
 // (space-saving: a new stride takes the least counted slot and inherits its
@@ -237,7 +246,11 @@ type moduleMap struct {
 
 func newAttribution(opt Options) *attribution {
 	protocol := opt.Monitor == MonitorProtocol
-	at := &attribution{code: attrib.NewCode(), data: attrib.NewData(), sym: opt.Symbols,
+	var link attrib.Linkage // calls through PLTs: as a direct call to the function reached
+	if opt.Symbols != nil {
+		link = opt.Symbols
+	}
+	at := &attribution{code: attrib.NewCode(link), data: attrib.NewData(), sym: opt.Symbols,
 		missOnly: opt.MissOnly || protocol, protocol: protocol,
 		minSize: opt.MinObjectSize, refIDs: map[refKey]int32{}, procLocals: map[int32][]attrib.Local{},
 		inAlloc: map[uint32]bool{}}
@@ -288,28 +301,49 @@ func (at *attribution) fetched(n uint64) {
 
 // setCurrent makes event i of b the current reference. Under protocol
 // monitoring it only notes where the event is (see missPC): the call
-// stacks are not asked for a calling context on every event.
+// stacks are not asked for a calling context on every event, and the
+// context of hits, always the root one, holds on every thread.
 func (at *attribution) setCurrent(b *trace.Batch, i int) {
 	if at.protocol {
 		if at.batch != b { // once per batch: a pointer stored per event costs a write barrier
 			at.batch = b
 		}
 		at.event = i
+		at.hitTid = b.Thread[i]
 		return
 	}
 	at.setContext(b, i)
 }
 
 // setContext makes event i of b the current reference, in the calling
-// context its thread is in.
+// context its thread is in when it runs the event's instruction.
 func (at *attribution) setContext(b *trace.Batch, i int) {
 	at.tid = b.Thread[i]
 	at.allocating = len(at.inAlloc) > 0 && at.inAlloc[at.tid]
-	at.ctx = at.code.Current(at.tid)
 	at.pc = b.PC[i]
 	if b.Kind[i] == trace.IFetch || b.Kind[i] == trace.IFetchRun {
 		at.pc = 0
 	}
+	var passing bool
+	at.ctx, passing = at.code.At(at.tid, runPC(b, i))
+	at.hitTid = at.tid
+	if passing {
+		at.hitTid = noThread
+	}
+}
+
+// runPC returns the address of the instruction that event i of b shows its
+// thread running: a reference's (a fetch's own address), 0 for other
+// events, whose PC is a call site (or a call or return instruction, which
+// Call and Return have seen) and must not move a call through a PLT on.
+func runPC(b *trace.Batch, i int) uint64 {
+	switch k := b.Kind[i]; {
+	case k == trace.IFetch || k == trace.IFetchRun:
+		return b.Addr[i]
+	case k.IsAccess():
+		return b.PC[i]
+	}
+	return 0
 }
 
 // missPC takes the PC of the access point of a miss from the current
@@ -327,8 +361,8 @@ func (at *attribution) missPC() {
 // Process (a hit on the line last accessed, or on one of the two most
 // recent lines of its set in an LRU cache) with the hit and its stride
 // counted at its access point (unless counting misses only); the current
-// calling context holds while events stay on one thread, and anything else
-// takes the slow path.
+// calling context holds while events stay on one thread that is not
+// passing a call on (hitTid), and anything else takes the slow path.
 func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 	at := h.attr
 	for i, k := range b.Kind {
@@ -344,7 +378,7 @@ func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 		default:
 			l = nil
 		}
-		if l != nil && l.attr != nil && b.Thread[i] == at.tid && a&l.offMask+s-1 < l.fastLimit {
+		if l != nil && l.attr != nil && b.Thread[i] == at.hitTid && a&l.offMask+s-1 < l.fastLimit {
 			slot := -1
 			switch {
 			case l.memo == a&^l.offMask:
@@ -427,12 +461,12 @@ func (h *Hierarchy) strideAt(ref int32, pa uint64) {
 }
 
 // attribEvent updates the call stacks and the data bins from an extended
-// event.
-func (h *Hierarchy) attribEvent(k trace.Kind, addr uint64, tid uint32, e *trace.Ext) {
+// event with PC pc.
+func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *trace.Ext) {
 	at := h.attr
 	switch k {
 	case trace.Call:
-		at.code.Call(tid, addr, e.SP)
+		at.code.Call(tid, pc, addr, e.SP)
 	case trace.Return:
 		at.code.Return(tid, e.SP)
 	case trace.Alloc:
@@ -534,6 +568,11 @@ func (h *Hierarchy) binOf(a uint64) int32 {
 	if b := at.data.Lookup(a); b != attrib.OtherBin {
 		return b
 	}
+	if at.protocol {
+		// Protocol monitoring shows the call stacks no reference but
+		// this one: a call through a PLT takes its frame here.
+		at.code.At(at.tid, runPC(at.batch, at.event))
+	}
 	if p, sp, ok := at.code.FrameOf(at.tid, a, stackReach); ok {
 		// The canonical frame address is the stack pointer before the
 		// call pushed the return address.
@@ -633,6 +672,6 @@ func (h *Hierarchy) filled(l *level, slot int, line uint64, ref int32, demand bo
 // events. It does nothing unless attributing.
 func (h *Hierarchy) Map(path string, textAddr uint64) {
 	if h.attr != nil {
-		h.attribEvent(trace.Map, textAddr, 0, &trace.Ext{Name: path})
+		h.attribEvent(trace.Map, textAddr, 0, 0, &trace.Ext{Name: path})
 	}
 }

@@ -154,7 +154,7 @@ func (h *Hierarchy) processParallel(b *trace.Batch) {
 			l, kk = h.dfirst, kWrite
 		}
 		if l != nil && l.memo == a&^l.offMask && a&l.offMask+s-1 < l.fastLimit &&
-			(kk != kWrite || l.writeBack && l.c.Dirty(l.memoSlot)) && (at == nil || b.Thread[i] == at.tid) &&
+			(kk != kWrite || l.writeBack && l.c.Dirty(l.memoSlot)) && (at == nil || b.Thread[i] == at.hitTid) &&
 			(h.coh == nil || l.proc >= 0 && (kk != kWrite || l.mod[l.memoSlot])) {
 			slot := l.memoSlot
 			l.acc[kk]++

@@ -626,7 +626,7 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
 	if k.IsExtended() {
 		if h.attr != nil {
-			h.attribEvent(k, a, b.Thread[i], b.ExtOf(i))
+			h.attribEvent(k, a, b.PC[i], b.Thread[i], b.ExtOf(i))
 			h.attr.setCurrent(b, i)
 		}
 		if k == trace.Marker {

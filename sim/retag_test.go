@@ -23,6 +23,9 @@ func (s localsSymbolizer) HeapName([]uint64) (string, []string, bool) {
 	return "", nil, false
 }
 func (s localsSymbolizer) Place(uint64) (string, bool) { return "", false }
+func (s localsSymbolizer) Via(uint64) (attrib.Via, uint64, uint64) {
+	return attrib.Direct, 0, 0
+}
 func (s localsSymbolizer) Locals(entry uint64) []attrib.Local {
 	if entry == s.entry {
 		return s.locals

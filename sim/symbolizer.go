@@ -29,15 +29,26 @@ type Symbolizer interface {
 	// link-time address ("libc.so.6+0x9caa4"), for code in no known
 	// function; ok is false when no mapped module holds pc.
 	Place(pc uint64) (name string, ok bool)
+	// Via says how the code at run-time address pc passes calls on (the
+	// attrib.Linkage that follows calls through PLTs): a PLT's code
+	// (attrib.Stub), the dynamic linker's lazy-binding resolver
+	// (attrib.Resolver) or a function's (attrib.Direct), with the range
+	// [lo, hi) of run-time addresses around pc that do so alike (the PLT
+	// section, the function; lo = hi = 0 when unknown).
+	Via(pc uint64) (v attrib.Via, lo, hi uint64)
 }
 
 // Source is what a Symbolizer knows about a code address. Empty fields
 // are unknown.
 type Source struct {
-	Func   string // the function containing it (the outermost, if inlined)
+	Func   string // the function containing it (the outermost, if inlined); C++ names demangled, without parameters
 	Entry  uint64 // that function's entry
 	File   string
 	Line   int
 	Column int    // the line table's column, 0 when unknown
 	Module string // the object file's path
+	// Signature is the function's full name where Func leaves out what
+	// tells functions apart: a C++ function's, demangled with its
+	// parameter types and template arguments.
+	Signature string
 }

@@ -453,18 +453,29 @@ func (n *namer) inclusive(k refKey, funcs map[string]*profile.Function) []*profi
 // nameProcs names every procedure and region. A procedure in a known
 // module but in no function the Symbolizer knows (a stripped library's
 // static function) is named by its module and link-time entry
-// ("libc.so.6+0x9caa4", the Symbolizer's Place). Procedures whose names collide (static
-// functions of different modules or files) get their module's name
-// ("init@libc.so.6"), else their entry ("init@0x1091e5"); a region keeps
-// the name the program gave it (regions are one per name).
+// ("libc.so.6+0x9caa4", the Symbolizer's Place). Procedures whose names
+// collide get their full C++ name when that tells them apart (overloads
+// and template instantiations, whose short names leave parameters and
+// template arguments out: "max(int, int)", "max(double, double)"), else
+// their module's name (static functions of different modules or files:
+// "init@libc.so.6"), else their entry ("init@0x1091e5"); a region keeps
+// the name the program gave it (regions are one per name). The procedure
+// of a PLT entry is the function its calls reached (attrib.Proc.Reaches),
+// so that a call through the PLT counts as a call of that function.
 func (n *namer) nameProcs() {
 	groups := map[string][]int32{}
-	for id, p := range n.h.attr.code.Procs() {
+	sigs := map[int32]string{}
+	procs := n.h.attr.code.Procs()
+	for id, p := range procs {
+		if p.Reaches != attrib.UnknownProc {
+			continue
+		}
 		f := &profile.Function{Name: p.Name, Entry: p.Entry, Region: p.Region}
 		if p.Entry != 0 {
 			switch s := n.code(p.Entry); {
 			case s.Func != "":
 				f.Name, f.File, f.Line, f.Module = s.Func, s.File, s.Line, s.Module
+				sigs[int32(id)] = s.Signature
 			case s.Module != "": // (only with a Symbolizer)
 				if name, ok := n.h.attr.sym.Place(p.Entry); ok {
 					f.Name, f.Module = name, s.Module
@@ -478,20 +489,28 @@ func (n *namer) nameProcs() {
 		if len(ids) == 1 {
 			continue
 		}
-		mods := map[string]int{}
+		mods, nsig := map[string]int{}, map[string]int{}
 		for _, id := range ids {
 			mods[n.procs[id].Module]++
+			nsig[sigs[id]]++
 		}
 		for _, id := range ids {
 			f := n.procs[id]
 			if f.Region {
 				continue // the program's own name for it
 			}
-			if m := f.Module; m != "" && mods[m] == 1 {
+			if sig := sigs[id]; sig != "" && nsig[sig] == 1 {
+				f.Name = sig
+			} else if m := f.Module; m != "" && mods[m] == 1 {
 				f.Name += "@" + filepath.Base(m)
 			} else {
 				f.Name = fmt.Sprintf("%s@%#x", f.Name, f.Entry)
 			}
+		}
+	}
+	for id, p := range procs {
+		if p.Reaches != attrib.UnknownProc {
+			n.procs[int32(id)] = n.procs[p.Reaches]
 		}
 	}
 }

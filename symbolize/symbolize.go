@@ -4,8 +4,10 @@
 // reads their ELF symbol tables and DWARF through package memspy/symbols,
 // and answers in run-time addresses: which function, file and line an
 // instruction belongs to ([Symbolizer.Code]), which global and static
-// variables a module brings ([Symbolizer.Map]), and what to call the heap
-// blocks allocated through a call path ([Symbolizer.HeapName]).
+// variables a module brings ([Symbolizer.Map]), what to call the heap
+// blocks allocated through a call path ([Symbolizer.HeapName]), and which
+// code only passes calls on (PLT entries, the dynamic linker's resolver:
+// [Symbolizer.Via]).
 //
 // A [Symbolizer] satisfies the sim.Symbolizer interface.
 package symbolize
@@ -13,6 +15,7 @@ package symbolize
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"memspy/attrib"
 	"memspy/sim"
@@ -29,6 +32,7 @@ type Symbolizer struct {
 	space   symbols.Space      // the live mappings
 
 	lines map[fileLine]lineInfo // what a source line does with an allocation
+	sigs  map[uint64]string     // full names of functions by run-time entry
 }
 
 // module is one object file, opened once.
@@ -49,6 +53,7 @@ func New() *Symbolizer {
 	return &Symbolizer{
 		modules: map[string]*module{},
 		lines:   map[fileLine]lineInfo{},
+		sigs:    map[uint64]string{},
 	}
 }
 
@@ -102,9 +107,10 @@ func (s *Symbolizer) Errors() []error {
 }
 
 // Code describes the instruction at run-time address pc: the function
-// containing it (the outermost one when inlined) and its run-time entry,
-// the file, line and column, and the object file. Fields stay empty when
-// unknown; an address in no mapped module gives the zero Source.
+// containing it (the outermost one when inlined), its run-time entry and
+// its full C++ name, the file, line and column, and the object file.
+// Fields stay empty when unknown; an address in no mapped module gives
+// the zero Source.
 func (s *Symbolizer) Code(pc uint64) sim.Source {
 	b, _, ok := s.space.Binary(pc)
 	if !ok {
@@ -113,6 +119,12 @@ func (s *Symbolizer) Code(pc uint64) sim.Source {
 	src := sim.Source{Module: b.Path()}
 	if name, entry, _, ok := s.space.Func(pc); ok {
 		src.Func, src.Entry = name, entry
+		sig, ok := s.sigs[entry]
+		if !ok {
+			sig = s.space.Signature(pc)
+			s.sigs[entry] = sig
+		}
+		src.Signature = sig
 	}
 	if file, line, col, ok := s.space.LineCol(pc); ok {
 		src.File, src.Line, src.Column = file, line, col
@@ -134,6 +146,35 @@ func (s *Symbolizer) Place(pc uint64) (name string, ok bool) {
 		return "", false
 	}
 	return fmt.Sprintf("%s+%#x", filepath.Base(b.Path()), pc-bias), true
+}
+
+// resolverPrefixes begin the names of the dynamic linker's lazy-binding
+// resolvers (glibc's _dl_runtime_resolve_xsavec, _xsave and _fxsave, and
+// the _dl_runtime_profile_* of LD_AUDIT), which a PLT reaches on a
+// function's first call and which go on to the function once bound.
+var resolverPrefixes = []string{"_dl_runtime_resolve", "_dl_runtime_profile"}
+
+// Via says how the code at run-time address pc passes calls on, so that
+// a call through a PLT is attributed to the function it reaches: a PLT
+// section's code is attrib.Stub, with the section's range; the dynamic
+// linker's lazy-binding resolver, known by its name (ld.so's symbols come
+// from its separate debug file, libc6-dbg on Debian), is attrib.Resolver,
+// with its range; other code is attrib.Direct, with the range of the
+// function holding pc (zero when unknown).
+func (s *Symbolizer) Via(pc uint64) (v attrib.Via, lo, hi uint64) {
+	if lo, hi, ok := s.space.PLT(pc); ok {
+		return attrib.Stub, lo, hi
+	}
+	name, entry, end, ok := s.space.Func(pc)
+	if !ok {
+		return attrib.Direct, 0, 0
+	}
+	for _, p := range resolverPrefixes {
+		if strings.HasPrefix(name, p) {
+			return attrib.Resolver, entry, end
+		}
+	}
+	return attrib.Direct, entry, end
 }
 
 // open returns the module of path, opening it on first use. A failure is
@@ -178,6 +219,7 @@ func (s *Symbolizer) add(m *module, bias uint64) {
 	}
 	s.live = append(kept, nm)
 	s.space = symbols.Space{}
+	clear(s.sigs) // entries of the modules dropped
 	for _, l := range s.live {
 		s.space.Add(l.m.b, l.bias)
 	}

@@ -146,19 +146,19 @@ func (bl *builder) walk() error {
 				return err
 			}
 		case dwarf.TagSubprogram:
-			name := bl.res.name(e)
+			name, link := bl.res.name(e)
 			rs, err := bl.d.Ranges(e)
 			if err != nil {
 				return err
 			}
 			for _, rg := range rs {
 				if rg[1] > rg[0] && bl.exec.contains(rg[0]) {
-					bl.funcs = append(bl.funcs, funcRange{rg[0], rg[1], name})
+					bl.funcs = append(bl.funcs, funcRange{rg[0], rg[1], name, link})
 				}
 			}
 			push, descend = walkCtx{fn: name, inl: -1, frame: bl.newFrame(e, rs)}, true
 		case dwarf.TagInlinedSubroutine:
-			name := bl.res.name(e)
+			name, _ := bl.res.name(e)
 			rs, err := bl.d.Ranges(e)
 			if err != nil {
 				return err
@@ -343,8 +343,11 @@ func (bl *builder) variable(e *dwarf.Entry, fn string) {
 		return
 	}
 	g := Global{Name: v.name, Addr: addr, Line: int(clampLine(v.line))}
-	if fn != "" {
+	switch {
+	case fn != "":
 		g.Name = fn + "." + v.name
+	case mangled(v.link): // a C++ variable in a namespace or class: its qualified name
+		g.Name = shortName(v.link)
 	}
 	if v.hasType {
 		var size int64
@@ -424,7 +427,8 @@ func (bl *builder) finish(syms []elf.Symbol) {
 	fs := bl.funcs
 	for i := range fs {
 		if fs[i].name == "" {
-			fs[i].name = funcSyms[fs[i].lo].Name
+			n := funcSyms[fs[i].lo].Name
+			fs[i].name, fs[i].link = shortName(n), linkOf(n)
 		}
 	}
 	slices.SortStableFunc(fs, func(a, b funcRange) int { return cmp.Compare(a.lo, b.lo) })
@@ -437,7 +441,7 @@ func (bl *builder) finish(syms []elf.Symbol) {
 		if hi < addr {
 			hi = addr
 		}
-		fs = append(fs, funcRange{addr, hi, s.Name})
+		fs = append(fs, funcRange{addr, hi, shortName(s.Name), linkOf(s.Name)})
 	}
 	slices.SortStableFunc(fs, func(a, b funcRange) int {
 		if c := cmp.Compare(a.lo, b.lo); c != 0 {
@@ -466,8 +470,9 @@ func (bl *builder) finish(syms []elf.Symbol) {
 	}
 	b.funcs = makeIvals(len(fs), func(i int) (uint64, uint64) { return fs[i].lo, fs[i].hi })
 	b.funcName = make([]string, len(fs))
+	b.funcLink = make([]string, len(fs))
 	for i, f := range fs {
-		b.funcName[i] = f.name
+		b.funcName[i], b.funcLink[i] = f.name, f.link
 	}
 
 	// Variables: DWARF ones, then object symbols DWARF does not describe.
@@ -483,7 +488,7 @@ func (bl *builder) finish(syms []elf.Symbol) {
 		if dv.find(addr) >= 0 {
 			continue
 		}
-		gs = append(gs, Global{Name: s.Name, Addr: addr, Size: s.Size})
+		gs = append(gs, Global{Name: shortName(s.Name), Addr: addr, Size: s.Size})
 	}
 	sortGlobals(gs)
 	gs = slices.CompactFunc(gs, func(a, b Global) bool { return a.Addr == b.Addr && a.Name == b.Name })
@@ -581,12 +586,20 @@ func (bl *builder) buildInline() {
 // DW_AT_abstract_origin and DW_AT_specification references.
 type resolver struct {
 	r     *dwarf.Reader
-	names map[dwarf.Offset]string
+	names map[dwarf.Offset]funcNames
 	vars  map[dwarf.Offset]varInfo
+	short map[string]string // short names by linkage name: inlined copies share one
+}
+
+// funcNames are the names of a subprogram: DW_AT_name, which for C++ is
+// unqualified ("insert"), and the linkage (symbol) name.
+type funcNames struct {
+	name, link string
 }
 
 type varInfo struct {
 	name    string
+	link    string // the linkage name, for a C++ variable in a namespace or class
 	typ     dwarf.Offset
 	hasType bool
 	file    any // DW_AT_decl_file value
@@ -594,7 +607,21 @@ type varInfo struct {
 }
 
 func newResolver(d *dwarf.Data) *resolver {
-	return &resolver{r: d.Reader(), names: map[dwarf.Offset]string{}, vars: map[dwarf.Offset]varInfo{}}
+	return &resolver{r: d.Reader(), names: map[dwarf.Offset]funcNames{}, vars: map[dwarf.Offset]varInfo{},
+		short: map[string]string{}}
+}
+
+// attrMIPSLinkageName is DW_AT_MIPS_linkage_name, the linkage name
+// attribute of compilers before DWARF 4, which debug/dwarf does not name.
+const attrMIPSLinkageName dwarf.Attr = 0x2007
+
+// linkageName returns the linkage name of a DWARF entry.
+func linkageName(e *dwarf.Entry) string {
+	if n, ok := e.Val(dwarf.AttrLinkageName).(string); ok && n != "" {
+		return n
+	}
+	n, _ := e.Val(attrMIPSLinkageName).(string)
+	return n
 }
 
 const maxRefDepth = 16
@@ -616,28 +643,53 @@ func (rs *resolver) entry(off dwarf.Offset) *dwarf.Entry {
 	return e
 }
 
-// name returns the name of a subprogram or inlined subroutine.
-func (rs *resolver) name(e *dwarf.Entry) string { return rs.nameOf(e, 0) }
+// name returns the name memspy shows for a subprogram or inlined
+// subroutine: its mangled linkage name in the short demangled form
+// (qualified, "std::vector::push_back"), else its DWARF name (C, Go), else
+// its linkage name; and the mangled linkage name, if any, for Signature.
+func (rs *resolver) name(e *dwarf.Entry) (name, link string) {
+	n := rs.namesOf(e, 0)
+	switch {
+	case mangled(n.link):
+		s, ok := rs.short[n.link]
+		if !ok {
+			s = shortName(n.link)
+			rs.short[n.link] = s
+		}
+		return s, n.link
+	case n.name != "":
+		return n.name, ""
+	}
+	return n.link, ""
+}
 
-func (rs *resolver) nameOf(e *dwarf.Entry, depth int) string {
-	if n, ok := e.Val(dwarf.AttrName).(string); ok && n != "" {
+// namesOf returns the names of e, taking those it lacks from the entries
+// it refers to.
+func (rs *resolver) namesOf(e *dwarf.Entry, depth int) funcNames {
+	var n funcNames
+	n.name, _ = e.Val(dwarf.AttrName).(string)
+	n.link = linkageName(e)
+	if n.name != "" && n.link != "" || depth >= maxRefDepth {
 		return n
 	}
-	if off, ok := refOf(e); ok && depth < maxRefDepth {
-		if n, ok := rs.names[off]; ok {
-			return n
-		}
-		rs.names[off] = "" // breaks reference cycles
-		n := ""
-		if t := rs.entry(off); t != nil {
-			n = rs.nameOf(t, depth+1)
-		}
-		rs.names[off] = n
-		if n != "" {
-			return n
-		}
+	off, ok := refOf(e)
+	if !ok {
+		return n
 	}
-	n, _ := e.Val(dwarf.AttrLinkageName).(string)
+	o, ok := rs.names[off]
+	if !ok {
+		rs.names[off] = funcNames{} // breaks reference cycles
+		if t := rs.entry(off); t != nil {
+			o = rs.namesOf(t, depth+1)
+		}
+		rs.names[off] = o
+	}
+	if n.name == "" {
+		n.name = o.name
+	}
+	if n.link == "" {
+		n.link = o.link
+	}
 	return n
 }
 
@@ -648,10 +700,11 @@ func (rs *resolver) variable(e *dwarf.Entry) varInfo { return rs.varOf(e, 0) }
 func (rs *resolver) varOf(e *dwarf.Entry, depth int) varInfo {
 	var v varInfo
 	v.name, _ = e.Val(dwarf.AttrName).(string)
+	v.link = linkageName(e)
 	v.typ, v.hasType = e.Val(dwarf.AttrType).(dwarf.Offset)
 	v.file = e.Val(dwarf.AttrDeclFile)
 	v.line, _ = e.Val(dwarf.AttrDeclLine).(int64)
-	if v.name != "" && v.hasType && v.file != nil && v.line != 0 {
+	if v.name != "" && v.link != "" && v.hasType && v.file != nil && v.line != 0 {
 		return v
 	}
 	off, ok := refOf(e)
@@ -668,6 +721,9 @@ func (rs *resolver) varOf(e *dwarf.Entry, depth int) varInfo {
 	}
 	if v.name == "" {
 		v.name = o.name
+	}
+	if v.link == "" {
+		v.link = o.link
 	}
 	if !v.hasType {
 		v.typ, v.hasType = o.typ, o.hasType

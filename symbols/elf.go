@@ -27,6 +27,7 @@ func (b *Binary) load(ef *elf.File, findDebug bool) error {
 		}
 	}
 	exec, alloc := sectionRanges(ef)
+	b.plt = pltRanges(ef)
 
 	dwarfFile := ef
 	if !hasDWARF(ef) && findDebug {

@@ -66,6 +66,32 @@ func pltSymbols(ef *elf.File, syms []elf.Symbol) []elf.Symbol {
 	return out
 }
 
+// pltRanges returns the link-time ranges of the PLT sections of ef, on
+// any machine: the code a call through the PLT passes before the function
+// it reaches (the entries, the lazy-binding entries and the header).
+func pltRanges(ef *elf.File) []addrRange {
+	var out []addrRange
+	for _, s := range ef.Sections {
+		if isPLT(s) && s.Addr+s.Size > s.Addr {
+			out = append(out, addrRange{s.Addr, s.Addr + s.Size})
+		}
+	}
+	return out
+}
+
+// PLT returns the link-time range [lo, hi) of the procedure linkage table
+// section (.plt, .plt.sec or .plt.got) holding pc: code whose entries jump
+// on to the function that a call to them reaches. ok is false when pc is
+// in no PLT.
+func (b *Binary) PLT(pc uint64) (lo, hi uint64, ok bool) {
+	for _, r := range b.plt {
+		if r.lo <= pc && pc < r.hi {
+			return r.lo, r.hi, true
+		}
+	}
+	return 0, 0, false
+}
+
 // isPLT reports whether s is a PLT section with contents to decode.
 func isPLT(s *elf.Section) bool {
 	if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size == 0 || s.Size > maxPLTSize {

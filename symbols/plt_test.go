@@ -72,9 +72,20 @@ func TestPLT(t *testing.T) {
 				if !ok || fn != name+"@plt" || entry != addr || end != addr+16 {
 					t.Errorf("Func(%s entry %d + 3) = %q %#x %#x %v, want %s@plt %#x %#x", c.layout, i, fn, entry, end, ok, name, addr, addr+16)
 				}
+				if lo, hi, ok := b.PLT(addr + 3); !ok || lo != sec.Addr || hi != sec.Addr+sec.Size {
+					t.Errorf("PLT(%s entry %d + 3) = %#x %#x %v, want the section %#x %#x", c.layout, i, lo, hi, ok, sec.Addr, sec.Addr+sec.Size)
+				}
 			}
-			if fn, _, _, ok := b.Func(ef.Section(".plt").Addr); ok && strings.HasSuffix(fn, "@plt") {
+			hdr := ef.Section(".plt")
+			if fn, _, _, ok := b.Func(hdr.Addr); ok && strings.HasSuffix(fn, "@plt") {
 				t.Errorf("the .plt header entry is named %q", fn)
+			}
+			if lo, hi, ok := b.PLT(hdr.Addr); !ok || lo != hdr.Addr || hi != hdr.Addr+hdr.Size {
+				t.Errorf("PLT(the .plt header) = %#x %#x %v, want %#x %#x", lo, hi, ok, hdr.Addr, hdr.Addr+hdr.Size)
+			}
+			main, _ := elfSym(t, path, "main")
+			if _, _, ok := b.PLT(main); ok {
+				t.Error("main is in a PLT")
 			}
 			if got := objdumpPLTCalls(t, path); got != nil {
 				for _, want := range []string{"puts@plt", "getenv@plt"} {
@@ -110,6 +121,9 @@ func TestPLTGot(t *testing.T) {
 	b := timedOpen(t, path)
 	if fn, entry, _, ok := b.Func(s.Addr); !ok || fn != "__cxa_finalize@plt" || entry != s.Addr {
 		t.Errorf("Func(.plt.got) = %q %#x %v, want __cxa_finalize@plt", fn, entry, ok)
+	}
+	if lo, hi, ok := b.PLT(s.Addr); !ok || lo != s.Addr || hi != s.Addr+s.Size {
+		t.Errorf("PLT(.plt.got) = %#x %#x %v, want %#x %#x", lo, hi, ok, s.Addr, s.Addr+s.Size)
 	}
 }
 

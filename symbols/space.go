@@ -60,6 +60,30 @@ func (s *Space) Func(pc uint64) (name string, entry, end uint64, ok bool) {
 	return name, entry + bias, end + bias, true
 }
 
+// Signature returns the full demangled name of the function containing
+// run-time address pc (see Binary.Signature).
+func (s *Space) Signature(pc uint64) string {
+	b, bias, ok := s.Binary(pc)
+	if !ok {
+		return ""
+	}
+	return b.Signature(pc - bias)
+}
+
+// PLT returns the run-time range [lo, hi) of the PLT section holding
+// run-time address pc (see Binary.PLT).
+func (s *Space) PLT(pc uint64) (lo, hi uint64, ok bool) {
+	b, bias, ok := s.Binary(pc)
+	if !ok {
+		return 0, 0, false
+	}
+	lo, hi, ok = b.PLT(pc - bias)
+	if !ok {
+		return 0, 0, false
+	}
+	return lo + bias, hi + bias, true
+}
+
 // Frames returns the source frames at run-time address pc, innermost first
 // (see Binary.Frames).
 func (s *Space) Frames(pc uint64) []Frame {

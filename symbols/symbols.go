@@ -19,9 +19,14 @@
 // Static variables declared inside a function are named "func.var" (for
 // example "bump.calls"), so that two functions' "static int n" stay apart.
 // Names are the DWARF (or symbol table) names: C names as written, Go names
-// package-qualified ("main.main", "runtime.mallocgc"); C++ names are the
-// unqualified DWARF names and are not demangled. The PLT entries of an
-// x86-64 file are functions named as objdump names them ("puts@plt").
+// package-qualified ("main.main", "runtime.mallocgc"); C++ and Rust names
+// are their linkage (symbol) names demangled, qualified but without
+// parameter lists or template arguments ("std::vector::push_back"), with
+// the full form from [Binary.Signature]; Valgrind's replacement and
+// wrapper functions ("_vgr10030ZU_VgSoSynsomalloc__Znwm") are named after
+// the function they stand for ("operator new"). The PLT entries of an
+// x86-64 file are functions named as objdump names them ("puts@plt"), and
+// [Binary.PLT] tells the PLT sections' ranges.
 package symbols
 
 import (
@@ -42,9 +47,11 @@ type Binary struct {
 	debugPath string // file that supplied DWARF, if not path
 	textAddr  uint64
 	segs      []addrRange // PT_LOAD segments (link-time)
+	plt       []addrRange // PLT sections (link-time)
 
 	funcs    ivals
-	funcName []string
+	funcName []string // short names (demangle.go)
+	funcLink []string // mangled names, "" for names that are not
 
 	inlSegs  ivals   // elementary ranges with a constant inlined chain
 	inlSegNd []int32 // innermost inline node for each segment
@@ -61,7 +68,7 @@ type Binary struct {
 
 // Frame is one source-level frame at a code address.
 type Frame struct {
-	Func string // function name (Go and C names as in DWARF or the symbol table)
+	Func string // function name (see the package comment)
 	File string // source file, joined with the compilation directory when DWARF gives it relative
 	Line int    // 0 when unknown
 }
@@ -187,6 +194,20 @@ func (b *Binary) Func(pc uint64) (name string, entry, end uint64, ok bool) {
 	return b.funcName[i], b.funcs.lo[i], b.funcs.hi[i], true
 }
 
+// Signature returns the full demangled name of the C++ or Rust function
+// containing link-time address pc, with its parameter types and template
+// arguments ("std::vector<int, std::allocator<int> >::push_back(int
+// const&)"), which tells apart functions that share the short name Func
+// gives (overloads, instantiations of a template). It is "" for a
+// function whose name is not mangled, and when no function holds pc.
+func (b *Binary) Signature(pc uint64) string {
+	i := b.funcs.find(pc)
+	if i < 0 {
+		return ""
+	}
+	return fullName(b.funcLink[i])
+}
+
 // Line returns the file and line of pc from the line table. ok is false when
 // the line table does not cover pc or gives it no line.
 func (b *Binary) Line(pc uint64) (file string, line int, ok bool) {
@@ -244,6 +265,6 @@ func (b *Binary) Global(a uint64) (Global, bool) {
 }
 
 type funcRange struct {
-	lo, hi uint64
-	name   string
+	lo, hi     uint64
+	name, link string // link: the mangled name, for Signature ("" when not mangled)
 }
