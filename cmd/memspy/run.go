@@ -65,8 +65,16 @@ while; outside the traced part the program runs at Valgrind's base speed.
 --no-stack drops references through the stack pointer (MemSpy's stack
 filter).
 
-On SIGINT or SIGTERM the signal goes to the program and memspy prints the
-statistics of the run so far. The tool is looked for in
+On SIGINT or SIGTERM the signal goes to the program and memspy stops
+simulating: the events still buffered, and those to come, are dropped (it
+says how much of the stream), and the statistics of what was simulated
+are printed and written without waiting for the program more than a
+moment; memspy then waits for it to exit. A program killed by SIGKILL is
+cut short the same way.
+
+memspy traces 64-bit x86 programs (a #! script by its interpreter) and
+refuses others. Valgrind cannot run AVX-512 instructions: a program that
+meets one dies of SIGILL, and memspy says so. The tool is looked for in
 $MEMSPY_VALGRIND_LIB, else in valgrind/ beside the memspy executable (make
 builds it there) or ../libexec/memspy/valgrind (make install);
 $MEMSPY_VALGRIND names another valgrind.`,
@@ -193,6 +201,10 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 			case sig := <-sigs:
 				interrupted.Store(true)
 				run.Forward(sig)
+				if !f.drain {
+					// Nobody waits for the events buffered.
+					run.Drop()
+				}
 			case <-done:
 				return
 			}
@@ -229,17 +241,34 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		}
 	}
 	stopProfile()
-	status, waitErr := run.Wait()
+	// An interrupted program has a moment to exit, so that what it says
+	// comes before the statistics; they do not wait for it longer.
+	exited := true
+	if interrupted.Load() {
+		select {
+		case <-run.Exited():
+		case <-time.After(exitGrace):
+			exited = false
+		}
+	}
+	var status valgrind.ExitStatus
+	var waitErr error
+	if exited {
+		status, waitErr = run.Wait()
+	}
 	h.Finish()
 	if kids != nil {
-		kids.wait(childGrace, run.StopChildren)
+		// After an interrupt or a kill nobody waits for the children's
+		// events either: their streams are closed at once.
+		grace := childGrace
+		if interrupted.Load() || status.Signal == syscall.SIGKILL {
+			grace = 0
+		}
+		kids.wait(grace, run.StopChildren)
 	}
 	elapsed := time.Since(start)
 
-	killed := ""
-	if status.Signaled() {
-		killed = fmt.Sprintf("%s was killed by signal %s", prog, valgrind.SignalName(status.Signal))
-	}
+	killed := killedBy(prog, status)
 	// A stream cut short is expected when the program was killed;
 	// anything else wrong with it is memspy's failure (a corrupt stream
 	// also made memspy kill the program).
@@ -247,7 +276,11 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		!(errors.Is(runErr, valgrind.ErrNoEnd) && (killed != "" || interrupted.Load()))
 	p := h.Profile()
 	if kids != nil && len(kids.images) > 1 {
-		procs, err := kids.processes(status.String(), f.finishProfile)
+		rootStatus := status.String()
+		if !exited {
+			rootStatus = "interrupted, still running"
+		}
+		procs, err := kids.processes(rootStatus, f.finishProfile)
 		if err == nil {
 			p, err = profile.Total(procs)
 		}
@@ -269,9 +302,6 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	var fail []error
 	if streamFail {
 		fail = append(fail, fmt.Errorf("tracing %s: %w (the statistics cover the events before the error)", prog, runErr))
-	}
-	if waitErr != nil {
-		fail = append(fail, waitErr)
 	}
 	stderr := cmd.ErrOrStderr()
 	if err := f.finishProfile(p); err != nil {
@@ -300,6 +330,24 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	if interrupted.Load() {
 		fmt.Fprintf(stderr, "memspy: interrupted: the statistics cover %s until then\n", prog)
 	}
+	if n := run.Dropped(); n > 0 {
+		when := "buffered when it was killed"
+		if interrupted.Load() {
+			when = "buffered at the interrupt or written after it"
+		}
+		fmt.Fprintf(stderr, "memspy: %s of %s's event stream, %s, went unread and unsimulated\n", report.Bytes(uint64(n)), prog, when)
+	}
+	if !exited {
+		fmt.Fprintf(stderr, "memspy: waiting for %s to exit\n", prog)
+		status, waitErr = run.Wait()
+		killed = killedBy(prog, status)
+	}
+	if waitErr != nil {
+		fail = append(fail, waitErr)
+	}
+	if err := run.Unsupported(status); err != nil {
+		fail = append(fail, err)
+	}
 
 	code := status.ShellCode()
 	switch {
@@ -317,6 +365,19 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		return &exitError{code: code} // the program's failure: nothing to add
 	}
 	return nil
+}
+
+// exitGrace is how long memspy run waits, after an interrupt, for the
+// program to exit before it prints the statistics (it then waits for the
+// exit status after them).
+const exitGrace = 300 * time.Millisecond
+
+// killedBy says what killed prog, or "" if no signal did.
+func killedBy(prog string, status valgrind.ExitStatus) string {
+	if !status.Signaled() {
+		return ""
+	}
+	return fmt.Sprintf("%s was killed by signal %s", prog, valgrind.SignalName(status.Signal))
 }
 
 // checkAllocFn checks an --alloc-fn value: NAME, or NAME:REG where the

@@ -233,10 +233,14 @@ func SignalName(sig syscall.Signal) string {
 // Run is a program running under memspy's Valgrind tool.
 type Run struct {
 	cmd    *exec.Cmd
+	prog   string
 	pr     *os.File // read end of the stream pipe
+	src    *source  // the reader's input, from pr
 	reader *StreamReader
 	ring   []byte   // the shared memory the tool fills
 	free   *os.File // write end of the pipe that hands chunks back
+	log    *vgLog   // Valgrind's messages
+	exited chan struct{}
 
 	kids *children // forked children's streams (Options.Children)
 
@@ -247,14 +251,18 @@ type Run struct {
 
 // Start starts prog with args under memspy's Valgrind tool:
 //
-//	valgrind --tool=memspy -q --vex-iropt-unroll-thresh=400 --out-fd=3 --free-fd=4 --ring-fd=5 [--ifetch=yes] TOOLARGS -- PROG ARGS
+//	valgrind --tool=memspy -q --vex-iropt-unroll-thresh=400 --out-fd=3 --free-fd=4 --ring-fd=5 --log-fd=6 --sigill-diagnostics=yes [--ifetch=yes] TOOLARGS -- PROG ARGS
 //
 // with VALGRIND_LIB=opt.ValgrindLib, the write end of a pipe as file
-// descriptor 3, and the ring the stream's data comes through (a shared
+// descriptor 3, the ring the stream's data comes through (a shared
 // memory file, 5, whose chunks go back to the tool on the pipe 4; see
-// docs/valgrind-stream.md). It first checks that the tool speaks
-// StreamVersion. Read the events with Reader until it returns io.EOF or an
-// error, then call Wait.
+// docs/valgrind-stream.md) and a pipe for Valgrind's messages after the
+// others (6, or 7 with opt.Children), which memspy copies to opt.Stderr as
+// they come (the program keeps its own standard error) and watches for
+// instructions Valgrind cannot decode (Unsupported). It first checks that the tool speaks StreamVersion and
+// that Valgrind's amd64 platform can run the program (checkProgram). Read
+// the events with Reader until it returns io.EOF or an error, then call
+// Wait.
 func Start(prog string, args []string, opt Options) (*Run, error) {
 	vg := opt.Valgrind
 	if vg == "" {
@@ -296,12 +304,15 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	// took 2.78 s instead of 3.04 s, cachegrind 2.54 s either way.
 	argv := append([]string{"--tool=memspy", "-q", "--vex-iropt-unroll-thresh=400", "--out-fd=3", "--free-fd=4", "--ring-fd=5"}, opt.toolArgs()...)
 	var kids *children
+	logFD := 6 // Valgrind's messages: the descriptor after the others
 	if opt.Children {
 		if kids, err = newChildren(); err != nil {
 			return nil, err
 		}
 		argv = append(argv, "--trace-children=yes", "--fifo-dir="+kids.dir, "--control-fd=6")
+		logFD = 7
 	}
+	argv = append(argv, fmt.Sprintf("--log-fd=%d", logFD), "--sigill-diagnostics=yes")
 	argv = append(argv, "--", prog)
 	argv = append(argv, args...)
 	fail := func(err error) (*Run, error) {
@@ -328,6 +339,15 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 		freeW.Close()
 		return fail(err)
 	}
+	logR, logW, err := os.Pipe()
+	if err != nil {
+		syscall.Munmap(ring)
+		freeW.Close()
+		pr.Close()
+		pw.Close()
+		return nil, err
+	}
+	defer logW.Close() // only the child writes
 	// With the ring the pipe carries a word per 1 MiB chunk; a larger pipe
 	// helps a tool that writes its data into it. Not fatal: the limit may be
 	// lower.
@@ -344,6 +364,7 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	if kids != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, kids.w) // fd 6
 	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, logW) // logFD
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opt.Stdin, opt.Stdout, opt.Stderr
 	if cmd.Stdin == nil {
 		cmd.Stdin = os.Stdin
@@ -353,6 +374,16 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	}
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
+	}
+	if _, ok := cmd.Stderr.(*os.File); !ok {
+		// Valgrind's messages and the program's standard error come
+		// through two pipes: one writer at a time (os/exec shares one
+		// pipe when Stdout and Stderr are the same writer).
+		lw := &lockedWriter{w: cmd.Stderr}
+		if sameWriter(cmd.Stdout, cmd.Stderr) {
+			cmd.Stdout = lw
+		}
+		cmd.Stderr = lw
 	}
 	// A child the program leaves behind may hold on to non-file Stdout or
 	// Stderr pipes: do not wait for those longer than this.
@@ -365,14 +396,18 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 	if err != nil {
 		pr.Close()
 		freeW.Close()
+		logR.Close()
 		syscall.Munmap(ring)
 		return nil, fmt.Errorf("starting valgrind: %w", err)
 	}
-	r := &Run{cmd: cmd, pr: pr, ring: ring, free: freeW, kids: kids}
-	r.reader = NewStreamReader(pr)
+	r := &Run{cmd: cmd, prog: prog, pr: pr, ring: ring, free: freeW, kids: kids, exited: make(chan struct{})}
+	r.src = &source{pr: pr, free: freeW}
+	r.reader = NewStreamReader(r.src)
 	r.reader.setRing(ring, freeW)
 	r.reader.lib = lib
 	r.reader.onFatal = r.stop
+	r.log = startLog(logR, cmd.Stderr)
+	go r.watch()
 	return r, nil
 }
 
@@ -420,13 +455,14 @@ func checkTool(lib string) error {
 	return nil
 }
 
-// checkProgram reports a clear error when prog cannot be run.
+// checkProgram reports a clear error when prog cannot be run, or not by
+// memspy's tool (checkArch).
 func checkProgram(prog string) error {
 	if !strings.Contains(prog, "/") {
-		_, err := exec.LookPath(prog)
+		path, err := exec.LookPath(prog)
 		switch {
 		case err == nil, errors.Is(err, exec.ErrDot):
-			return nil
+			return checkArch(prog, path)
 		case errors.Is(err, exec.ErrNotFound):
 			return fmt.Errorf("program not found: %s (not in PATH; give its path, e.g. ./%s)", prog, prog)
 		}
@@ -443,7 +479,7 @@ func checkProgram(prog string) error {
 	case fi.Mode()&0o111 == 0:
 		return fmt.Errorf("%s is not executable", prog)
 	}
-	return nil
+	return checkArch(prog, prog)
 }
 
 // Reader returns the reader of the tool's event stream.
@@ -501,16 +537,19 @@ func inForeground() bool {
 	return errno == 0 && int(pgrp) == syscall.Getpgrp()
 }
 
-// Wait waits for valgrind to exit and returns how the program ended. Call
-// it after the reader returned io.EOF or an error; if the stream was not
-// read to its end, Wait first closes it and kills the program, so that the
-// tool does not block on a full pipe. The error is about waiting itself,
-// never about the program's exit status.
+// Wait waits for valgrind to exit, and for the last of its messages and
+// of a dropped stream (Drop), and returns how the program ended. Call it
+// after the reader returned io.EOF or an error; if the stream was not read
+// to its end, Wait first closes it and kills the program, so that the tool
+// does not block on a full pipe. The error is about waiting itself, never
+// about the program's exit status.
 func (r *Run) Wait() (ExitStatus, error) {
 	if !r.reader.done() {
 		r.stop()
 	}
 	err := r.cmd.Wait()
+	r.src.finish()
+	r.log.caughtUp()
 	r.mu.Lock()
 	if !r.stopped {
 		r.pr.Close()
