@@ -25,6 +25,7 @@ const (
 	ringChunks     = 16                       // chunks of ChunkSize in the ring
 	toolVersionTag = "memspy stream version " // in the tool's file, before its version
 	sysMemfdCreate = 319                      // memfd_create on amd64 (the only platform of the tool)
+	mfdCloexec     = 1                        // MFD_CLOEXEC
 )
 
 // ToolFile is the name of the tool's executable in its directory.
@@ -416,7 +417,9 @@ func Start(prog string, args []string, opt Options) (*Run, error) {
 // them in place.
 func newRing() (*os.File, []byte, error) {
 	name := []byte("memspy-ring\x00")
-	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(&name[0])), 0, 0)
+	// Close-on-exec: valgrind gets it as descriptor 5 (ExtraFiles), not as
+	// a second descriptor of memspy's number, which the program would see.
+	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(&name[0])), mfdCloexec, 0)
 	if errno != 0 {
 		return nil, nil, fmt.Errorf("memfd_create: %w", errno)
 	}

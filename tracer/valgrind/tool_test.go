@@ -502,6 +502,54 @@ func TestToolChildren(t *testing.T) {
 	}
 }
 
+const fdsProg = `
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int below = 0;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atoi(e->d_name) < 1000)
+			below++; /* Valgrind's own lie above the program's limit */
+	printf("%d open, next %d\n", below, open("/dev/null", O_RDONLY));
+	return 0;
+}
+`
+
+// The program numbers its descriptors as natively: the stream's, the
+// control pipe's and Valgrind's log live in Valgrind's own range, also in
+// a program exec'd under Children.
+func TestToolDescriptors(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "fds")
+	if out, err := exec.Command("gcc", "-O1", "-o", exe, writeC(t, fdsProg)).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	native, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []Options{{}, {Children: true}} {
+		for _, argv := range [][]string{{exe}, {"/bin/sh", "-c", "exec " + exe}} {
+			if len(argv) > 1 && !opt.Children {
+				continue
+			}
+			run, stdout := startTool(t, argv[0], opt, argv[1:]...)
+			for r := run.Reader(); r != nil; r = r.Next() {
+				if _, err := readAll(t, r, trace.BatchSize); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st := wait(t, run); st.Code != 0 || stdout.String() != string(native) {
+				t.Errorf("%v (children %v): %v, %q; natively %q", argv, opt.Children, st, stdout, native)
+			}
+		}
+	}
+}
+
 // A Go program's heap objects are reported through runtime.mallocgc.
 func TestToolGoProgram(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "goalloc")

@@ -79,6 +79,10 @@ extern Int     VG_(safe_fd)(Int oldfd);
 extern Bool    VG_(clo_trace_children);
 extern XArray* VG_(args_for_valgrind);
 extern Int     VG_(fcntl)(Int fd, Int cmd, Addr arg);
+/* Valgrind's log sink (OutputSink, pub_core_libcprint.h): its descriptor
+   comes first. */
+typedef struct { Int fd; } MsOutputSink;
+extern MsOutputSink VG_(log_output_sink);
 extern Int     VG_(sigtimedwait_zero)(const vki_sigset_t* set, vki_siginfo_t* info);
 extern Int     VG_(sigemptyset)(vki_sigset_t* set);
 extern Int     VG_(sigaddset)(vki_sigset_t* set, Int signum);
@@ -1286,12 +1290,25 @@ static void set_fd_arg(const HChar* opt, Int fd)
    }
 }
 
-/* The descriptors the stream goes through, closed on exec (keep: False)
-   or kept open for the tool instance of the exec'd program. */
+/* The N of Valgrind's --log-fd=N option, or -1. */
+static Int log_fd_arg(void)
+{
+   for (Word i = 0; i < VG_(sizeXA)(VG_(args_for_valgrind)); i++) {
+      HChar* a = *(HChar**)VG_(indexXA)(VG_(args_for_valgrind), i);
+      if (VG_(strncmp)(a, "--log-fd=", 9) == 0)
+         return (Int)VG_(strtoll10)(a + 9, NULL);
+   }
+   return -1;
+}
+
+/* The descriptors the stream and Valgrind's messages go through, closed
+   on exec (keep: False) or kept open for the tool instance of the exec'd
+   program. */
 static void keep_fds(Bool keep)
 {
-   Int fds[4] = { clo_out_fd, ring != NULL ? clo_ring_fd : -1, ring != NULL ? clo_free_fd : -1, clo_control_fd };
-   for (Int k = 0; k < 4; k++)
+   Int fds[5] = { clo_out_fd, ring != NULL ? clo_ring_fd : -1, ring != NULL ? clo_free_fd : -1, clo_control_fd,
+                  log_fd_arg() >= 0 ? VG_(log_output_sink).fd : -1 };
+   for (Int k = 0; k < 5; k++)
       if (fds[k] >= 0)
          VG_(fcntl)(fds[k], VKI_F_SETFD, keep ? 0 : VKI_FD_CLOEXEC);
 }
@@ -1339,6 +1356,8 @@ static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
       set_fd_arg("--ring-fd=", ring != NULL ? clo_ring_fd : -1);
       set_fd_arg("--free-fd=", ring != NULL ? clo_free_fd : -1);
       set_fd_arg("--control-fd=", clo_control_fd);
+      if (log_fd_arg() >= 0)
+         set_fd_arg("--log-fd=", VG_(log_output_sink).fd);
       keep_fds(True);
    }
 }
@@ -2397,6 +2416,11 @@ static void ms_post_clo_init(void)
    }
    if (clo_out_fd < 0)
       silenced = True;
+   /* Valgrind moved its log (--log-fd=N, memspy's pipe of Valgrind's
+      messages) to its own range too, but keeps N open: the program's. */
+   Int lfd = log_fd_arg();
+   if (lfd > 2 && lfd != VG_(log_output_sink).fd)
+      VG_(close)(lfd);
 
    start_stream();
    update_mode();
