@@ -14,8 +14,11 @@ package symbolize
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"memspy/attrib"
 	"memspy/sim"
@@ -185,7 +188,7 @@ func (s *Symbolizer) open(path string) (*module, error) {
 	}
 	m := &module{}
 	s.modules[path] = m
-	b, err := symbols.Open(path)
+	b, err := opened.open(path)
 	if err != nil {
 		m.err = err
 		s.errs = append(s.errs, err)
@@ -223,6 +226,72 @@ func (s *Symbolizer) add(m *module, bias uint64) {
 	for _, l := range s.live {
 		s.space.Add(l.m.b, l.bias)
 	}
+}
+
+// binaries are the object files opened, shared by every Symbolizer of the
+// process: a Binary is read-only once opened, and the programs of a traced
+// process tree (memspy run follows forks and execs, one Symbolizer each)
+// map the same libraries again and again. A file is the same while its
+// device, inode, size and modification time are.
+type binaries struct {
+	mu    sync.Mutex
+	files map[fileID]*openedFile
+}
+
+// fileID identifies a file's contents.
+type fileID struct {
+	path       string
+	dev, ino   uint64
+	size, time int64
+}
+
+// openedFile is a file opened once: the others asking wait for it.
+type openedFile struct {
+	done chan struct{}
+	b    *symbols.Binary
+	err  error
+}
+
+var opened = binaries{files: map[fileID]*openedFile{}}
+
+// open returns the Binary of path, opening it on first use; a file that
+// cannot be stat'ed is opened each time (and fails then, saying why).
+func (c *binaries) open(path string) (*symbols.Binary, error) {
+	fi, err := os.Stat(path)
+	st, ok := sysStat(fi)
+	if err != nil || !ok {
+		return symbols.Open(path)
+	}
+	id := fileID{path: path, dev: st.dev, ino: st.ino, size: fi.Size(), time: fi.ModTime().UnixNano()}
+	c.mu.Lock()
+	f, ok := c.files[id]
+	if !ok {
+		f = &openedFile{done: make(chan struct{})}
+		c.files[id] = f
+	}
+	c.mu.Unlock()
+	if ok {
+		<-f.done
+		return f.b, f.err
+	}
+	f.b, f.err = symbols.Open(path)
+	close(f.done)
+	return f.b, f.err
+}
+
+// devIno is a file's device and inode.
+type devIno struct{ dev, ino uint64 }
+
+// sysStat returns fi's device and inode, when the system gives them.
+func sysStat(fi os.FileInfo) (devIno, bool) {
+	if fi == nil {
+		return devIno{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return devIno{}, false
+	}
+	return devIno{uint64(st.Dev), st.Ino}, true
 }
 
 // overlap reports whether two mappings share an address.
