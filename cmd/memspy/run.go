@@ -19,7 +19,6 @@ import (
 	"memspy/profile"
 	"memspy/report"
 	"memspy/sim"
-	"memspy/symbolize"
 	"memspy/trace"
 	"memspy/tracer/valgrind"
 )
@@ -182,13 +181,13 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	}
 	var kids *tree
 	if opts.Children {
-		kids = &tree{ctx: context.Background(), engine: func() (*sim.Hierarchy, *symbolize.Symbolizer, error) {
+		kids = &tree{ctx: context.Background(), engine: func() (*sim.Hierarchy, error) {
 			sym, err := f.symbolizer(nil)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			_, h, err := f.hierarchy(false, sym)
-			return h, sym, err
+			return h, err
 		}}
 		kids.follow(run.Children())
 	}
@@ -235,7 +234,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	runErr := sim.Run(context.Background(), h, r, nil)
 	if kids != nil {
 		// The programs the process execs follow in its stream.
-		kids.add(&image{r: run.Reader(), h: h, sym: sym, root: true, err: runErr, done: runErr == nil})
+		kids.add(&image{r: run.Reader(), h: h, root: true, err: runErr, done: runErr == nil})
 		if next := run.Reader().Next(); next != nil {
 			kids.chain(next, true)
 		}

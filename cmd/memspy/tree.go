@@ -8,7 +8,6 @@ import (
 
 	"memspy/profile"
 	"memspy/sim"
-	"memspy/symbolize"
 	"memspy/tracer/valgrind"
 )
 
@@ -21,9 +20,11 @@ const childGrace = 2 * time.Second
 // that execs runs several), and its simulation: an engine of its own, as
 // its own address space.
 type image struct {
-	r      *valgrind.StreamReader
+	r *valgrind.StreamReader
+	// h is its engine while it runs; p its profile once it ended (the
+	// engine is then let go: only what a person reads stays).
 	h      *sim.Hierarchy
-	sym    *symbolize.Symbolizer
+	p      *profile.Profile
 	root   bool  // a program of the process memspy started
 	err    error // what ended its stream or simulation early
 	done   bool  // its stream was simulated to its end
@@ -34,7 +35,7 @@ type image struct {
 // process execs and those of every forked child, each simulated by a new
 // engine, concurrently.
 type tree struct {
-	engine func() (*sim.Hierarchy, *symbolize.Symbolizer, error)
+	engine func() (*sim.Hierarchy, error)
 	ctx    context.Context
 	mu     sync.Mutex
 	images []*image // in the order they started
@@ -53,8 +54,8 @@ func (t *tree) add(im *image) {
 // process is the one memspy started.
 func (t *tree) chain(r *valgrind.StreamReader, root bool) {
 	for r != nil {
-		h, sym, err := t.engine()
-		im := &image{r: r, h: h, sym: sym, root: root}
+		h, err := t.engine()
+		im := &image{r: r, h: h, root: root}
 		t.add(im)
 		if err != nil {
 			t.finish(im, err)
@@ -65,6 +66,10 @@ func (t *tree) chain(r *valgrind.StreamReader, root bool) {
 		r.SetIFetchRuns(h.IFetchRunBlock())
 		err = sim.Run(t.ctx, h, r, nil)
 		h.Finish()
+		p := h.Profile()
+		t.mu.Lock()
+		im.h, im.p = nil, p
+		t.mu.Unlock()
 		t.finish(im, err)
 		next := r.Next()
 		if next == nil {
@@ -163,10 +168,14 @@ func (t *tree) processes(rootStatus string, finish func(*profile.Profile) error)
 		default:
 			pr.Exit = "unknown"
 		}
-		if im.h == nil {
+		p := im.p
+		switch {
+		case p != nil:
+		case im.h != nil:
+			p = im.h.Profile()
+		default: // its engine could not be made
 			return nil, fmt.Errorf("process %d (%s): %w", pr.Pid, cmd, im.err)
 		}
-		p := im.h.Profile()
 		p.Source = profile.Source{Name: cmd, Format: "valgrind"}
 		switch {
 		case im.closed:
