@@ -399,10 +399,13 @@ func (h *harness) bench(t *testing.T) {
 				if b, ok := memspyPeakRSS(readFile(r.stderr)); ok {
 					rss = mib(b)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%.2f\t%.1f\t%.2f\t%.2f\t%s\t%s\t\n",
+				row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%.2f\t%.1f\t%.2f\t%.2f\t%s\t%s\t",
 					p.name, r.mode.name, yes(r.ok()), r.exit, native.exit, same(r.stdoutOK), pct(r.di), pct(r.dd),
 					native.wall.Seconds(), r.wall.Seconds(), ratio(r.wall, ref.wall), ratio(r.wall, none.wall),
 					rss, mib(r.maxRSS))
+				fmt.Fprintln(w, row)
+				t.Log(strings.ReplaceAll(row, "\t", " ")) // progress: the run takes a while
+
 			}
 		})
 	}

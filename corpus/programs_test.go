@@ -288,7 +288,7 @@ var programs = []program{
 		in.argv = []string{h.compile(t, "gcc", "threads.c", "-pthread"), fmt.Sprint(in.size(100000, 100000000))}
 	}},
 	{name: "forkexec", prepare: func(t *testing.T, h *harness, in *input) {
-		in.argv = []string{h.compile(t, "gcc", "forkexec.c"), fmt.Sprint(in.size(1, 200))}
+		in.argv = []string{h.compile(t, "gcc", "forkexec.c"), fmt.Sprint(in.size(3, 50))}
 	}},
 	{name: "printfg", prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "gcc", "printfg.c"), fmt.Sprint(in.size(50, 1000000))}
