@@ -2,6 +2,7 @@ package valgrind
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -88,14 +89,11 @@ int main(void) {
 }
 `
 
-// A program that runs an AVX-512 instruction dies of SIGILL under
-// Valgrind, whatever the processor: Unsupported says why and where, and
-// Valgrind's messages still reach the program's standard error.
-func TestRunAVX512(t *testing.T) {
-	lib := toolLib(t)
-	exe := buildC(t, writeC(t, avx512Prog), "-mavx512f")
-	var out, errOut bytes.Buffer
-	run, err := Start(exe, nil, Options{ValgrindLib: lib, Stdout: &out, Stderr: &errOut})
+// runSIGILL runs exe under the tool to its end, its output to stdout and
+// stderr, and fails t unless SIGILL killed it.
+func runSIGILL(t *testing.T, exe string, stdout, stderr io.Writer) (*Run, ExitStatus) {
+	t.Helper()
+	run, err := Start(exe, nil, Options{ValgrindLib: toolLib(t), Stdout: stdout, Stderr: stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +102,17 @@ func TestRunAVX512(t *testing.T) {
 	if st.Signal != syscall.SIGILL {
 		t.Fatalf("status %v, want killed by SIGILL", st)
 	}
-	err = run.Unsupported(st)
+	return run, st
+}
+
+// A program that runs an AVX-512 instruction dies of SIGILL under
+// Valgrind, whatever the processor: Unsupported says why and where, and
+// Valgrind's messages still reach the program's standard error.
+func TestRunAVX512(t *testing.T) {
+	exe := buildC(t, writeC(t, avx512Prog), "-mavx512f")
+	var out, errOut bytes.Buffer
+	run, st := runSIGILL(t, exe, &out, &errOut)
+	err := run.Unsupported(st)
 	want := exe + " executed an AVX-512 instruction at 0x"
 	if err == nil || !strings.HasPrefix(err.Error(), want) ||
 		!strings.Contains(err.Error(), ": main (prog.c:6), which Valgrind, and so memspy, cannot run: rebuild it without AVX-512 (e.g. with -march=x86-64-v3") {
@@ -121,17 +129,8 @@ func TestRunAVX512(t *testing.T) {
 // Another illegal instruction (ud2, which Valgrind decodes) is not
 // explained as AVX-512.
 func TestRunIllegal(t *testing.T) {
-	lib := toolLib(t)
 	exe := buildC(t, writeC(t, "int main(void) { __builtin_trap(); }\n"))
-	run, err := Start(exe, nil, Options{ValgrindLib: lib, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	drain(t, run)
-	st := wait(t, run)
-	if st.Signal != syscall.SIGILL {
-		t.Fatalf("status %v, want killed by SIGILL", st)
-	}
+	run, st := runSIGILL(t, exe, &bytes.Buffer{}, &bytes.Buffer{})
 	if err := run.Unsupported(st); err != nil {
 		t.Errorf("Unsupported: %v", err)
 	}
