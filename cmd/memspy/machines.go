@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -236,6 +238,7 @@ type simulationFlags struct {
 	quantum    int
 	monitor    string
 	cpuprof    string
+	memprof    string
 	sample     string
 	// sampleTotal is the run's length in references when known, for
 	// --sample count=.
@@ -264,6 +267,22 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.sample, "sample", "", "simulate a sample of the references: `SPEC` is comma-separated key=value pairs: time sampling ratio=0.1,length=500k (or count=30), jitter=0..1, warmup=N, first=10 (samples in the first period), seed=N; set sampling sets=1/16[,vary]; processor sampling procs=1/4; timestep sampling timesteps=2.5% (memspy.h sample markers, or timestep-fn=NAME with memspy run); mu=0.5 or mu=dead for the unknown references (docs/sampling.md)")
 	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
 	fl.MarkHidden("cpuprofile")
+	fl.StringVar(&f.memprof, "memprofile", "", "write a Go heap profile to `FILE` once the profile is built, before it is written (for memspy developers)")
+	fl.MarkHidden("memprofile")
+}
+
+// writeHeapProfile writes the --memprofile heap profile, if asked for:
+// what is live after a collection, and what was allocated in all.
+func (f *simulationFlags) writeHeapProfile() error {
+	if f.memprof == "" {
+		return nil
+	}
+	runtime.GC()
+	var b bytes.Buffer
+	if err := pprof.WriteHeapProfile(&b); err != nil {
+		return err
+	}
+	return writeFileAtomic(f.memprof, b.Bytes())
 }
 
 // startProfile starts the --cpuprofile profile, if asked for, and returns

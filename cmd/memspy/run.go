@@ -288,6 +288,9 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		}
 	}
 	p.Source = profile.Source{Name: prog, Format: "valgrind"}
+	if err := f.writeHeapProfile(); err != nil {
+		return err
+	}
 	switch {
 	case interrupted.Load():
 		p.Complete, p.Error = false, "interrupted"

@@ -88,6 +88,9 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 
 	p := h.Profile()
 	p.Source = profile.Source{Name: in.name, Format: src.Format()}
+	if err := f.writeHeapProfile(); err != nil {
+		return err
+	}
 	if s, ok := src.(trace.Skipper); ok {
 		p.Skipped = uint64(s.Skipped())
 	}

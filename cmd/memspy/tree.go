@@ -20,7 +20,10 @@ const childGrace = 2 * time.Second
 // that execs runs several), and its simulation: an engine of its own, as
 // its own address space.
 type image struct {
-	r *valgrind.StreamReader
+	// r is its stream while it runs; once it ended, how it ended is kept
+	// in end and r goes (with its buffers and the code it described).
+	r   *valgrind.StreamReader
+	end ending
 	// h is its engine while it runs; p its profile once it ended (the
 	// engine is then let go: only what a person reads stays).
 	h      *sim.Hierarchy
@@ -29,6 +32,35 @@ type image struct {
 	err    error // what ended its stream or simulation early
 	done   bool  // its stream was simulated to its end
 	closed bool  // its stream was closed: the process was still running
+}
+
+// ending is what a process tree's report says of an image's stream: who
+// ran it and how it ended.
+type ending struct {
+	pid, parent  int
+	cmd          string
+	exec         string // the program it exec'd
+	execUntraced bool
+	status       int // its exit status, when exited
+	exited       bool
+	killed       bool
+}
+
+// endingOf returns what r says of its process.
+func endingOf(r *valgrind.StreamReader) ending {
+	e := ending{pid: r.Pid()}
+	e.cmd, e.parent = r.Command()
+	e.exec, e.execUntraced = r.Exec()
+	e.status, e.exited, e.killed = r.Exit()
+	return e
+}
+
+// ending returns how im's stream ended (so far, while it runs).
+func (im *image) ending() ending {
+	if im.r != nil {
+		return endingOf(im.r)
+	}
+	return im.end
 }
 
 // tree follows the process tree of a traced program: the programs that its
@@ -42,10 +74,13 @@ type tree struct {
 	wg     sync.WaitGroup
 }
 
-// add records an image that starts.
+// add records an image that starts, or (done or err set) one that ended.
 func (t *tree) add(im *image) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if im.done || im.err != nil {
+		im.end, im.r = endingOf(im.r), nil
+	}
 	t.images = append(t.images, im)
 }
 
@@ -84,6 +119,7 @@ func (t *tree) finish(im *image, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	im.err, im.done = err, err == nil
+	im.end, im.r = endingOf(im.r), nil
 }
 
 // follow simulates the chain of every forked child as its stream comes,
@@ -150,18 +186,17 @@ func (t *tree) processes(rootStatus string, finish func(*profile.Profile) error)
 	}
 	procs := make([]profile.Process, 0, len(all))
 	for i, im := range all {
-		cmd, parent := im.r.Command()
-		pr := profile.Process{Pid: im.r.Pid(), Parent: parent, Command: cmd}
-		pr.Exec, pr.ExecUntraced = im.r.Exec()
-		status, exited, killed := im.r.Exit()
+		e := im.ending()
+		cmd := e.cmd
+		pr := profile.Process{Pid: e.pid, Parent: e.parent, Command: cmd, Exec: e.exec, ExecUntraced: e.execUntraced}
 		switch {
 		case pr.Exec != "":
 			pr.Exit = "exec"
 		case im.root && (i+1 == len(all) || !all[i+1].root):
 			pr.Exit = rootStatus
-		case exited:
-			pr.Exit = fmt.Sprintf("exit code %d", status)
-		case killed:
+		case e.exited:
+			pr.Exit = fmt.Sprintf("exit code %d", e.status)
+		case e.killed:
 			pr.Exit = "killed by a signal"
 		case im.closed:
 			pr.Exit = "running (not waited for)"
