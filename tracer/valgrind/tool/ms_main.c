@@ -554,17 +554,23 @@ static ThreadCalls* calls;     /* indexed by Valgrind thread id */
 static ULong n_pending;        /* over all threads: read by instrumented code */
 
 /* Per Valgrind thread, its place in the life of a thread made by the
-   preload's pthread_create wrapper: a thread is not traced from its
-   creation to its start event (the thread library's set-up and the
-   wrapper's handshake) nor after its exit event (its exit path), so that
-   its events lie between the two. Threads made otherwise (a static
-   program, a raw clone, the Go runtime) are always LIVE. */
+   preload's pthread_create wrapper. The tool reports its start when it
+   first runs (before the thread library's start-up code, which natively
+   runs too) and its exit when it ends (after the thread library's exit
+   path), so that all its events lie between the two; the wrapper's own
+   start and exit requests are then left out. Threads made otherwise (a
+   static program, a raw clone, the Go runtime) are always LIVE and
+   report neither. */
 #define THR_LIVE    0
 #define THR_UNBORN  1   /* made by the wrapper, start not reported yet */
 #define THR_GONE    2   /* exit reported */
 typedef struct {
    UChar state;
    Bool  creating;   /* its pthread_create wrapper reported a create: the next thread it makes is UNBORN */
+   Bool  wrapped;    /* made by the wrapper: its start was reported, its exit is to be */
+   Addr  token;      /* creating: the create's token; a thread made by the wrapper: its creator's */
+   Addr  fn;         /* wrapped: the thread's routine (the PC of its start and exit) */
+   Addr  self;       /* wrapped: its pthread_self() */
 } ThreadLife;
 static ThreadLife* lives;      /* indexed by Valgrind thread id */
 
@@ -989,10 +995,11 @@ static Bool sync_request(ThreadId tid, UWord* args)
    switch (kind) {
    case MS_SYNC_CREATE:
       lives[tid].creating = True;
+      lives[tid].token = args[1];
       break;
-   case MS_SYNC_START:
-      lives[tid].state = THR_LIVE;   /* traced from here */
-      update_mode();
+   case MS_SYNC_EXIT:
+      if (lives[tid].wrapped)
+         return True;   /* pthread_exit: the tool reports the exit at the end */
       break;
    case MS_SYNC_BARRIER_ARRIVE: {
       Barrier* b = VG_(HT_lookup)(barriers, args[1]);
@@ -1184,6 +1191,24 @@ static Int alloc_fn_at(Addr a)
 /* Threads and processes                                               */
 /* ------------------------------------------------------------------ */
 
+/* Reports the start of thread tid, made by the wrapper, as it first runs:
+   its token is its creator's, its routine is read from the creator's
+   CreateArgs (ms_intercepts.c; the creator waits until the thread's
+   trampoline has copied them) and its pthread_self() is its thread
+   pointer (x86-64: the FS base). */
+static void report_start(ThreadId tid)
+{
+   ThreadLife* l = &lives[tid];
+   l->state = THR_LIVE;
+   l->wrapped = True;
+   l->fn = 0;
+   if (VG_(am_is_valid_for_client)(l->token, sizeof(Addr), VKI_PROT_READ))
+      l->fn = *(Addr*)l->token;
+   VG_(get_shadow_regs_area)(tid, (UChar*)&l->self, 0, offsetof(VexGuestAMD64State, guest_FS_CONST), sizeof(Addr));
+   update_mode();
+   emit_sync(MS_SYNC_START, l->token, l->self, l->fn);
+}
+
 static void ms_start_client_code(ThreadId tid, ULong blocks_dispatched)
 {
    if (clo_max_events > 0 && !limit_reached)
@@ -1195,10 +1220,19 @@ static void ms_start_client_code(ThreadId tid, ULong blocks_dispatched)
          update_mode();   /* --trace-fn: this thread may be inside or not */
    }
    note_thread();
+   if (lives[tid].state == THR_UNBORN)
+      report_start(tid);
 }
 
 static void ms_thread_exit(ThreadId tid)
 {
+   if (lives[tid].wrapped && lives[tid].state == THR_LIVE) {
+      cur_tid = tid;   /* the exiting thread runs this */
+      emit_sync(MS_SYNC_EXIT, lives[tid].self, 0, lives[tid].fn);
+      lives[tid].state = THR_GONE;
+      update_mode();
+   }
+   lives[tid].wrapped = False;
    n_pending -= calls[tid].n;
    calls[tid].n = 0;
    calls[tid].in_trace_fn = 0;
@@ -1214,9 +1248,11 @@ static void ms_thread_create(ThreadId parent, ThreadId child)
 {
    lives[child].state = THR_LIVE;
    lives[child].creating = False;
+   lives[child].wrapped = False;
    if (parent != VG_INVALID_THREADID && lives[parent].creating) {
       lives[parent].creating = False;
       lives[child].state = THR_UNBORN;
+      lives[child].token = lives[parent].token;
    }
 }
 
