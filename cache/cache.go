@@ -484,6 +484,32 @@ func (c *Cache) Replace(line uint64) (slot int, old uint64, wasValid, wasDirty b
 	return slot, old, wasValid, wasDirty
 }
 
+// AgeOrder appends to dst the valid slots of set, oldest first, and returns
+// it: under LRU from the least to the most recently used, under FIFO from
+// the oldest fill to the newest (Dinero IV's order from the bottom of a
+// set's stack); under the other policies in way order.
+func (c *Cache) AgeOrder(set int, dst []int) []int {
+	base := set * c.ways
+	switch {
+	case c.ord != nil:
+		w := c.ord[set]
+		for i := int(c.occupied[set]) - 1; i >= 0; i-- {
+			dst = append(dst, base+int(w>>(4*uint(i))&0xf))
+		}
+	case c.tail != nil:
+		for s := c.tail[set]; s != none; s = c.prev[s] {
+			dst = append(dst, int(s))
+		}
+	default:
+		for s := base; s < base+c.ways; s++ {
+			if c.valid[s] {
+				dst = append(dst, s)
+			}
+		}
+	}
+	return dst
+}
+
 // ForEachValid calls f for every valid slot in slot order.
 func (c *Cache) ForEachValid(f func(slot int)) {
 	for s, v := range c.valid {

@@ -161,13 +161,18 @@ func TestLRUFIFOModel(t *testing.T) {
 						got, demoted := c.Promote(line)
 						check("Promote", got, want)
 						check("Promote's demoted", demoted, wantDemoted)
-					case 5: // Settled of every valid slot of the set
+					case 5: // Settled of every valid slot of the set; its age order
 						set := m.set(line)
 						for s := set * ways; s < (set+1)*ways; s++ {
 							if m.has(s) {
 								want := rep == machine.FIFO || m.order[set][0] == s
 								check("Settled", b2i(c.Settled(s)), b2i(want))
 							}
+						}
+						want := slices.Clone(m.order[set])
+						slices.Reverse(want)
+						if got := c.AgeOrder(set, nil); !slices.Equal(got, want) {
+							t.Fatalf("%s %d ways %d sets, op %d: AgeOrder(%d) = %v, want %v", rep, ways, sets, op, set, got, want)
 						}
 					}
 				}
@@ -279,6 +284,27 @@ func TestReplaceTwin(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// Under the policies without an age order, AgeOrder lists the valid ways
+// in way order.
+func TestAgeOrderWays(t *testing.T) {
+	for _, rep := range []machine.Replacement{machine.Random, machine.PLRU, machine.SRRIP, machine.BRRIP} {
+		c, err := NewGeometry(2, 4, rep, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range []uint64{7, 1, 3} { // set 1, ways 0, 1, 2
+			c.Install(c.Victim(line), line)
+		}
+		c.Remove(c.Lookup(1))
+		if got, want := c.AgeOrder(1, nil), []int{4, 6}; !slices.Equal(got, want) {
+			t.Errorf("%s: AgeOrder(1) = %v, want %v", rep, got, want)
+		}
+		if got := c.AgeOrder(0, nil); len(got) != 0 {
+			t.Errorf("%s: AgeOrder(0) = %v, want none", rep, got)
 		}
 	}
 }

@@ -281,6 +281,13 @@ func genTrace(ch chooser, m *machine.Machine, maxEvents int) []refEvent {
 				e.Size = uint32(1 + ch.intn(200))
 			}
 		}
+		if e.Kind == trace.Write && pick(ch, 1, 8) {
+			// A write of a whole line of some cache: allocated without a
+			// fetch there.
+			line := uint64(m.Caches[ch.intn(len(m.Caches))].Line)
+			e.Addr &^= line - 1
+			e.Size = uint32(line)
+		}
 		prev, prev2 = e.Addr, prev
 		e.Thread = tid
 		events = append(events, e)

@@ -227,19 +227,19 @@ func handCases() []handCase {
 		{
 			// L1 and an inclusive L2, both 1 set × 2 ways LRU.
 			// W A: L1 [A*], L2 [A]. R B: L1 [A* B], L2 [A B]. W A hits in
-			// L1 (L2 does not see it). R C: L1 evicts B (LRU, clean) and
-			// fetches C; L2 misses and evicts A (LRU there), back-invalidating
-			// L1's dirty A, whose data merges into the victim: L2 writes A
-			// back. L2 [C B], L1 [- C]. R A: L1 fills its empty way; L2
-			// evicts B (not above any more). Back-invalidations are not
-			// evictions.
+			// L1 (L2 does not see it). R C: L1 fetches C first; L2 misses
+			// and evicts A (LRU there), back-invalidating L1's dirty A, whose
+			// data merges into the victim: L2 writes A back. L2 [B C]. L1
+			// then chooses its victim: A's way, now empty [B C]. R A: L2
+			// evicts B, back-invalidating it in L1, which fills that way.
+			// Back-invalidations are not evictions: L1 evicts nothing.
 			name: "inclusive",
 			m: mach(hc("L1", 1, 1, 2, 16, machine.LRU),
 				with(hc("L2", 2, 1, 2, 16, machine.LRU), func(c *machine.Cache) { c.Inclusion = machine.Inclusive })),
 			events: []refEvent{wr(A, 4), rd(B, 4), wr(A, 4), rd(C, 4), rd(A, 4)},
 			want: refResult{Caches: []profile.CacheStats{
 				{Name: "L1", Level: 1, Accesses: 5, Misses: 4, Reads: 3, Writes: 2, ReadMisses: 3, WriteMisses: 1,
-					Evictions: 1, BackInvalidations: 1, BytesFromBelow: 64},
+					BackInvalidations: 2, BytesFromBelow: 64},
 				{Name: "L2", Level: 2, Accesses: 4, Misses: 4, Reads: 4, ReadMisses: 4,
 					Evictions: 2, Writebacks: 1, BytesFromBelow: 64, BytesToBelow: 16},
 			}, Memory: profile.MemoryStats{Reads: 4, Writes: 1, BytesRead: 64, BytesWritten: 16}},
@@ -247,13 +247,13 @@ func handCases() []handCase {
 		{
 			// L1 and an exclusive (victim) L2, both 1 set × 2 ways LRU.
 			// R A, W B: L2 misses and passes both fills through (16 bytes
-			// each from below), L1 [A B*]. R C: L1 evicts A into L2 [A];
-			// C passes through; L1 [C B*]. R D: L1 evicts B, a write-back,
-			// into L2 [A B*]; L1 [C D]. R B: L1 evicts C into L2, which
-			// evicts A (LRU) [C B*]; then B hits in L2 and moves up dirty:
-			// L2 [C -], L1 [B* D]. W E: L1 evicts D into L2 [C D]; E passes
-			// through; L1 [B* E*]. Final flush: B and E are written back as
-			// writes that miss in L2 and go on to memory.
+			// each from below), L1 [A B*]. R C: C passes through; then L1
+			// evicts A into L2 [A]; L1 [C B*]. R D: D passes through; L1
+			// evicts B, a write-back, into L2 [A B*]; L1 [C D]. R B: B hits
+			// in L2 and moves up dirty: L2 [A -]; L1 evicts C into L2 [A C],
+			// L1 [B* D]. W E: E passes through; L1 evicts D into L2, which
+			// evicts A (LRU) [C D]; L1 [B* E*]. Final flush: B and E are
+			// written back as writes that miss in L2 and go on to memory.
 			name: "exclusive",
 			m: mach(hc("L1", 1, 1, 2, 16, machine.LRU),
 				with(hc("L2", 2, 1, 2, 16, machine.LRU), func(c *machine.Cache) { c.Inclusion = machine.Exclusive })),
@@ -331,9 +331,9 @@ func handCases() []handCase {
 		},
 		{
 			// L1 (4 ways) and L2 (8 ways), no evictions. W A, W B, W C fill
-			// both (L1 dirty). Copyback of [0x10, 0x20) writes back L1's B
-			// only: a write hit in L2 that dirties it; then, L2's turn, L2
-			// writes B back. Invalidate A+1 drops A everywhere, dirty or not,
+			// both (L1 dirty). Copyback of 0x10 writes back the line holding
+			// it, L1's B: a write hit in L2 that dirties it; then, L2's turn,
+			// L2 writes B back. Invalidate A+1 drops A everywhere, dirty or not,
 			// with no write-back. Copyback of everything: L1's C (A is gone,
 			// B clean) down to L2, then L2's C to memory. R A misses in both.
 			// Invalidate everything. R B misses in both. Nothing is dirty at
@@ -394,9 +394,9 @@ func handCases() []handCase {
 			// An inclusive unified L3 at the level of L2D is on L1I's
 			// instruction path only: L1D cannot reach it (its data path is
 			// L2D, then memory), so L3's evictions do not touch L1D.
-			// R A: L1D, L2D miss. I A: L1I, L3 miss. I B: L1I evicts A; L3
-			// evicts A and back-invalidates L1I (A is already gone there),
-			// not L1D. R A hits in L1D.
+			// R A: L1D, L2D miss. I A: L1I, L3 miss. I B: L1I fetches B
+			// first: L3 evicts A and back-invalidates it in L1I, not in L1D;
+			// L1I fills the freed way (no eviction). R A hits in L1D.
 			name: "paths",
 			m: mach(with(hc("L1I", 1, 1, 1, 16, machine.LRU), func(c *machine.Cache) { c.Holds = machine.Instructions }),
 				with(hc("L1D", 1, 1, 2, 16, machine.LRU), func(c *machine.Cache) { c.Holds = machine.Data }),
@@ -404,7 +404,7 @@ func handCases() []handCase {
 				with(hc("L3", 2, 1, 1, 16, machine.LRU), func(c *machine.Cache) { c.Inclusion = machine.Inclusive })),
 			events: []refEvent{rd(A, 4), ifc(A, 4), ifc(B, 4), rd(A, 4)},
 			want: refResult{Caches: []profile.CacheStats{
-				{Name: "L1I", Level: 1, Accesses: 2, Misses: 2, IFetches: 2, IFetchMisses: 2, Evictions: 1, BytesFromBelow: 32},
+				{Name: "L1I", Level: 1, Accesses: 2, Misses: 2, IFetches: 2, IFetchMisses: 2, BackInvalidations: 1, BytesFromBelow: 32},
 				{Name: "L1D", Level: 1, Accesses: 2, Misses: 1, Reads: 2, ReadMisses: 1, BytesFromBelow: 16},
 				{Name: "L2D", Level: 2, Accesses: 1, Misses: 1, Reads: 1, ReadMisses: 1, BytesFromBelow: 16},
 				{Name: "L3", Level: 2, Accesses: 2, Misses: 2, IFetches: 2, IFetchMisses: 2, Evictions: 1, BytesFromBelow: 32},
@@ -415,11 +415,12 @@ func handCases() []handCase {
 			// over an inclusive instruction-only I2 (2 ways), then an
 			// instruction-only I3 (1 way) and a data-only D4 that only U1's
 			// data path uses. I A fills U1, I2, I3. W A dirties it in U1.
-			// I B: U1 [A* B], I2 [A B], I3 evicts A [B]. I C: I2 evicts A,
-			// back-invalidating U1's dirty A, and writes the merged line to
-			// I3: a write miss that allocates: I3 evicts B and fetches A
-			// down its instruction path, from memory (not from D4); then
-			// I2's fetch of C makes I3 evict A, dirty: written to memory.
+			// I B: U1 [A* B], I2 [A B], I3 evicts A [B]. I C: I2 fetches C
+			// first (I3 evicts B [C]), then evicts A, back-invalidating U1's
+			// dirty A, and writes the merged line to I3 down its instruction
+			// path (not to D4): a write miss of the whole line, which
+			// allocates without a fetch: I3 evicts C [A*]. The final flush
+			// writes A from I3 to memory.
 			name: "instruction path",
 			m: mach(hc("U1", 1, 1, 4, 16, machine.LRU),
 				with(hc("I2", 2, 1, 2, 16, machine.LRU), func(c *machine.Cache) {
@@ -434,9 +435,9 @@ func handCases() []handCase {
 				{Name: "I2", Level: 2, Accesses: 3, Misses: 3, IFetches: 3, IFetchMisses: 3,
 					Evictions: 1, Writebacks: 1, BytesFromBelow: 48, BytesToBelow: 16},
 				{Name: "I3", Level: 3, Accesses: 4, Misses: 4, IFetches: 3, Writes: 1, IFetchMisses: 3, WriteMisses: 1,
-					Evictions: 3, Writebacks: 1, BytesFromBelow: 64, BytesToBelow: 16},
+					Evictions: 3, Writebacks: 1, BytesFromBelow: 48, BytesToBelow: 16},
 				{Name: "D4", Level: 4},
-			}, Memory: profile.MemoryStats{Reads: 4, Writes: 1, BytesRead: 64, BytesWritten: 16}},
+			}, Memory: profile.MemoryStats{Reads: 3, Writes: 1, BytesRead: 48, BytesWritten: 16}},
 		},
 		{
 			// Addresses stop at 2^64-1. With only an instruction cache, data

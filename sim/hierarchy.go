@@ -586,13 +586,13 @@ func (h *Hierarchy) missPlain(b *trace.Batch, i int, il, dl *level) bool {
 			kk = kWrite
 		}
 		h.kinds[k]++
-		h.plainRef(dl, kk, a>>dl.shift, -1)
+		h.plainRef(dl, kk, a>>dl.shift, -1, kk == kWrite && a&dl.offMask == 0 && s >= dl.lineSize)
 	case trace.IFetch:
 		if !il.plain || a&il.offMask+s-1 >= il.fastLimit {
 			return false
 		}
 		h.kinds[k]++
-		h.plainRef(il, kIFetch, a>>il.shift, -1)
+		h.plainRef(il, kIFetch, a>>il.shift, -1, false)
 	case trace.IFetchRun:
 		// As in slow: the first two fetches are simulated, the rest are
 		// hits that change nothing.
@@ -601,7 +601,7 @@ func (h *Hierarchy) missPlain(b *trace.Batch, i int, il, dl *level) bool {
 		}
 		h.kinds[trace.IFetch] += s
 		for range min(s, 2) {
-			h.plainRef(il, kIFetch, a>>il.shift, -1)
+			h.plainRef(il, kIFetch, a>>il.shift, -1, false)
 		}
 		il.acc[kIFetch] += s - min(s, 2)
 	default:
@@ -809,7 +809,7 @@ func (h *Hierarchy) dataRef(k int, a, s uint64) {
 func (h *Hierarchy) cpuRef(l *level, k int, a, s uint64) {
 	if l != nil && a&l.offMask+s-1 < l.fastLimit {
 		if l.plain {
-			h.plainRef(l, k, a>>l.shift, -1)
+			h.plainRef(l, k, a>>l.shift, -1, k == kWrite && a&l.offMask == 0 && s >= l.lineSize)
 			return
 		}
 		if l.cpuHit(k, a, s) {
@@ -901,7 +901,7 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, ref int32)
 // line of l.
 func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool, ref int32) bool {
 	if l.plain {
-		h.plainRef(l, k, line, ref)
+		h.plainRef(l, k, line, ref, k == kWrite && ps == l.lineSize)
 		return false
 	}
 	l.acc[k]++
@@ -975,19 +975,28 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		l.bytesFromBelow += l.lineSize
 		return h.ref(l.next(k), k, line<<l.shift, l.lineSize, true, ref)
 	}
+	// Allocate. The requests below go in Dinero IV's order: the fetch,
+	// then the write-through, then the victim's write-back. The victim is
+	// chosen when the fetch has returned: an inclusive cache below may have
+	// back-invalidated a line of the set while serving it. A write of the
+	// whole line fetches nothing.
+	dirty := false
+	if k != kWrite || ps != l.lineSize {
+		fk := kRead
+		if k == kIFetch {
+			fk = kIFetch
+		}
+		l.bytesFromBelow += l.lineSize
+		if h.numa != nil && l.next(k) == nil {
+			h.numaMiss(l, line, pa, ref)
+		}
+		dirty = h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, ref)
+	}
 	slot = l.c.Victim(line)
+	var v victim
 	if l.c.Valid(slot) {
-		h.evict(l, slot, ref)
+		v = h.evict(l, slot, ref)
 	}
-	fk := kRead
-	if k == kIFetch {
-		fk = kIFetch
-	}
-	l.bytesFromBelow += l.lineSize
-	if h.numa != nil && l.next(k) == nil {
-		h.numaMiss(l, line, pa, ref)
-	}
-	dirty := h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, ref)
 	l.c.Install(slot, line)
 	if l.est != nil {
 		l.est.filled(slot, line)
@@ -1010,17 +1019,21 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		l.bytesToBelow += ps
 		h.ref(l.dataNext, kWrite, pa, ps, true, ref)
 	}
+	if v.valid {
+		h.sendVictim(l, v.line, v.dirty, v.ref)
+	}
 	return false
 }
 
 // plainRef performs a reference of kind k to line at the plain level l
 // for access point ref: refLine's work without what a plain level does not
 // need, and with one scan of the set (Access, then Replace on a miss).
-// Replace installs the new line before the fill request below, where
-// refLine leaves the slot empty until the fill returns: no one below can
-// see l (that is what plain guarantees), so no one can tell. Nor does
+// whole says that the reference is a write of the whole line, which fetches
+// nothing. Replace installs the new line before the fill request below,
+// where refLine chooses the victim when the fill has returned: no one below
+// can see l (that is what plain guarantees), so no one can tell. Nor does
 // anyone read l.memo before the miss rearms it at the end.
-func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32) {
+func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32, whole bool) {
 	l.acc[k]++
 	if slot := l.c.Access(line); slot >= 0 {
 		if l.est != nil {
@@ -1036,23 +1049,25 @@ func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32) {
 	if l.est != nil {
 		l.est.miss(line)
 	}
-	slot, old, evicted, dirty := l.c.Replace(line)
+	slot, old, evicted, victimDirty := l.c.Replace(line)
 	if evicted {
 		l.evictions++
 		if l.est != nil {
 			l.est.replaced(slot) // the slot's times are still old's
 		}
 		if l.inclusive && h.backInvalidateUppers(l, old) {
-			dirty = true
+			victimDirty = true
 		}
-		h.sendVictim(l, old, dirty, -1)
 	}
-	fk := kRead
-	if k == kIFetch {
-		fk = kIFetch
+	dirty := false
+	if !whole {
+		fk := kRead
+		if k == kIFetch {
+			fk = kIFetch
+		}
+		l.bytesFromBelow += l.lineSize
+		dirty = h.lineBelow(l, l.next(k), fk, line, ref)
 	}
-	l.bytesFromBelow += l.lineSize
-	dirty = h.lineBelow(l, l.next(k), fk, line, ref)
 	l.c.SetDirty(slot, dirty || k == kWrite)
 	if l.est != nil {
 		l.est.filled(slot, line)
@@ -1061,6 +1076,9 @@ func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32) {
 		l.memo, l.memoSlot = line<<l.shift, slot
 	} else {
 		l.memo = noMemo
+	}
+	if evicted {
+		h.sendVictim(l, old, victimDirty, -1)
 	}
 }
 
@@ -1108,27 +1126,35 @@ func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) (settled bo
 	return settled
 }
 
+// victim is a line evicted from a level, waiting to be sent below (see
+// sendVictim): valid says there is one, ref is the access point that
+// filled it (when attributing, else -1).
+type victim struct {
+	line  uint64
+	dirty bool
+	valid bool
+	ref   int32
+}
+
 // evict removes the valid line in slot of l to make room for a fill for
-// access point by (when attributing).
-func (h *Hierarchy) evict(l *level, slot int, by int32) {
-	line := l.c.Line(slot)
-	dirty := l.c.Dirty(slot)
+// access point by (when attributing), and returns it for sendVictim.
+func (h *Hierarchy) evict(l *level, slot int, by int32) victim {
+	v := victim{line: l.c.Line(slot), dirty: l.c.Dirty(slot), valid: true, ref: -1}
 	l.evictions++
 	if l.est != nil {
 		l.est.replaced(slot)
 	}
-	victim := int32(-1)
 	if l.attr != nil {
-		victim = l.attr.fill[slot]
-		st := l.attr.stats(victim)
+		v.ref = l.attr.fill[slot]
+		st := l.attr.stats(v.ref)
 		if st.evictedBy == nil {
 			st.evictedBy = map[int32]uint64{}
 		}
 		st.evictedBy[by]++
 		l.removed(slot, replaced)
 	}
-	if l.inclusive && h.backInvalidateUppers(l, line) {
-		dirty = true
+	if l.inclusive && h.backInvalidateUppers(l, v.line) {
+		v.dirty = true
 	}
 	if l.used != nil {
 		// After the copies above have passed theirs here.
@@ -1136,7 +1162,7 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) {
 	}
 	l.c.Remove(slot)
 	l.memo = noMemo
-	h.sendVictim(l, line, dirty, victim)
+	return v
 }
 
 // sendVictim passes a line filled for access point ref leaving l down:
@@ -1165,7 +1191,7 @@ func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool, ref int32) {
 // only pass it on (a shortcut worth 5% of BenchmarkMissPath).
 func (h *Hierarchy) lineBelow(l, next *level, k int, line uint64, ref int32) (dirty bool) {
 	if next != nil && next.plain && next.shift >= l.shift {
-		h.plainRef(next, k, line>>(next.shift-l.shift), ref)
+		h.plainRef(next, k, line>>(next.shift-l.shift), ref, k == kWrite && next.shift == l.shift)
 		return false
 	}
 	return h.ref(next, k, line<<l.shift, l.lineSize, true, ref)
@@ -1183,8 +1209,9 @@ func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, ref int32) {
 		return
 	}
 	slot := x.c.Victim(line)
+	var v victim
 	if x.c.Valid(slot) {
-		h.evict(x, slot, ref)
+		v = h.evict(x, slot, ref)
 	}
 	x.c.Install(slot, line)
 	if x.est != nil {
@@ -1193,6 +1220,9 @@ func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, ref int32) {
 	x.c.SetDirty(slot, dirty)
 	if x.attr != nil {
 		h.filled(x, slot, line, ref, false, a, 0)
+	}
+	if v.valid {
+		h.sendVictim(x, v.line, v.dirty, v.ref)
 	}
 }
 
@@ -1232,54 +1262,57 @@ func (h *Hierarchy) backInvalidate(u *level, lo, hi uint64) bool {
 	return dirty
 }
 
-// forLines calls f with the slot of every valid line of l overlapping
-// bytes [a, a+s); s == 0 means every line.
-func forLines(l *level, a, s uint64, f func(slot int)) {
-	if s == 0 {
-		l.c.ForEachValid(f)
-		return
-	}
-	end := a + s - 1
-	if end < a {
-		end = ^uint64(0)
-	}
-	for line := a >> l.shift; ; line++ {
-		if slot := l.c.Lookup(line); slot >= 0 {
-			f(slot)
-		}
-		if line == end>>l.shift {
-			break
-		}
-	}
-}
-
-// copyBack writes back every dirty line overlapping [a, a+s) (s == 0:
-// every dirty line), level by level from the CPU outward; lines stay valid.
+// copyBack writes back dirty lines, cache by cache from the CPU outward,
+// each cache's write-backs done (with everything they cause below) before
+// the next cache's; lines stay valid. With s > 0 it writes back the line of
+// each cache holding a (Dinero IV's D4XCOPYB acts on one block), with
+// s == 0 every dirty line: from the highest-numbered set down, within a set
+// from the oldest line to the newest (cache.AgeOrder), the order in which
+// Dinero IV's LIFO list of pending requests sends them.
 func (h *Hierarchy) copyBack(a, s uint64) {
+	var order []int
 	for _, l := range h.levels {
 		l.memo = noMemo
-		forLines(l, a, s, func(slot int) {
-			if !l.c.Dirty(slot) {
-				return
+		if s > 0 {
+			if slot := l.c.Lookup(a >> l.shift); slot >= 0 && l.c.Dirty(slot) {
+				h.writeBack(l, slot)
 			}
-			l.c.SetDirty(slot, false)
-			l.writebacks++
-			l.bytesToBelow += l.lineSize
-			ref := int32(-1)
-			if l.attr != nil {
-				ref = l.attr.fill[slot]
+			continue
+		}
+		for set := l.c.Sets() - 1; set >= 0; set-- {
+			order = l.c.AgeOrder(set, order[:0])
+			for _, slot := range order {
+				// Earlier write-backs may have back-invalidated it.
+				if l.c.Valid(slot) && l.c.Dirty(slot) {
+					h.writeBack(l, slot)
+				}
 			}
-			h.ref(l.victimNext, kWrite, l.c.Line(slot)<<l.shift, l.lineSize, true, ref)
-		})
+		}
 	}
 }
 
-// invalidate drops every line overlapping [a, a+s) (s == 0: every line)
-// from every cache, and from the 3C twins, without writing anything back.
+// writeBack writes the dirty line in slot of l back to the level below and
+// leaves it clean.
+func (h *Hierarchy) writeBack(l *level, slot int) {
+	l.c.SetDirty(slot, false)
+	l.writebacks++
+	l.bytesToBelow += l.lineSize
+	ref := int32(-1)
+	if l.attr != nil {
+		ref = l.attr.fill[slot]
+	}
+	h.ref(l.victimNext, kWrite, l.c.Line(slot)<<l.shift, l.lineSize, true, ref)
+}
+
+// invalidate drops lines from every cache and its 3C twin without writing
+// anything back: with s > 0 the line of each cache holding a (Dinero IV's
+// D4XINVAL acts on one block), with s == 0 every line, and then the 3C
+// state also forgets which lines were ever seen (their next misses are
+// compulsory again).
 func (h *Hierarchy) invalidate(a, s uint64) {
 	for _, l := range h.levels {
 		l.memo = noMemo
-		forLines(l, a, s, func(slot int) {
+		drop := func(slot int) {
 			if l.attr != nil {
 				l.removed(slot, invalidated)
 			}
@@ -1287,25 +1320,23 @@ func (h *Hierarchy) invalidate(a, s uint64) {
 				h.privateRemoving(l, slot)
 			}
 			l.c.Remove(slot)
-		})
+		}
+		if s > 0 {
+			line := a >> l.shift
+			if slot := l.c.Lookup(line); slot >= 0 {
+				drop(slot)
+			}
+			if l.shadow != nil {
+				if slot := l.shadow.Lookup(line); slot >= 0 {
+					l.shadow.Remove(slot)
+				}
+			}
+			continue
+		}
+		l.c.ForEachValid(drop)
 		if l.shadow != nil {
-			sh := l.shadow
-			if s == 0 {
-				sh.ForEachValid(sh.Remove)
-				continue
-			}
-			end := a + s - 1
-			if end < a {
-				end = ^uint64(0)
-			}
-			for line := a >> l.shift; ; line++ {
-				if slot := sh.Lookup(line); slot >= 0 {
-					sh.Remove(slot)
-				}
-				if line == end>>l.shift {
-					break
-				}
-			}
+			l.shadow.ForEachValid(l.shadow.Remove)
+			clear(l.seen)
 		}
 	}
 }

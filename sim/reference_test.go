@@ -645,17 +645,23 @@ func (r *refModel) accessLine(c *refCache, k refAccess, line, pa, ps uint64, fro
 		st.BytesFromBelow += L
 		return passToBelow(k, line*L, L)
 	}
-	// Allocate: victim, eviction, fetch, install.
+	// Allocate (rules A and B of docs/semantics.md): fetch the line
+	// unless the piece writes all of it; then choose the victim and evict
+	// it, fill; then the write-through; then the victim's write-back.
+	dirty := false
+	if k != accWrite || ps != L {
+		fetch := accRead
+		if k == accIFetch {
+			fetch = accIFetch
+		}
+		st.BytesFromBelow += L
+		dirty = passToBelow(fetch, line*L, L)
+	}
 	v := c.chooseVictim(line)
+	var out refVictim
 	if w := c.setOf(line)[v]; w.valid {
-		r.evict(c, w.line)
+		out = r.evict(c, w.line)
 	}
-	fetch := accRead
-	if k == accIFetch {
-		fetch = accIFetch
-	}
-	st.BytesFromBelow += L
-	dirty := passToBelow(fetch, line*L, L)
 	if k == accWrite && c.spec.WriteBack {
 		dirty = true
 	}
@@ -665,11 +671,21 @@ func (r *refModel) accessLine(c *refCache, k refAccess, line, pa, ps uint64, fro
 		st.BytesToBelow += ps
 		passToBelow(accWrite, pa, ps)
 	}
+	if out.valid {
+		r.sendVictim(c, out.line, out.dirty)
+	}
 	return false
 }
 
-// evict removes the valid line victim from c to make room for a fill.
-func (r *refModel) evict(c *refCache, victim uint64) {
+// refVictim is a line evicted from a cache, still to be sent below.
+type refVictim struct {
+	line         uint64
+	valid, dirty bool
+}
+
+// evict removes the valid line victim from c to make room for a fill
+// (with the back-invalidations of an inclusive c) and returns it.
+func (r *refModel) evict(c *refCache, victim uint64) refVictim {
 	c.st.Evictions++
 	L := c.lineSize
 	_, dirty := c.drop(victim)
@@ -682,7 +698,7 @@ func (r *refModel) evict(c *refCache, victim uint64) {
 			}
 		}
 	}
-	r.sendVictim(c, victim, dirty)
+	return refVictim{line: victim, valid: true, dirty: dirty}
 }
 
 // backInvalidate drops u's lines overlapping bytes [lo, hi] and reports
@@ -740,15 +756,21 @@ func (r *refModel) insertVictim(x *refCache, a uint64, dirty bool) {
 		return
 	}
 	v := x.chooseVictim(line)
+	var out refVictim
 	if w := x.setOf(line)[v]; w.valid {
-		r.evict(x, w.line)
+		out = r.evict(x, w.line)
 	}
 	x.fill(line, v, dirty)
+	if out.valid {
+		r.sendVictim(x, out.line, out.dirty)
+	}
 }
 
-// copyBack writes back the dirty lines overlapping [a, a+s) (s == 0:
-// all), cache by cache from the CPU outward. Within a cache: a range in
-// address order, everything in set order then way order.
+// copyBack writes back dirty lines, cache by cache from the CPU outward
+// (rules E and F): with s > 0 the line of each cache holding a; with
+// s == 0 every dirty line, from the last set to the first, within a set
+// from the least recently used (LRU) or the oldest fill (FIFO), in way
+// order under the other policies.
 func (r *refModel) copyBack(a, s uint64) {
 	for _, c := range r.caches {
 		L := c.lineSize
@@ -758,39 +780,45 @@ func (r *refModel) copyBack(a, s uint64) {
 			c.st.BytesToBelow += L
 			r.reference(c.victimDown(), accWrite, w.line*L, L, true)
 		}
-		if s == 0 {
-			for si := range c.sets {
-				for i := range c.sets[si] {
-					if w := &c.sets[si][i]; w.valid && w.dirty {
-						writeBack(w)
-					}
-				}
+		if s > 0 {
+			if i := c.find(a / L); i >= 0 && c.setOf(a / L)[i].dirty {
+				writeBack(&c.setOf(a / L)[i])
 			}
 			continue
 		}
-		last := lastByte(a, s)
-		var lines []uint64
-		for si := range c.sets {
-			for _, w := range c.sets[si] {
-				if w.valid && w.dirty && overlaps(w.line, L, a, last) {
+		for si := len(c.sets) - 1; si >= 0; si-- {
+			set := c.sets[si]
+			var lines []uint64
+			for _, w := range set {
+				if w.valid {
 					lines = append(lines, w.line)
 				}
 			}
-		}
-		sort.Slice(lines, func(i, j int) bool { return lines[i] < lines[j] })
-		for _, line := range lines {
-			// Earlier write-backs may have back-invalidated it.
-			if i := c.find(line); i >= 0 && c.setOf(line)[i].dirty {
-				writeBack(&c.setOf(line)[i])
+			age := func(line uint64) uint64 {
+				w := set[c.find(line)]
+				switch c.spec.Replacement {
+				case machine.LRU:
+					return w.lastUse
+				case machine.FIFO:
+					return w.filled
+				}
+				return 0
+			}
+			sort.SliceStable(lines, func(i, j int) bool { return age(lines[i]) < age(lines[j]) })
+			for _, line := range lines {
+				// Earlier write-backs may have back-invalidated it.
+				if i := c.find(line); i >= 0 && set[i].dirty {
+					writeBack(&set[i])
+				}
 			}
 		}
 	}
 }
 
-// invalidate drops every line overlapping [a, a+s) (s == 0: all) from
-// every cache and every twin, writing nothing back.
+// invalidate drops lines from every cache and every twin, writing nothing
+// back (rules D and F): with s > 0 the line of each cache holding a; with
+// s == 0 every line, and every cache forgets the lines it has seen.
 func (r *refModel) invalidate(a, s uint64) {
-	last := lastByte(a, s)
 	for _, c := range r.caches {
 		for _, cc := range []*refCache{c, c.twin} {
 			if cc == nil {
@@ -799,7 +827,7 @@ func (r *refModel) invalidate(a, s uint64) {
 			for si := range cc.sets {
 				for i := range cc.sets[si] {
 					w := &cc.sets[si][i]
-					if w.valid && (s == 0 || overlaps(w.line, cc.lineSize, a, last)) {
+					if w.valid && (s == 0 || w.line == a/cc.lineSize) {
 						w.valid, w.dirty = false, false
 						if cc == c {
 							r.released(c, w.line)
@@ -807,6 +835,9 @@ func (r *refModel) invalidate(a, s uint64) {
 					}
 				}
 			}
+		}
+		if s == 0 && c.seen != nil {
+			c.seen = map[uint64]bool{}
 		}
 	}
 }

@@ -9,10 +9,10 @@ import "io"
 //	0 7fff1230
 //
 // Labels: 0 read, 1 write, 2 instruction fetch, 3 misc (read), 4 copy-back
-// of every dirty line (Dinero IV's D4XCOPYB), 5 invalidation of every line
-// (D4XINVAL). Further columns are ignored. As in Dinero IV, addresses are
-// rounded down to a multiple of 4 and every reference has size 4; labels 4
-// and 5 yield Addr 0 and Size 0 (the whole hierarchy).
+// (Dinero IV's D4XCOPYB), 5 invalidation (D4XINVAL). Further columns are
+// ignored. As in Dinero IV, addresses are rounded down to a multiple of 4
+// and every record has size 4, labels 4 and 5 too: they act on the line
+// holding the address in each cache.
 
 func init() {
 	Register(Format{
@@ -94,13 +94,8 @@ func (d *dinReader) Read(b *Batch) error {
 				p = skipLine(buf, p) // extra columns
 			}
 			kinds[i] = dinKinds[label]
-			if label < 4 {
-				addrs[i] = a &^ 3
-				sizes[i] = 4
-			} else {
-				addrs[i] = 0
-				sizes[i] = 0
-			}
+			addrs[i] = a &^ 3
+			sizes[i] = 4
 			i++
 		}
 		d.consume(p, ln)

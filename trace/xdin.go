@@ -11,7 +11,8 @@ import "io"
 // Labels (either case): r read, w write, i instruction fetch, m misc
 // (read), c copy-back, v invalidate. Addresses and sizes are taken as
 // given (optionally with 0x), without rounding. For c and v a size of 0
-// means every line of the hierarchy (the event then has Addr 0); other
+// means every line of the hierarchy (the event then has Addr 0), any other
+// size the line holding the address in each cache, as in Dinero IV; other
 // labels need a size of at least 1. Further columns are ignored.
 
 func init() {
