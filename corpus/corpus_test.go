@@ -16,22 +16,36 @@ import (
 // memspy's counts and cachegrind's.
 const countTolerance = 0.001
 
-// threadTolerance is the one allowed on a multi-threaded program, whose
-// counts change from run to run with the scheduling of its threads (futex
-// waits and spins, the Go runtime's background work); a program sets its
-// own with program.tolerance.
+// threadTolerance is the one allowed on multi-threaded programs, whose
+// counts change from run to run with the scheduling of their threads
+// (futex waits and spins, the Go runtime's background work).
 const threadTolerance = 0.02
 
-// tolerance returns the relative difference allowed on p's I refs and D
-// refs, and why it is larger than countTolerance ("" when it is not).
-func (p program) tolerance() (float64, string) {
-	switch {
-	case p.tol > 0:
-		return p.tol, "the threads' scheduling"
-	case p.threads:
-		return threadTolerance, "threads"
+// knownDiffs are the programs whose counts differ from cachegrind's by
+// more than their tolerance today, on the fast inputs, with the largest
+// relative differences allowed for I refs and D refs (a little above
+// those measured, so that a worse one fails) and why. Empty it as memspy
+// gets there.
+var knownDiffs = map[string]struct {
+	i, d   float64
+	reason string
+}{
+	// Measured: I -0.011%, D -0.87% to -0.96% in every mode. The tool
+	// does not trace a thread's exit path (docs/valgrind-stream.md):
+	// __libc_thread_freeres, tcache_thread_shutdown, advise_stack_range...
+	"threads": {i: 0.0005, d: 0.012, reason: "the tool leaves out each thread's exit path"},
+}
+
+// tolerances returns the relative differences allowed on p's I refs and D
+// refs, and why they are larger than countTolerance ("" when they are not).
+func (p program) tolerances() (i, d float64, why string) {
+	if k, ok := knownDiffs[p.name]; ok {
+		return k.i, k.d, k.reason
 	}
-	return countTolerance, ""
+	if p.threads {
+		return threadTolerance, threadTolerance, "threads"
+	}
+	return countTolerance, countTolerance, ""
 }
 
 // mode is one way of running a program under memspy.
@@ -241,15 +255,15 @@ func (h *harness) compare(p program, native, ms proc, ref reference, tl tally) *
 	if h.big {
 		return o
 	}
-	tol, why := p.tolerance()
+	ti, td, why := p.tolerances()
 	if why != "" {
 		why = " (" + why + ")"
 	}
-	if math.Abs(o.di) > tol {
-		failf("instruction fetches %d, cachegrind's I refs of %s %d: %+.3f%%, allowed ±%.3f%%%s", got.i, whose, wantc.i, 100*o.di, 100*tol, why)
+	if math.Abs(o.di) > ti {
+		failf("instruction fetches %d, cachegrind's I refs of %s %d: %+.3f%%, allowed ±%.3f%%%s", got.i, whose, wantc.i, 100*o.di, 100*ti, why)
 	}
-	if math.Abs(o.dd) > tol {
-		failf("data references %d, cachegrind's D refs of %s %d: %+.3f%%, allowed ±%.3f%%%s", got.d, whose, wantc.d, 100*o.dd, 100*tol, why)
+	if math.Abs(o.dd) > td {
+		failf("data references %d, cachegrind's D refs of %s %d: %+.3f%%, allowed ±%.3f%%%s", got.d, whose, wantc.d, 100*o.dd, 100*td, why)
 	}
 	return o
 }

@@ -215,11 +215,10 @@ typedef struct {
 
 /* The new thread's start routine: copies its routine and argument, lets
    the creator go on, yields once so that the creator runs ahead (a loop
-   creating threads creates them all before they run) and runs the
-   program's routine. The tool reports the thread's start when it first
-   runs and its exit when it ends, with the routine (read from the
-   creator's CreateArgs) as PC: the trampoline is not the program's
-   code. */
+   creating threads creates them all before they run), runs the program's
+   routine and reports the exit when it returns. The tool reports the
+   thread's start when it first runs. Start and exit have the routine's
+   address as PC: the trampoline is not the program's code. */
 static void* ms_thread_start(void* p)
 {
    CreateArgs* a = p;
@@ -228,9 +227,7 @@ static void* ms_thread_start(void* p)
    a->busy = 0;   /* a belongs to the creator again */
    yield();
    void* r = fn(arg);
-   /* Not a tail call: memspy sees the routine called (its calling
-      context starts there). */
-   __asm__ __volatile__("" : : "r"(r) : "memory");
+   SYNC(MS_SYNC_EXIT, self(), 0, (unsigned long)fn);
    return r;
 }
 

@@ -555,22 +555,23 @@ static ULong n_pending;        /* over all threads: read by instrumented code */
 
 /* Per Valgrind thread, its place in the life of a thread made by the
    preload's pthread_create wrapper. The tool reports its start when it
-   first runs (before the thread library's start-up code, which natively
-   runs too) and its exit when it ends (after the thread library's exit
-   path), so that all its events lie between the two; the wrapper's own
-   start and exit requests are then left out. Threads made otherwise (a
-   static program, a raw clone, the Go runtime) are always LIVE and
-   report neither. */
+   first runs, before the thread library's start-up code (traced, as it
+   runs natively); the wrapper reports its exit when the thread's routine
+   returns or calls pthread_exit, and the thread is not traced after it.
+   The thread library's exit path is left out: its atomic operations on
+   the library's shared words (the thread count, the stack cache and
+   arena locks) would order each thread's end before the creation of
+   threads that Valgrind, running one thread at a time, happened to
+   create later, and the engine would then not overlap threads that
+   overlap natively. Threads made otherwise (a static program, a raw
+   clone, the Go runtime) are always LIVE and report neither. */
 #define THR_LIVE    0
 #define THR_UNBORN  1   /* made by the wrapper, start not reported yet */
 #define THR_GONE    2   /* exit reported */
 typedef struct {
    UChar state;
    Bool  creating;   /* its pthread_create wrapper reported a create: the next thread it makes is UNBORN */
-   Bool  wrapped;    /* made by the wrapper: its start was reported, its exit is to be */
    Addr  token;      /* creating: the create's token; a thread made by the wrapper: its creator's */
-   Addr  fn;         /* wrapped: the thread's routine (the PC of its start and exit) */
-   Addr  self;       /* wrapped: its pthread_self() */
 } ThreadLife;
 static ThreadLife* lives;      /* indexed by Valgrind thread id */
 
@@ -997,10 +998,6 @@ static Bool sync_request(ThreadId tid, UWord* args)
       lives[tid].creating = True;
       lives[tid].token = args[1];
       break;
-   case MS_SYNC_EXIT:
-      if (lives[tid].wrapped)
-         return True;   /* pthread_exit: the tool reports the exit at the end */
-      break;
    case MS_SYNC_BARRIER_ARRIVE: {
       Barrier* b = VG_(HT_lookup)(barriers, args[1]);
       arg = b != NULL ? b->count : 0;
@@ -1199,14 +1196,13 @@ static Int alloc_fn_at(Addr a)
 static void report_start(ThreadId tid)
 {
    ThreadLife* l = &lives[tid];
-   l->state = THR_LIVE;
-   l->wrapped = True;
-   l->fn = 0;
+   Addr fn = 0, self = 0;
    if (VG_(am_is_valid_for_client)(l->token, sizeof(Addr), VKI_PROT_READ))
-      l->fn = *(Addr*)l->token;
-   VG_(get_shadow_regs_area)(tid, (UChar*)&l->self, 0, offsetof(VexGuestAMD64State, guest_FS_CONST), sizeof(Addr));
+      fn = *(Addr*)l->token;
+   VG_(get_shadow_regs_area)(tid, (UChar*)&self, 0, offsetof(VexGuestAMD64State, guest_FS_CONST), sizeof(Addr));
+   l->state = THR_LIVE;
    update_mode();
-   emit_sync(MS_SYNC_START, l->token, l->self, l->fn);
+   emit_sync(MS_SYNC_START, l->token, self, fn);
 }
 
 static void ms_start_client_code(ThreadId tid, ULong blocks_dispatched)
@@ -1226,13 +1222,6 @@ static void ms_start_client_code(ThreadId tid, ULong blocks_dispatched)
 
 static void ms_thread_exit(ThreadId tid)
 {
-   if (lives[tid].wrapped && lives[tid].state == THR_LIVE) {
-      cur_tid = tid;   /* the exiting thread runs this */
-      emit_sync(MS_SYNC_EXIT, lives[tid].self, 0, lives[tid].fn);
-      lives[tid].state = THR_GONE;
-      update_mode();
-   }
-   lives[tid].wrapped = False;
    n_pending -= calls[tid].n;
    calls[tid].n = 0;
    calls[tid].in_trace_fn = 0;
@@ -1248,7 +1237,6 @@ static void ms_thread_create(ThreadId parent, ThreadId child)
 {
    lives[child].state = THR_LIVE;
    lives[child].creating = False;
-   lives[child].wrapped = False;
    if (parent != VG_INVALID_THREADID && lives[parent].creating) {
       lives[parent].creating = False;
       lives[child].state = THR_UNBORN;
