@@ -21,8 +21,8 @@ type Process struct {
 	// "killed by a signal", "exec", or "running" when memspy stopped
 	// waiting for it.
 	Exit string `json:"exit"`
-	// Profile holds the counters of this program alone (its Processes are
-	// nil).
+	// Profile holds the counters of this program alone, without its
+	// where-and-why (Summary): that adds up into the tree's.
 	Profile *Profile `json:"profile"`
 }
 
@@ -35,16 +35,55 @@ func Total(procs []Process) (*Profile, error) {
 		return nil, err
 	}
 	for _, pr := range procs[1:] {
-		if err := total.Merge(pr.Profile); err != nil {
-			return nil, fmt.Errorf("process %d (%s): %w", pr.Pid, pr.Command, err)
+		if err := total.AddProgram(pr.Profile, pr.Pid, pr.Command); err != nil {
+			return nil, err
 		}
-		if pr.Profile.Error != "" && total.Error == "" {
-			total.Error = fmt.Sprintf("process %d: %s", pr.Pid, pr.Profile.Error)
-		}
-		total.Modules = append(total.Modules, pr.Profile.Modules...)
 	}
 	total.Processes = procs
 	return total, nil
+}
+
+// AddProgram adds q, the profile of a program that process pid ran (cmd),
+// to p, the total of a process tree: its counters and its modules; p's
+// error becomes q's if it had none.
+func (p *Profile) AddProgram(q *Profile, pid int, cmd string) error {
+	if err := p.Merge(q); err != nil {
+		return fmt.Errorf("process %d (%s): %w", pid, cmd, err)
+	}
+	if q.Error != "" && p.Error == "" {
+		p.Error = fmt.Sprintf("process %d: %s", pid, q.Error)
+	}
+	p.Modules = append(p.Modules, q.Modules...)
+	return nil
+}
+
+// Summary returns a copy of p without its where-and-why (functions,
+// objects, pairs, lines, references, causes of misses, NUMA's objects,
+// pairs and migration hints): what a process tree keeps of each of its
+// programs, whose where-and-why adds up into the tree's, so that its size
+// follows the tree's distinct code and data, not its number of processes.
+func (p *Profile) Summary() (*Profile, error) {
+	s := *p
+	s.Functions, s.Objects, s.Pairs, s.Lines, s.References, s.Processes = nil, nil, nil, nil, nil, nil
+	s.Options.Where, s.Options.MissOnly, s.Focus = false, false, ""
+	if p.Numa != nil {
+		n := *p.Numa
+		n.Objects, n.Pairs, n.Hints = nil, nil, nil
+		s.Numa = &n
+	}
+	q, err := clone(&s)
+	if err != nil {
+		return nil, err
+	}
+	for i := range q.Caches {
+		q.Caches[i].Causes = nil
+	}
+	for i := range q.Processors {
+		for j := range q.Processors[i].Caches {
+			q.Processors[i].Caches[j].Causes = nil
+		}
+	}
+	return q, nil
 }
 
 // ForPid returns the profile of process pid alone: the counters of the

@@ -57,7 +57,7 @@ type view struct {
 // the whole program, then where, then one function or object, then why).
 var views = []view{
 	{"processes", "a process tree (memspy run follows forks and execs): each program each process ran, how it ended, " +
-		"its events and misses (any view takes --pid N for one process)", (*viewer).processes, true},
+		"its events and misses (memspy report PROFILE --pid N shows one process's counters)", (*viewer).processes, true},
 	{"overview", "compute and memory stall cycles by function, with bars; --inclusive: with their callees", (*viewer).overview, false},
 	{"processors", "several processors: each one's threads, private caches and coherence traffic (--top N: the first N)",
 		(*viewer).processors, true},

@@ -203,6 +203,42 @@ func TestScripts(t *testing.T) {
 					}
 				}
 			},
+			// treesum PROFILE VAR: the processes of a process tree add up to
+			// its totals, and their summaries hold no where-and-why; VAR is
+			// set to the pid of its last process.
+			"treesum": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: treesum PROFILE VAR")
+				}
+				p := readProfile(ts, args[0])
+				if len(p.Processes) < 2 {
+					ts.Fatalf("%s: %d processes", args[0], len(p.Processes))
+				}
+				var events, misses, accesses uint64
+				for _, pr := range p.Processes {
+					q := pr.Profile
+					events += q.Events
+					misses += q.Caches[0].Misses
+					accesses += q.Caches[0].Accesses
+					if q.Options.Where || len(q.Functions)+len(q.Objects)+len(q.References) > 0 {
+						ts.Fatalf("%s: process %d keeps where-and-why", args[0], pr.Pid)
+					}
+				}
+				if events != p.Events || misses != p.Caches[0].Misses || accesses != p.Caches[0].Accesses {
+					ts.Fatalf("%s: processes add up to %d events, %d misses, %d accesses; the total has %d, %d, %d",
+						args[0], events, misses, accesses, p.Events, p.Caches[0].Misses, p.Caches[0].Accesses)
+				}
+				if p.Options.Where {
+					var fa uint64
+					for _, f := range p.Functions {
+						fa += f.Accesses
+					}
+					if fa != p.Caches[0].Accesses-p.Caches[0].IFetches {
+						ts.Fatalf("%s: the functions' accesses add up to %d, the cache's data accesses are %d", args[0], fa, p.Caches[0].Accesses-p.Caches[0].IFetches)
+					}
+				}
+				ts.Setenv(args[1], fmt.Sprint(p.Processes[len(p.Processes)-1].Pid))
+			},
 			// invalidations PROFILE OBJECT MAX: OBJECT had at most MAX
 			// invalidation misses.
 			"invalidations": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -48,14 +49,16 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
   memspy report c.memspy sharing
   memspy run --where --profile make.memspy -- make
   memspy report make.memspy processes
-  memspy report make.memspy stalls --pid 4242`,
+  memspy report make.memspy --pid 4242`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := profile.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
+			treeWhere := false // a process's summary, of a tree with where-and-why
 			if cmd.Flags().Changed("pid") {
+				treeWhere = p.Options.Where
 				if p, err = p.ForPid(f.pid); err != nil {
 					return err
 				}
@@ -73,7 +76,12 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 				}
 				return report.Text(cmd.OutOrStdout(), p)
 			}
-			return report.View(cmd.OutOrStdout(), p, args[1], f.opt)
+			err = report.View(cmd.OutOrStdout(), p, args[1], f.opt)
+			if errors.Is(err, report.ErrNoWhere) && treeWhere {
+				return fmt.Errorf("--pid %d: the where-and-why of a process tree adds up over its processes (kept per process, it would grow with their number): "+
+					"memspy report %s %s shows the tree's; memspy report %s --pid %d this process's counters", f.pid, args[0], args[1], args[0], f.pid)
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()

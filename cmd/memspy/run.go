@@ -232,9 +232,11 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	}
 	start := time.Now()
 	runErr := sim.Run(context.Background(), h, r, nil)
+	var root *image // the first image of the tree, with kids
 	if kids != nil {
 		// The programs the process execs follow in its stream.
-		kids.add(&image{r: run.Reader(), h: h, root: true, err: runErr, done: runErr == nil})
+		root = &image{r: run.Reader(), h: h, root: true, err: runErr, done: runErr == nil}
+		kids.add(root)
 		if next := run.Reader().Next(); next != nil {
 			kids.chain(next, true)
 		}
@@ -279,11 +281,8 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		if !exited {
 			rootStatus = "interrupted, still running"
 		}
-		procs, err := kids.processes(rootStatus, f.finishProfile)
-		if err == nil {
-			p, err = profile.Total(procs)
-		}
-		if err != nil {
+		kids.keep(root, p)
+		if p, err = kids.profile(rootStatus); err != nil {
 			return err
 		}
 	}

@@ -24,8 +24,8 @@ type image struct {
 	// in end and r goes (with its buffers and the code it described).
 	r   *valgrind.StreamReader
 	end ending
-	// h is its engine while it runs; p its profile once it ended (the
-	// engine is then let go: only what a person reads stays).
+	// h is its engine while it runs; p its summary once it ended (the
+	// engine is then let go, and its where-and-why added to the tree's).
 	h      *sim.Hierarchy
 	p      *profile.Profile
 	root   bool  // a program of the process memspy started
@@ -72,6 +72,10 @@ type tree struct {
 	mu     sync.Mutex
 	images []*image // in the order they started
 	wg     sync.WaitGroup
+	// total adds up the profiles of the programs that ended; err says why
+	// one could not be added.
+	total *profile.Profile
+	err   error
 }
 
 // add records an image that starts, or (done or err set) one that ended.
@@ -101,11 +105,8 @@ func (t *tree) chain(r *valgrind.StreamReader, root bool) {
 		r.SetIFetchRuns(h.IFetchRunBlock())
 		err = sim.Run(t.ctx, h, r, nil)
 		h.Finish()
-		p := h.Profile()
-		t.mu.Lock()
-		im.h, im.p = nil, p
-		t.mu.Unlock()
 		t.finish(im, err)
+		t.keep(im, h.Profile())
 		next := r.Next()
 		if next == nil {
 			r.Close()
@@ -120,6 +121,33 @@ func (t *tree) finish(im *image, err error) {
 	defer t.mu.Unlock()
 	im.err, im.done = err, err == nil
 	im.end, im.r = endingOf(im.r), nil
+}
+
+// keep ends im, whose simulation ended, with its profile p: p's counters
+// add up into the tree's total, and im keeps p's summary.
+func (t *tree) keep(im *image, p *profile.Profile) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := im.ending()
+	p.Source = profile.Source{Name: e.cmd, Format: "valgrind"}
+	switch {
+	case im.closed:
+		p.Complete, p.Error = false, "still running when memspy stopped waiting for it"
+	case im.err != nil:
+		p.Complete, p.Error = false, im.err.Error()
+	}
+	sum, err := p.Summary()
+	switch {
+	case err != nil:
+	case t.total == nil:
+		t.total = p
+	default:
+		err = t.total.AddProgram(p, e.pid, e.cmd)
+	}
+	im.h, im.p = nil, sum
+	if err != nil && t.err == nil {
+		t.err = err
+	}
 }
 
 // follow simulates the chain of every forked child as its stream comes,
@@ -171,11 +199,14 @@ func (t *tree) wait(grace time.Duration, stop func()) {
 	}
 }
 
-// processes returns the section of every image, those of the process
-// memspy started first: each one's profile (finished with finish), place
-// in the tree and how it ended; the root process's last program ended as
-// rootStatus says.
-func (t *tree) processes(rootStatus string, finish func(*profile.Profile) error) ([]profile.Process, error) {
+// profile returns the profile of the tree, once every image was kept:
+// the total of its programs' counters, with each program's summary, place
+// in the tree and how it ended (those of the process memspy started
+// first); the root process's last program ended as rootStatus says.
+func (t *tree) profile(rootStatus string) (*profile.Profile, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
 	var all []*image
 	for _, root := range []bool{true, false} {
 		for _, im := range t.images {
@@ -187,8 +218,7 @@ func (t *tree) processes(rootStatus string, finish func(*profile.Profile) error)
 	procs := make([]profile.Process, 0, len(all))
 	for i, im := range all {
 		e := im.ending()
-		cmd := e.cmd
-		pr := profile.Process{Pid: e.pid, Parent: e.parent, Command: cmd, Exec: e.exec, ExecUntraced: e.execUntraced}
+		pr := profile.Process{Pid: e.pid, Parent: e.parent, Command: e.cmd, Exec: e.exec, ExecUntraced: e.execUntraced}
 		switch {
 		case pr.Exec != "":
 			pr.Exit = "exec"
@@ -203,26 +233,12 @@ func (t *tree) processes(rootStatus string, finish func(*profile.Profile) error)
 		default:
 			pr.Exit = "unknown"
 		}
-		p := im.p
-		switch {
-		case p != nil:
-		case im.h != nil:
-			p = im.h.Profile()
-		default: // its engine could not be made
-			return nil, fmt.Errorf("process %d (%s): %w", pr.Pid, cmd, im.err)
+		if im.p == nil { // its engine could not be made
+			return nil, fmt.Errorf("process %d (%s): %w", pr.Pid, e.cmd, im.err)
 		}
-		p.Source = profile.Source{Name: cmd, Format: "valgrind"}
-		switch {
-		case im.closed:
-			p.Complete, p.Error = false, "still running when memspy stopped waiting for it"
-		case im.err != nil:
-			p.Complete, p.Error = false, im.err.Error()
-		}
-		if err := finish(p); err != nil {
-			return nil, err
-		}
-		pr.Profile = p
+		pr.Profile = im.p
 		procs = append(procs, pr)
 	}
-	return procs, nil
+	t.total.Processes = procs
+	return t.total, nil
 }
