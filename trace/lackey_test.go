@@ -11,8 +11,8 @@ func TestLackeyReader(t *testing.T) {
 		{name: "crlf", in: " L 10,4\r\n\r\n S 18,4\r\n", want: []txtEvent{txtR(0x10, 4), txtW(0x18, 4)}},
 		{name: "0x prefix", in: "L 0x10,4\n", want: []txtEvent{txtR(0x10, 4)}},
 		{name: "large", in: " L ffffffffffffffff,4294967295\n", want: []txtEvent{txtR(1<<64-1, 1<<32-1)}},
-		{name: "unknown operation", in: " L 10,4\n X 10,4\n", want: []txtEvent{txtR(0x10, 4)}, err: `t.in:2: unknown operation 'X': " X 10,4"`},
-		{name: "lower case", in: " l 10,4\n", err: `t.in:1: unknown operation 'l': " l 10,4"`},
+		{name: "unknown operation", in: " L 10,4\n X 10,4\n", want: []txtEvent{txtR(0x10, 4)}, err: `t.in:2: unknown operation "X": " X 10,4"`},
+		{name: "lower case", in: " l 10,4\n", err: `t.in:1: unknown operation "l": " l 10,4"`},
 		{name: "missing address", in: " L\n", err: `t.in:1: missing address: " L"`},
 		{name: "missing address blank", in: " L  \n", err: `t.in:1: missing address: " L  "`},
 		{name: "missing size", in: " L 10\n", err: `t.in:1: missing size: " L 10"`},
@@ -25,7 +25,7 @@ func TestLackeyReader(t *testing.T) {
 		{name: "size overflow", in: " S 10,4294967296\n", err: `t.in:1: size exceeds 32 bits: " S 10,4294967296"`},
 		{name: "address overflow", in: " S 10000000000000000,4\n", err: `t.in:1: address exceeds 64 bits: " S 10000000000000000,4"`},
 		{name: "trailing text", in: " S 10,4 x\n", err: `t.in:1: unexpected text after size: " S 10,4 x"`},
-		{name: "single equals", in: "=1\n", err: `t.in:1: unknown operation '=1': "=1"`},
+		{name: "single equals", in: "=1\n", err: `t.in:1: unknown operation "=1": "=1"`},
 		{name: "skip bad", in: " L 10,4\n X 1,1\n S 10,0\n S 20,4 \n", skipBad: true, want: []txtEvent{txtR(0x10, 4), txtW(0x20, 4)}, skipped: 2},
 	})
 }

@@ -213,21 +213,54 @@ func (s *lineScanner) fill() error {
 			continue
 		}
 		empty = 0
-		data := s.buf[s.end : s.end+n]
+		// A '\r' that ended the data before is judged now that the byte
+		// after it is known.
+		from := s.end
+		if from > 0 && s.buf[from-1] == '\r' {
+			from--
+		}
+		crLineEnds(s.buf[from : s.end+n])
+		data := s.buf[from : s.end+n]
 		if s.discard {
 			i := bytes.IndexByte(data, '\n')
 			if i < 0 {
-				continue // s.end stays 0: drop the data
+				// Drop the data, but keep a final '\r', which may end the line.
+				s.end = 0
+				if data[len(data)-1] == '\r' {
+					s.buf[0] = '\r'
+					s.end = 1
+				}
+				continue
 			}
 			s.discard = false
 			n = copy(s.buf, data[i+1:])
 			data = s.buf[:n]
+			s.end = n
+		} else {
+			s.end += n
 		}
-		s.end += n
 		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
 			s.lim = s.end - len(data) + i + 1
 			return nil
 		}
+	}
+}
+
+// crLineEnds turns every '\r' of b not followed by '\n' into '\n', so
+// that old Mac line ends (a lone '\r') end lines; a '\r' before '\n' stays
+// a blank. A '\r' at the end of b is left for the caller to look at again
+// once the next byte is known (at the end of the input, the '\n' appended
+// to the last line follows it).
+func crLineEnds(b []byte) {
+	for i := bytes.IndexByte(b, '\r'); i >= 0 && i+1 < len(b); {
+		if b[i+1] != '\n' {
+			b[i] = '\n'
+		}
+		j := bytes.IndexByte(b[i+1:], '\r')
+		if j < 0 {
+			return
+		}
+		i += 1 + j
 	}
 }
 

@@ -179,6 +179,45 @@ func txtFuzz(t *testing.T, format string, data []byte) {
 		if !skip && !cmp.Equal(small, big) {
 			t.Fatalf("events differ with a small buffer: %s", cmp.Diff(big, small))
 		}
+		if bytes.IndexByte(data, '\r') >= 0 {
+			continue
+		}
+		// Old Mac ('\r') and DOS ("\r\n") line ends read as '\n' does.
+		for _, end := range []string{"\r", "\r\n"} {
+			other := bytes.ReplaceAll(data, []byte("\n"), []byte(end))
+			evs, err := txtReadAll(t, newReader(iotest.HalfReader(bytes.NewReader(other)), opt, 24), 3)
+			if err != nil && strings.Contains(err.Error(), "line too long") {
+				continue
+			}
+			if errText(err) != errText(errSmall) || !skip && !cmp.Equal(evs, small) {
+				t.Fatalf("line ends %q: %v, %s; want %v", end, err, cmp.Diff(small, evs), errSmall)
+			}
+		}
+	}
+}
+
+// TestCRLineEnds reads a trace with old Mac line ends ('\r' alone) and one
+// with DOS line ends as the same trace with '\n' (issue 29, item 1), with
+// every buffer size, so that a '\r' at the end of a buffer is seen.
+func TestCRLineEnds(t *testing.T) {
+	in := "2 400000\n0 7fff10\n\n1 7fff18\n7 1\n2 400004"
+	want, wantErr := txtReadAll(t, newDinReader(strings.NewReader(in), Options{Name: "t", SkipBad: true}, 100), 5)
+	if len(want) != 4 || wantErr != nil {
+		t.Fatalf("reference read: %v, %v", want, wantErr)
+	}
+	for _, end := range []string{"\r", "\r\n", "\n\r"} {
+		other := strings.ReplaceAll(in, "\n", end)
+		for size := 12; size <= len(other)+1; size++ {
+			r := newDinReader(iotest.OneByteReader(strings.NewReader(other)), Options{Name: "t", SkipBad: true}, size)
+			got, err := txtReadAll(t, r, 2)
+			if err != nil || !cmp.Equal(got, want) || r.Skipped() != 1 {
+				t.Errorf("line ends %q, buffer %d: %v, %d skipped, %s", end, size, err, r.Skipped(), cmp.Diff(want, got))
+			}
+		}
+		_, err := txtReadAll(t, newDinReader(strings.NewReader(other), Options{Name: "t"}, 100), 5)
+		if got := errText(err); got != `t:5: unknown label "7": "7 1"` && !(end == "\n\r" && got == `t:8: unknown label "7": "7 1"`) {
+			t.Errorf("line ends %q: error %q", end, got)
+		}
 	}
 }
 
@@ -281,7 +320,7 @@ func TestSyntaxErrorTruncated(t *testing.T) {
 	if !errors.As(err, &se) {
 		t.Fatalf("error %v, want *SyntaxError", err)
 	}
-	if se.Line != 2 || len(se.Text) != 80 || se.Msg != "unknown label '9'" || se.File != "t.in" {
+	if se.Line != 2 || len(se.Text) != 80 || se.Msg != `unknown label "9"` || se.File != "t.in" {
 		t.Errorf("got %+v", se)
 	}
 }

@@ -1,6 +1,9 @@
 package trace
 
-import "io"
+import (
+	"io"
+	"strconv"
+)
 
 // Dinero IV's extended din format ("xdin"): one reference per line, a
 // one-letter label, a hex address and a hex size separated by blanks:
@@ -128,7 +131,7 @@ func hexSize(buf []byte, p int) (uint32, int, string) {
 }
 
 // badToken describes an unknown label: the field at buf[p] (up to 20
-// bytes) or "missing <what>".
+// bytes, quoted) or "missing <what>".
 func badToken(buf []byte, p int, what string) string {
 	q := p
 	for !isSep(buf[q]) {
@@ -137,5 +140,5 @@ func badToken(buf []byte, p int, what string) string {
 	if q == p {
 		return "missing " + what
 	}
-	return "unknown " + what + " '" + string(buf[p:min(q, p+20)]) + "'"
+	return "unknown " + what + " " + strconv.Quote(string(buf[p:min(q, p+20)]))
 }
