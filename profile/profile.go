@@ -8,13 +8,16 @@ package profile
 import (
 	"bufio"
 	"cmp"
+	"compress/flate"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"memspy/machine"
@@ -503,26 +506,88 @@ func ReadFile(path string) (*Profile, error) {
 	return p, nil
 }
 
-// Read decodes a JSON profile, gzip-compressed or not, and checks its
-// version.
+// Read decodes a JSON profile, gzip-compressed or not, and checks that it
+// is one: a single JSON object with a version this memspy understands
+// (and memspy's tool name, if any), followed by nothing but white space. Errors say
+// where the input goes wrong, as a byte offset into the JSON (after
+// decompression).
 func Read(r io.Reader) (*Profile, error) {
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("profile: %w", err)
+			return nil, fmt.Errorf("profile: %w", readError(err, 0))
 		}
 		defer zr.Close()
 		r = zr
 	} else {
 		r = br
 	}
+	cr := &countingReader{r: r}
+	dec := json.NewDecoder(cr)
 	var p Profile
-	if err := json.NewDecoder(r).Decode(&p); err != nil {
-		return nil, fmt.Errorf("profile: %w", err)
+	if err := dec.Decode(&p); err != nil {
+		if err == io.EOF {
+			return nil, errors.New("profile: empty input")
+		}
+		return nil, fmt.Errorf("profile: %w", decodeError(err, cr.n))
+	}
+	if p.Version < 1 || p.Tool != "memspy" && p.Tool != "" {
+		return nil, fmt.Errorf("profile: not a memspy profile (tool %q, version %d)", p.Tool, p.Version)
 	}
 	if p.Version > Version {
 		return nil, fmt.Errorf("profile: version %d is newer than this memspy understands (%d)", p.Version, Version)
 	}
+	end := dec.InputOffset()
+	var extra json.RawMessage
+	switch err := dec.Decode(&extra); err {
+	case io.EOF:
+	case nil:
+		return nil, fmt.Errorf("profile: more data after the profile, at byte %d", end)
+	default:
+		var se *json.SyntaxError
+		if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("profile: more data after the profile, at byte %d", end)
+		}
+		return nil, fmt.Errorf("profile: after the profile, at byte %d: %w", end, readError(err, cr.n))
+	}
 	return &p, nil
+}
+
+// decodeError describes an error of json.Decoder.Decode; n is how many
+// bytes were read when it happened.
+func decodeError(err error, n int64) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("invalid JSON at byte %d: %s", se.Offset, se.Error())
+	case errors.As(err, &te):
+		return fmt.Errorf("at byte %d: %s is a JSON %s, not a %v", te.Offset, strconv.Quote(te.Field), te.Value, te.Type)
+	}
+	return readError(err, n)
+}
+
+// readError describes an error reading a profile: a truncated input by the
+// number of bytes read (n), a corrupt gzip stream by what gzip says.
+func readError(err error, n int64) error {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("truncated profile at byte %d", n)
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, new(flate.CorruptInputError)):
+		return fmt.Errorf("corrupt gzip data after %d bytes of JSON: %w", n, err)
+	}
+	return err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

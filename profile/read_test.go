@@ -1,0 +1,88 @@
+package profile
+
+import (
+	"bytes"
+	"compress/gzip"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// encode returns sample(10) as JSON, gzip-compressed if gz.
+func encode(t testing.TB, gz bool) []byte {
+	var b bytes.Buffer
+	if err := sample(10).Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !gz {
+		return b.Bytes()
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(b.Bytes())
+	zw.Close()
+	return z.Bytes()
+}
+
+// Read refuses what is not exactly one profile (issue 29, items 2 and 7):
+// JSON that is no profile, a profile followed by anything, and a cut
+// profile, saying where.
+func TestReadRejectsNonProfiles(t *testing.T) {
+	good := encode(t, false)
+	n := len(good)
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "profile: empty input"},
+		{"other object", []byte(`{"hello": 1}`), `profile: not a memspy profile (tool "", version 0)`},
+		{"empty object", []byte(`{}`), `not a memspy profile`},
+		{"null", []byte(`null`), `not a memspy profile`},
+		{"other tool", []byte(`{"version": 1, "tool": "cachegrind"}`), `not a memspy profile (tool "cachegrind", version 1)`},
+		{"array", []byte(`[1, 2]`), `profile: at byte 1: "" is a JSON array, not a profile.Profile`},
+		{"garbage after", append(append([]byte{}, good...), "xyz"...), "profile: more data after the profile, at byte " + itoa(n-1)},
+		{"two profiles", append(append([]byte{}, good...), good...), "profile: more data after the profile, at byte " + itoa(n-1)},
+		{"truncated", good[:n/2], "profile: truncated profile at byte " + itoa(n/2)},
+		{"truncated gzip", encode(t, true)[:100], "profile: truncated profile at byte "},
+		{"bad JSON", []byte(`{"version": 1,, }`), "profile: invalid JSON at byte 15: invalid character ',' looking for beginning of object key string"},
+		{"control bytes", []byte(`{"version": 1, "tool": "\u001b[31m"}`), `(tool "\x1b[31m", version 1)`},
+	} {
+		_, err := Read(bytes.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	for _, in := range [][]byte{good, append(good, " \n\t"...), encode(t, true)} {
+		if _, err := Read(bytes.NewReader(in)); err != nil {
+			t.Errorf("valid profile: %v", err)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// FuzzRead: whatever the input, Read returns a profile or an error, never
+// panics, and a profile it returns writes and reads back.
+func FuzzRead(f *testing.F) {
+	f.Add(encode(f, false))
+	f.Add(encode(f, true))
+	f.Add([]byte(`{"version": 1}`))
+	f.Add([]byte(`{"version": 1} {}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Read(bytes.NewReader(data))
+		if err != nil {
+			if p != nil {
+				t.Fatalf("profile and error %v", err)
+			}
+			return
+		}
+		var b bytes.Buffer
+		if err := p.Write(&b); err != nil {
+			t.Fatalf("writing a profile read: %v", err)
+		}
+		if _, err := Read(&b); err != nil {
+			t.Fatalf("reading back a profile read: %v", err)
+		}
+	})
+}
