@@ -44,8 +44,8 @@ func Total(procs []Process) (*Profile, error) {
 }
 
 // AddProgram adds q, the profile of a program that process pid ran (cmd),
-// to p, the total of a process tree: its counters and its modules; p's
-// error becomes q's if it had none.
+// to p, the total of a process tree (Merge: its counters, and the modules
+// p lacks); p's error becomes q's if it had none.
 func (p *Profile) AddProgram(q *Profile, pid int, cmd string) error {
 	if err := p.Merge(q); err != nil {
 		return fmt.Errorf("process %d (%s): %w", pid, cmd, err)
@@ -53,18 +53,17 @@ func (p *Profile) AddProgram(q *Profile, pid int, cmd string) error {
 	if q.Error != "" && p.Error == "" {
 		p.Error = fmt.Sprintf("process %d: %s", pid, q.Error)
 	}
-	p.Modules = append(p.Modules, q.Modules...)
 	return nil
 }
 
 // Summary returns a copy of p without its where-and-why (functions,
-// objects, pairs, lines, references, causes of misses, NUMA's objects,
+// objects, pairs, lines, references, modules, causes of misses, NUMA's objects,
 // pairs and migration hints): what a process tree keeps of each of its
 // programs, whose where-and-why adds up into the tree's, so that its size
 // follows the tree's distinct code and data, not its number of processes.
 func (p *Profile) Summary() (*Profile, error) {
 	s := *p
-	s.Functions, s.Objects, s.Pairs, s.Lines, s.References, s.Processes = nil, nil, nil, nil, nil, nil
+	s.Functions, s.Objects, s.Pairs, s.Lines, s.References, s.Modules, s.Processes = nil, nil, nil, nil, nil, nil, nil
 	s.Options.Where, s.Options.MissOnly, s.Focus = false, false, ""
 	if p.Numa != nil {
 		n := *p.Numa

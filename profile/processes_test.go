@@ -10,7 +10,7 @@ import (
 // are when asked for another.
 func TestTotalForPid(t *testing.T) {
 	one := func(events uint64, misses uint64) *Profile {
-		return &Profile{Version: Version, Events: events, EventsByKind: map[string]uint64{"read": events},
+		return &Profile{Version: Version, Tool: "memspy", Events: events, EventsByKind: map[string]uint64{"read": events},
 			Caches: []CacheStats{{Name: "L1D", Level: 1, Accesses: events, Misses: misses}}, Complete: true}
 	}
 	procs := []Process{
@@ -53,4 +53,43 @@ func TestTotalForPid(t *testing.T) {
 	if err != nil || len(back.Processes) != 3 || back.Processes[2].Profile.Events != 1000 || back.Processes[1].Exec != "./a" {
 		t.Errorf("read back: %v, %+v", err, back.Processes)
 	}
+}
+
+// Summary keeps a program's counters without its where-and-why, in a copy
+// that adding other programs to the original leaves alone.
+func TestSummary(t *testing.T) {
+	p := &Profile{Version: Version, Tool: "memspy", Events: 10, EventsByKind: map[string]uint64{"read": 10},
+		Options: Options{Where: true}, Focus: "L1D",
+		Caches:    []CacheStats{{Name: "L1D", Level: 1, Accesses: 10, Misses: 4, Causes: &Causes{Cold: 4}}},
+		Functions: []Function{{Name: "f"}}, Objects: []Object{{Name: "a", FullName: "a"}},
+		Modules: []Module{{Path: "/bin/x"}}, Complete: true}
+	s, err := p.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Options.Where || s.Focus != "" || s.Functions != nil || s.Objects != nil || s.Modules != nil || s.Caches[0].Causes != nil {
+		t.Errorf("summary keeps where-and-why: %+v", s)
+	}
+	if s.Events != 10 || s.Caches[0].Misses != 4 || s.EventsByKind["read"] != 10 {
+		t.Errorf("summary: %d events, %d misses, %v", s.Events, s.Caches[0].Misses, s.EventsByKind)
+	}
+	if err := p.AddProgram(p.clonedForTest(t), 2, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if p.Events != 20 || s.Events != 10 || s.Caches[0].Misses != 4 || s.EventsByKind["read"] != 10 {
+		t.Errorf("after adding: total %d events, summary %d events, %d misses", p.Events, s.Events, s.Caches[0].Misses)
+	}
+	if len(p.Modules) != 1 {
+		t.Errorf("modules of the total: %v", p.Modules)
+	}
+}
+
+// clonedForTest returns a deep copy of p.
+func (p *Profile) clonedForTest(t *testing.T) *Profile {
+	t.Helper()
+	q, err := clone(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }
