@@ -16,34 +16,11 @@ import (
 // memspy's counts and cachegrind's.
 const countTolerance = 0.001
 
-// threadTolerance is the one allowed on multi-threaded programs, whose
-// counts change from run to run with the scheduling of their threads
-// (futex waits and spins, the Go runtime's background work).
-const threadTolerance = 0.02
-
-// knownDiffs are the programs whose counts differ from cachegrind's by
-// more than their tolerance today, on the fast inputs, with the largest
-// relative differences allowed for I refs and D refs (a little above
-// those measured, so that a worse one fails) and why. Empty it as memspy
-// gets there.
-var knownDiffs = map[string]struct {
-	i, d   float64
-	reason string
-}{
-	// Measured: I -0.011%, D -0.87% to -0.96% in every mode. The tool
-	// does not trace a thread's exit path (docs/valgrind-stream.md):
-	// __libc_thread_freeres, tcache_thread_shutdown, advise_stack_range...
-	"threads": {i: 0.0005, d: 0.012, reason: "the tool leaves out each thread's exit path"},
-}
-
 // tolerances returns the relative differences allowed on p's I refs and D
 // refs, and why they are larger than countTolerance ("" when they are not).
 func (p program) tolerances() (i, d float64, why string) {
-	if k, ok := knownDiffs[p.name]; ok {
-		return k.i, k.d, k.reason
-	}
-	if p.threads {
-		return threadTolerance, threadTolerance, "threads"
+	if p.tol > 0 {
+		return p.tol, p.tol, "its threads' scheduling"
 	}
 	return countTolerance, countTolerance, ""
 }

@@ -15,9 +15,14 @@ import (
 // program is one program of the corpus.
 type program struct {
 	name string
-	// threads marks a multi-threaded program: it also runs with --procs 4,
-	// and its counts are compared within threadTolerance.
+	// threads marks a multi-threaded program: it also runs with --procs 4.
 	threads bool
+	// tol, when not 0, is the relative difference allowed between its
+	// counts and cachegrind's in place of countTolerance: those of a
+	// multi-threaded program change from run to run with the scheduling of
+	// its threads (futex waits and spins, the Go runtime's background
+	// work).
+	tol float64
 	// noCounts says why there are no counts to compare when memspy does
 	// not follow the program's children.
 	noCounts string
@@ -281,10 +286,12 @@ var programs = []program{
 	{name: "mapsort", prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "g++", "mapsort.cpp"), fmt.Sprint(in.size(5000, 1000000))}
 	}},
-	{name: "gosort", threads: true, prepare: func(t *testing.T, h *harness, in *input) {
+	{name: "gosort", threads: true, tol: 0.02, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.goBuild(t, "gosort"), fmt.Sprint(in.size(20000, 5000000))}
 	}},
-	{name: "threads", threads: true, prepare: func(t *testing.T, h *harness, in *input) {
+	// Measured over 2 runs in 4 modes: I refs within ±0.001%, D refs within
+	// ±0.083% of cachegrind's.
+	{name: "threads", threads: true, tol: 0.002, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "gcc", "threads.c", "-pthread"), fmt.Sprint(in.size(100000, 100000000))}
 	}},
 	{name: "forkexec", prepare: func(t *testing.T, h *harness, in *input) {

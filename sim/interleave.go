@@ -118,6 +118,9 @@ type sthread struct {
 	tid   uint32
 	clock uint64 // simulated cycles (advanced by run)
 	done  bool   // exited: its clock no longer holds the others back
+	// exited says its exit was pushed: its later events (the thread
+	// library's exit path) order no one (see ordersNoOne).
+	exited bool
 	// from is the thread whose event preceded its first in the trace (nil
 	// for the first thread, and for a thread whose first event is its
 	// start): it starts at that thread's clock.
@@ -207,6 +210,10 @@ func (s *scheduler) push(b *trace.Batch) {
 	for i := 0; i < n; {
 		t, fresh := s.thread(b.Thread[i])
 		s.last = t
+		if ordersNoOne(t, b, i) {
+			i++
+			continue
+		}
 		// The run of t's events from i: up to the next synchronization
 		// event; a new thread's first event alone.
 		j := i + 1
@@ -246,6 +253,29 @@ func (s *scheduler) push(b *trace.Batch) {
 	}
 }
 
+// ordersNoOne reports whether event i of b, of thread t, is a
+// synchronization event after t's exit, which is dropped: the thread
+// library's exit path after the routine returned (freeing the thread's
+// caches, counting the threads down) synchronizes on the library's
+// shared words, and Valgrind, running one thread at a time, often runs a
+// whole thread before it creates the next, so that these would order the
+// later threads after the earlier ones' ends where natively they overlap.
+// It keeps t's exit state up to date.
+func ordersNoOne(t *sthread, b *trace.Batch, i int) bool {
+	if b.Kind[i] != trace.Sync {
+		return false
+	}
+	switch k := b.ExtOf(i).Sync; {
+	case k == trace.SyncStart:
+		t.exited = false // a new thread with the id of one that ended
+	case t.exited:
+		return true
+	case k == trace.SyncExit:
+		t.exited = true
+	}
+	return false
+}
+
 // pushInOrder runs b's events in the traced order (InterleaveTrace): a run
 // of one thread's events at a time, each synchronization event on its own.
 func (s *scheduler) pushInOrder(b *trace.Batch) {
@@ -253,6 +283,10 @@ func (s *scheduler) pushInOrder(b *trace.Batch) {
 	for i := 0; i < n; {
 		t, _ := s.thread(b.Thread[i])
 		s.last = t
+		if ordersNoOne(t, b, i) {
+			i++
+			continue
+		}
 		j := i + 1
 		if b.Kind[i] != trace.Sync {
 			for j < n && b.Thread[j] == t.tid && b.Kind[j] != trace.Sync {

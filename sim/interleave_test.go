@@ -41,7 +41,11 @@ func genThreads(rng *rand.Rand, n int) *trace.Batch {
 		seen[tid] = true
 		switch r := rng.IntN(100); {
 		case r < 6:
-			b.AppendExt(trace.Sync, obj(), i, tid, trace.Ext{Sync: trace.SyncKind(rng.IntN(int(trace.SyncAtomic) + 1)), Size: obj()})
+			k := trace.SyncKind(rng.IntN(int(trace.SyncAtomic) + 1))
+			if k == trace.SyncExit {
+				k = trace.SyncAtomic // a thread's exit ends it: below
+			}
+			b.AppendExt(trace.Sync, obj(), i, tid, trace.Ext{Sync: k, Size: obj()})
 		case r < 7 && len(exited) < threads-1:
 			b.AppendExt(trace.Sync, uint64(tid), i, tid, trace.Ext{Sync: trace.SyncExit})
 			exited[tid] = true
@@ -300,6 +304,45 @@ func TestRunInTraceOrder(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got[0].Caches, got[1].Caches) || !reflect.DeepEqual(got[0].Processors, got[1].Processors) {
 			t.Fatalf("Process: %+v\nRun: %+v", got[0].Caches, got[1].Caches)
+		}
+	}
+}
+
+// TestSchedulerAfterExit: a thread's synchronization events after its exit
+// are dropped and order no one, while its other events still run; a
+// thread started again with the same id synchronizes again.
+func TestSchedulerAfterExit(t *testing.T) {
+	const word = 0x600
+	in := trace.NewBatch(0)
+	add := func(tid uint32, k trace.SyncKind, addr uint64) {
+		in.AppendExt(trace.Sync, addr, uint64(in.Len()), tid, trace.Ext{Sync: k})
+	}
+	add(1, trace.SyncCreate, 0x900)
+	add(2, trace.SyncStart, 0x900)
+	for range 500 {
+		in.Append(trace.Write, 0x1000, 8, uint64(in.Len()), 2)
+	}
+	add(2, trace.SyncExit, 2)
+	add(2, trace.SyncAtomic, word) // the exit path: dropped
+	in.Append(trace.Modify, word, 8, uint64(in.Len()), 2)
+	add(1, trace.SyncAtomic, word) // need not wait for thread 2's
+	in.Append(trace.Modify, word, 8, uint64(in.Len()), 1)
+	add(1, trace.SyncCreate, 0x908)
+	add(2, trace.SyncStart, 0x908) // the id again: a new thread
+	add(2, trace.SyncAtomic, word)
+	for _, mode := range []Interleave{InterleaveClock, InterleaveTrace} {
+		out := interleaved(t, rand.New(rand.NewPCG(1, 2)), in, mode, 10, 1000)
+		var atomics []uint64
+		for i := range out.Len() {
+			if out.Kind[i] == trace.Sync && out.ExtOf(i).Sync == trace.SyncAtomic {
+				atomics = append(atomics, out.PC[i])
+			}
+		}
+		if want := []uint64{505, 509}; !slices.Equal(atomics, want) && !slices.Equal(atomics, []uint64{509, 505}) || len(atomics) != 2 {
+			t.Errorf("%v: atomics run %v, want those at %v (not 503, after thread 2's exit)", mode, atomics, want)
+		}
+		if out.Len() != in.Len()-1 {
+			t.Errorf("%v: %d events run of %d, want all but the dropped one", mode, out.Len(), in.Len())
 		}
 	}
 }

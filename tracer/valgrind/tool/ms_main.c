@@ -555,19 +555,15 @@ static ULong n_pending;        /* over all threads: read by instrumented code */
 
 /* Per Valgrind thread, its place in the life of a thread made by the
    preload's pthread_create wrapper. The tool reports its start when it
-   first runs, before the thread library's start-up code (traced, as it
-   runs natively); the wrapper reports its exit when the thread's routine
-   returns or calls pthread_exit, and the thread is not traced after it.
-   The thread library's exit path is left out: its atomic operations on
-   the library's shared words (the thread count, the stack cache and
-   arena locks) would order each thread's end before the creation of
-   threads that Valgrind, running one thread at a time, happened to
-   create later, and the engine would then not overlap threads that
-   overlap natively. Threads made otherwise (a static program, a raw
-   clone, the Go runtime) are always LIVE and report neither. */
+   first runs, before the thread library's start-up code, so that all its
+   events follow it; the wrapper reports its exit when the thread's
+   routine returns or calls pthread_exit, and the thread library's exit
+   path is traced after it, as it runs natively (memspy drops the
+   synchronization events that follow a thread's exit). Threads made
+   otherwise (a static program, a raw clone, the Go runtime) are always
+   LIVE and report no start. */
 #define THR_LIVE    0
 #define THR_UNBORN  1   /* made by the wrapper, start not reported yet */
-#define THR_GONE    2   /* exit reported */
 typedef struct {
    UChar state;
    Bool  creating;   /* its pthread_create wrapper reported a create: the next thread it makes is UNBORN */
@@ -1007,10 +1003,6 @@ static Bool sync_request(ThreadId tid, UWord* args)
       break;
    }
    emit_sync(kind, args[1], arg, args[3]);
-   if (kind == MS_SYNC_EXIT) {
-      lives[tid].state = THR_GONE;   /* not traced after its exit */
-      update_mode();
-   }
    return True;
 }
 
