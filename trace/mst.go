@@ -390,6 +390,13 @@ func (r *MSTReader) Version() (major, minor int) { return int(r.major), int(r.mi
 func (r *MSTReader) Events() uint64 { return r.events }
 
 func (r *MSTReader) fail(class error, off int64, chunk int, format string, args ...any) error {
+	if c, ok := r.r.(corruptionChecker); ok && class == ErrMSTCorrupt {
+		// Corrupt compressed data explains a corrupt .mst file inside it.
+		if err := c.corruption(); err != nil {
+			r.err = fmt.Errorf("%s: reading .mst at byte %d: %w", r.name, off, err)
+			return r.err
+		}
+	}
 	r.err = &MSTError{File: r.name, Offset: off, Chunk: chunk, Events: r.events,
 		Err: class, Msg: fmt.Sprintf(format, args...)}
 	return r.err

@@ -125,24 +125,58 @@ type xzReader struct {
 
 func (x *xzReader) Read(p []byte) (int, error) {
 	n, err := x.z.Read(p)
-	if err == io.EOF && !x.tail.xzFooter() {
+	switch {
+	case err == io.EOF && !x.tail.xzFooter():
 		err = fmt.Errorf("xz: stream footer missing: %w", io.ErrUnexpectedEOF)
+	case err != nil && err != io.EOF && x.tail.footerEnd > 0 &&
+		(err.Error() == "xz: invalid header magic bytes" || errors.Is(err, io.ErrUnexpectedEOF) && x.tail.n-x.tail.footerEnd < xzHeaderLen):
+		// The decoder looked for the next stream after a complete one.
+		err = &xzTrailing{end: x.tail.footerEnd, err: err}
 	}
 	return n, err
 }
 
-// tailWatcher passes reads through and remembers the last 12 bytes before
-// the trailing zero bytes of what it read.
+// xzHeaderLen is the length of an xz stream header.
+const xzHeaderLen = 12
+
+// xzTrailing reports data after a complete xz stream that is not another
+// stream.
+type xzTrailing struct {
+	end int64 // where the complete stream ends
+	err error
+}
+
+func (e *xzTrailing) Error() string {
+	return fmt.Sprintf("data after the xz stream ending at byte %d: %v", e.end, e.err)
+}
+
+func (e *xzTrailing) Unwrap() error { return e.err }
+
+// tailWatcher passes reads through, remembers the last 12 bytes before
+// the trailing zero bytes of what it read, and where the last xz stream
+// footer seen ends.
 type tailWatcher struct {
-	r     io.Reader
-	win   [12]byte
-	nwin  int
-	zeros int64
+	r         io.Reader
+	win       [12]byte
+	nwin      int
+	zeros     int64
+	n         int64  // bytes read
+	prev      []byte // the last up to 11 bytes read
+	footerEnd int64  // the offset after the last stream footer seen (0: none)
+	// footerRead is the offset after the last stream footer the decoder
+	// read as one: the xz package may take the end of the input inside a
+	// block header for the end of the stream.
+	footerRead int64
 }
 
 func (w *tailWatcher) Read(p []byte) (int, error) {
 	n, err := w.r.Read(p)
 	c := p[:max(n, 0)]
+	w.footers(c)
+	w.n += int64(len(c))
+	if len(p) == 12 && n == 12 && isXZFooter(c) {
+		w.footerRead = w.n
+	}
 	j := len(c) - 1
 	for j >= 0 && c[j] == 0 {
 		j--
@@ -160,12 +194,134 @@ func (w *tailWatcher) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// xzFooter reports whether the input seen ends with an xz stream footer
-// (CRC32 of the backward size and flags, then "YZ") and stream padding.
+// footers looks for stream footers ending in c, the data read after the
+// first w.n bytes.
+func (w *tailWatcher) footers(c []byte) {
+	if len(c) == 0 {
+		return
+	}
+	buf := append(w.prev, c...)
+	base := w.n - int64(len(w.prev))
+	for i := 0; ; {
+		k := bytes.Index(buf[i:], []byte("YZ"))
+		if k < 0 {
+			break
+		}
+		i += k + 2
+		if i >= 12 && isXZFooter(buf[i-12:i]) {
+			w.footerEnd = base + int64(i)
+		}
+	}
+	w.prev = append(w.prev[:0], buf[max(0, len(buf)-11):]...)
+}
+
+// isXZFooter reports whether f, 12 bytes, is an xz stream footer: the
+// CRC32 of the backward size and flags, then "YZ".
+func isXZFooter(f []byte) bool {
+	return f[10] == 'Y' && f[11] == 'Z' && crc32.ChecksumIEEE(f[4:10]) == binary.LittleEndian.Uint32(f[0:4])
+}
+
+// xzFooter reports whether the input seen ends with an xz stream footer,
+// read as one, and stream padding.
 func (w *tailWatcher) xzFooter() bool {
-	f := w.win
-	return w.nwin == 12 && w.zeros%4 == 0 && f[10] == 'Y' && f[11] == 'Z' &&
-		crc32.ChecksumIEEE(f[4:10]) == binary.LittleEndian.Uint32(f[0:4])
+	return w.nwin == 12 && w.zeros%4 == 0 && isXZFooter(w.win[:]) && w.footerRead+w.zeros == w.n
+}
+
+// corruptionLimit is how much decompressed data a text reader that finds
+// a malformed line reads on for a checksum error of the decompressor,
+// which explains the line better: bzip2 checks each block of up to 900 kB,
+// xz and zstd blocks are checked at their ends, gzip at the end of the
+// stream.
+const corruptionLimit = 16 << 20
+
+// decompressed is the buffered output of a decompressor.
+type decompressed struct {
+	*bufio.Reader
+	ra *readahead
+}
+
+// corruption returns the decompressor's error, if it finds one within
+// corruptionLimit more bytes: a reader that meets a malformed line asks
+// it, as corrupt compressed data can decompress to garbage before its
+// checksum fails. It consumes the input.
+func (d *decompressed) corruption() error {
+	return d.ra.corruption(corruptionLimit)
+}
+
+// corruptionChecker is implemented by decompressed input (see
+// decompressed.corruption).
+type corruptionChecker interface {
+	corruption() error
+}
+
+// compressedCounter counts the compressed bytes a decompressor reads and
+// remembers the error that ended them.
+type compressedCounter struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *compressedCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// DecompressError reports compressed input that ends too early or fails
+// to decompress.
+type DecompressError struct {
+	Format    string // gzip, bzip2, xz or zstd
+	Offset    int64  // compressed bytes the decompressor had read when it failed
+	Truncated bool   // the input ends inside the compressed stream
+	Trailing  bool   // the compressed stream ended at Offset, followed by data that is not
+	Err       error  // the decompressor's error
+}
+
+func (e *DecompressError) Error() string {
+	switch {
+	case e.Truncated:
+		return fmt.Sprintf("truncated %s data: the input ends at compressed byte %d, inside the stream", e.Format, e.Offset)
+	case e.Trailing:
+		return fmt.Sprintf("data after the end of the %s stream at compressed byte %d is not %s data", e.Format, e.Offset, e.Format)
+	}
+	what := ""
+	if isChecksumError(e.Err) {
+		what = " (checksum mismatch)"
+	}
+	return fmt.Sprintf("corrupt %s data%s, found at compressed byte %d", e.Format, what, e.Offset)
+}
+
+// Unwrap returns the decompressor's error.
+func (e *DecompressError) Unwrap() error { return e.Err }
+
+// classify turns the error err of the decompressor named format, which
+// read its input through cnt, into a *DecompressError, unless it is an
+// error of the input itself.
+func classify(format string, cnt *compressedCounter, err error) error {
+	if cnt.err != nil && cnt.err != io.EOF {
+		return err // the input failed, not the data
+	}
+	e := &DecompressError{Format: format, Offset: cnt.n, Err: err}
+	var xe *xzTrailing
+	switch {
+	case errors.As(err, &xe):
+		e.Offset, e.Trailing = xe.end, true
+	case cnt.err == io.EOF && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)):
+		e.Truncated = true
+	}
+	return e
+}
+
+// isChecksumError reports whether err is a decompressor's checksum error.
+func isChecksumError(err error) bool {
+	var se bzip2.StructuralError
+	return errors.Is(err, gzip.ErrChecksum) || errors.Is(err, zstd.ErrCRCMismatch) ||
+		errors.As(err, &se) && strings.Contains(string(se), "checksum") ||
+		err != nil && strings.HasPrefix(err.Error(), "xz: ") && strings.Contains(err.Error(), "checksum")
 }
 
 // closeFunc adapts a Close method without result to io.Closer.
@@ -199,22 +355,35 @@ func openStream(r io.Reader, name, format string, opt Options) (Reader, io.Close
 		if c.name == "bzip2" && (len(magic) < 4 || magic[3] < '1' || magic[3] > '9') {
 			continue
 		}
-		d, cl, err := c.open(br)
+		cnt := &compressedCounter{r: br}
+		d, cl, err := c.open(cnt)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s as %s: %w", name, c.name, err)
+			return nil, nil, fmt.Errorf("reading %s: %w", name, classify(c.name, cnt, err))
 		}
-		ra := newReadahead(d, cl)
+		ra := newReadahead(d, cl, func(err error) error { return classify(c.name, cnt, err) })
 		b := bufio.NewReaderSize(ra, detectHeadSize)
 		runtime.AddCleanup(b, func(ra *readahead) { ra.Close() }, ra)
-		in, dec = b, ra
+		in, dec = &decompressed{Reader: b, ra: ra}, ra
 		break
 	}
 	if f.New == nil {
 		var head []byte
-		if b, ok := in.(*bufio.Reader); ok {
+		switch b := in.(type) {
+		case *bufio.Reader:
+			head, err = b.Peek(detectHeadSize)
+		case *decompressed:
 			head, err = b.Peek(detectHeadSize)
 		}
-		if err != nil && err != io.EOF {
+		// A read error after some data is left for the reader to meet
+		// after that data, so that what comes before it is read.
+		if err != nil && err != io.EOF && len(head) == 0 {
+			var de *DecompressError
+			if errors.As(err, &de) {
+				// Nothing decompressed: a reader of no events that
+				// fails as the input does, so that the statistics (of
+				// nothing) are still given.
+				return &failedReader{format: de.Format, err: fmt.Errorf("reading %s: %w", name, err)}, dec, nil
+			}
 			closeQuietly(dec)
 			return nil, nil, fmt.Errorf("reading %s: %w", name, err)
 		}
@@ -223,12 +392,35 @@ func openStream(r io.Reader, name, format string, opt Options) (Reader, io.Close
 			return nil, nil, fmt.Errorf("%s is empty", name)
 		}
 		if f, err = DetectFormat(head); err != nil {
+			if d, ok := in.(*decompressed); ok {
+				// Garbage from corrupt data is the decompressor's fault.
+				var de *DecompressError
+				if cerr := d.corruption(); errors.As(cerr, &de) {
+					return &failedReader{format: de.Format, err: fmt.Errorf("reading %s: %w", name, cerr)}, dec, nil
+				}
+			}
 			closeQuietly(dec)
 			return nil, nil, fmt.Errorf("cannot detect the trace format of %s: %w; use --format", name, err)
 		}
 	}
 	return f.New(in, opt), dec, nil
 }
+
+// failedReader is the reader of compressed input that fails before any of
+// it decompresses: it has no events and returns the error.
+type failedReader struct {
+	format string // the compression's name, as no trace format is known
+	err    error
+}
+
+// Read returns the error.
+func (r *failedReader) Read(b *Batch) error {
+	b.Reset()
+	return r.err
+}
+
+// Format returns the name of the compression.
+func (r *failedReader) Format() string { return r.format }
 
 // DetectFormat returns the first registered format whose Detect accepts
 // head, the start of a decompressed input. If none does, the error lists
@@ -281,7 +473,9 @@ type readaheadChunk struct {
 	err  error
 }
 
-func newReadahead(src io.Reader, c io.Closer) *readahead {
+// newReadahead starts decompressing src; wrap turns the error that ends
+// src (other than io.EOF) into the one Read returns.
+func newReadahead(src io.Reader, c io.Closer, wrap func(error) error) *readahead {
 	ra := &readahead{
 		full: make(chan readaheadChunk, readaheadBufs),
 		free: make(chan []byte, readaheadBufs),
@@ -290,11 +484,11 @@ func newReadahead(src io.Reader, c io.Closer) *readahead {
 	for range readaheadBufs {
 		ra.free <- make([]byte, readaheadSize)
 	}
-	go ra.run(src, c)
+	go ra.run(src, c, wrap)
 	return ra
 }
 
-func (ra *readahead) run(src io.Reader, c io.Closer) {
+func (ra *readahead) run(src io.Reader, c io.Closer, wrap func(error) error) {
 	defer closeQuietly(c)
 	for {
 		var buf []byte
@@ -309,6 +503,9 @@ func (ra *readahead) run(src io.Reader, c io.Closer) {
 			var k int
 			k, err = src.Read(buf[n:])
 			n += k
+		}
+		if err != nil && err != io.EOF {
+			err = wrap(err)
 		}
 		select {
 		case ra.full <- readaheadChunk{buf: buf, data: buf[:n], err: err}:
@@ -340,6 +537,31 @@ func (ra *readahead) Read(p []byte) (int, error) {
 	n := copy(p, ra.cur.data)
 	ra.cur.data = ra.cur.data[n:]
 	return n, nil
+}
+
+// corruption reads ahead, discarding up to limit bytes, for an error of
+// the decompressor, and returns it (nil if there is none so far).
+func (ra *readahead) corruption(limit int) error {
+	for n := 0; n <= limit; {
+		if ra.cur.err != nil {
+			if ra.cur.err == io.EOF {
+				return nil
+			}
+			return ra.cur.err
+		}
+		n += len(ra.cur.data)
+		ra.cur.data = nil
+		if ra.cur.buf != nil {
+			ra.free <- ra.cur.buf
+			ra.cur.buf = nil
+		}
+		select {
+		case ra.cur = <-ra.full:
+		case <-ra.stop:
+			return nil
+		}
+	}
+	return nil
 }
 
 // Close stops the goroutine, which then closes the decompressor.

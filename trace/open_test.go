@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -252,8 +253,9 @@ func TestOpenCompressed(t *testing.T) {
 					if err == nil {
 						t.Fatalf("cut at %d of %d, format %q: no error", cut, len(tc.data), format)
 					}
-					if format == "din" && !errors.Is(err, io.ErrUnexpectedEOF) && cut >= 6 {
-						t.Fatalf("cut at %d of %d: error %v, want io.ErrUnexpectedEOF", cut, len(tc.data), err)
+					var de *DecompressError
+					if cut >= 6 && (!errors.As(err, &de) || !de.Truncated || !errors.Is(err, io.ErrUnexpectedEOF)) {
+						t.Fatalf("cut at %d of %d, format %q: error %v, want a truncated stream", cut, len(tc.data), format, err)
 					}
 				}
 			}
@@ -390,6 +392,111 @@ func TestDetect(t *testing.T) {
 	if got, err := txtReadAll(t, r, 4); len(got) != 0 || err != nil {
 		t.Errorf("empty din: %d events, %v", len(got), err)
 	}
+}
+
+// compressedInputs returns plain compressed with each compressor, by
+// name.
+func compressedInputs(t testing.TB, plain []byte) map[string][]byte {
+	bz2, err := os.ReadFile("testdata/small.din.bz2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{"gzip": compressGzip(t, plain), "bzip2": bz2, "zstd": compressZstd(t, plain), "xz": compressXz(t, plain)}
+}
+
+// readEnd reads data through OpenReader to its end and returns the
+// number of events and the error that ended them (nil for io.EOF).
+func readEnd(t testing.TB, data []byte) (int, error) {
+	r, err := OpenReader(bytes.NewReader(data), "t.in", "", Options{})
+	if err != nil {
+		return 0, err
+	}
+	b := NewBatch(BatchSize)
+	n := 0
+	for calls := 0; ; calls++ {
+		if calls > 1<<20 {
+			t.Fatalf("no end after %d Read calls", calls)
+		}
+		err := r.Read(b)
+		n += b.Len()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// Compressed input cut short gives its events, then says where it ends
+// (issue 29, item 3); corrupt compressed input is blamed on the
+// decompressor, not on the garbage it made (item 4); an xz stream followed
+// by garbage says so (item 5).
+func TestCompressedErrors(t *testing.T) {
+	plain := smallDin(t)
+	for name, data := range compressedInputs(t, plain) {
+		t.Run(name, func(t *testing.T) {
+			cut := len(data) * 2 / 3
+			n, err := readEnd(t, data[:cut])
+			want := fmt.Sprintf("reading t.in: truncated %s data: the input ends at compressed byte %d, inside the stream", name, cut)
+			if err == nil || !strings.HasSuffix(err.Error(), want) {
+				t.Errorf("cut at %d: %d events, error %v, want %q", cut, n, err, want)
+			}
+			if n == 0 && name == "gzip" {
+				t.Errorf("cut at %d: no events", cut)
+			}
+			for i := 10; i < len(data)-4; i += max(1, len(data)/97) {
+				bad := bytes.Clone(data)
+				bad[i] ^= 0x10
+				n, err := readEnd(t, bad)
+				var de *DecompressError
+				if !errors.As(err, &de) {
+					t.Errorf("byte %d flipped: %d events, error %v, want corrupt data", i, n, err)
+				} else if de.Truncated || !strings.Contains(err.Error(), "corrupt "+name+" data") {
+					t.Errorf("byte %d flipped: %v", i, err)
+				}
+			}
+		})
+	}
+	xzData := compressXz(t, plain)
+	for _, tail := range []string{"garbage!", "\x00\x00\x00\x00garbage and more garbage"} {
+		n, err := readEnd(t, append(bytes.Clone(xzData), tail...))
+		want := fmt.Sprintf("reading t.in: data after the end of the xz stream at compressed byte %d is not xz data", len(xzData))
+		if n != 3000 || err == nil || err.Error() != want {
+			t.Errorf("xz and %q: %d events, %v; want 3000 events, %q", tail, n, err, want)
+		}
+	}
+}
+
+// FuzzCompressedDamage damages a compressed trace (a cut and a flipped
+// byte after the magic bytes) and checks that reading it ends with a
+// decompressor's error or, if the damage left it valid, the full trace:
+// never with an error blamed on a line.
+func FuzzCompressedDamage(f *testing.F) {
+	plain := []byte(strings.Repeat("2 408ed4\n0 10019d94\n1 7fff0010\n", 200))
+	inputs := compressedInputs(f, plain)
+	names := []string{"gzip", "bzip2", "zstd", "xz"}
+	f.Add(uint8(0), uint16(100), uint16(0), uint8(1))
+	f.Add(uint8(1), uint16(0), uint16(200), uint8(4))
+	f.Add(uint8(3), uint16(30), uint16(9), uint8(0x80))
+	f.Fuzz(func(t *testing.T, which uint8, cut, flip uint16, mask uint8) {
+		name := names[int(which)%len(names)]
+		data := bytes.Clone(inputs[name])
+		if name == "bzip2" {
+			data = compressedInputs(t, smallDin(t))["bzip2"]
+		}
+		if c := int(cut) % (len(data) + 1); c > 6 {
+			data = data[:c]
+		}
+		if i := 6 + int(flip)%max(1, len(data)-6); i < len(data) {
+			data[i] ^= mask
+		}
+		n, err := readEnd(t, data)
+		var de *DecompressError
+		if err != nil && !errors.As(err, &de) {
+			t.Fatalf("%s: %d events, error %v, want the decompressor's", name, n, err)
+		}
+	})
 }
 
 func FuzzOpenReader(f *testing.F) {

@@ -191,7 +191,7 @@ func (s *lineScanner) fill() error {
 			// The buffer holds one line without its end.
 			s.line++
 			if !s.skipBad {
-				return s.syntax(s.line, s.buf[:min(s.end, 80)], "line too long")
+				return s.blame(s.syntax(s.line, s.buf[:min(s.end, 80)], "line too long"))
 			}
 			s.skipped++
 			s.discard = true
@@ -283,7 +283,20 @@ func (s *lineScanner) bad(buf []byte, start int, ln int64, msg string) (int, err
 		s.skipped++
 		return end + 1, nil
 	}
-	return end + 1, s.syntax(ln, buf[start:end], msg)
+	return end + 1, s.blame(s.syntax(ln, buf[start:end], msg))
+}
+
+// blame returns err, the error of a malformed line, unless the input is
+// compressed and its decompressor fails further on: corrupt compressed
+// data can decompress to garbage before its checksum fails, and then the
+// decompressor's error is the one to report.
+func (s *lineScanner) blame(err error) error {
+	if c, ok := s.rd.(corruptionChecker); ok {
+		if cerr := c.corruption(); cerr != nil {
+			return fmt.Errorf("reading %s: %w", s.name, cerr)
+		}
+	}
+	return err
 }
 
 // Number parsing. Every parser takes the buffer and the index of the first
