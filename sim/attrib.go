@@ -358,8 +358,8 @@ func (at *attribution) missPC() {
 }
 
 // processAttributed is Process when attributing. Its hit bypass is that of
-// Process (a hit on the line last accessed, or on one of the two most
-// recent lines of its set in an LRU cache) with the hit and its stride
+// Process (a hit on the line last accessed, or on one of the two lines
+// last used in its set) with the hit and its stride
 // counted at its access point (unless counting misses only); the current
 // calling context holds while events stay on one thread that is not
 // passing a call on (hitTid), and anything else takes the slow path.

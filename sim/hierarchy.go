@@ -72,7 +72,8 @@ type Options struct {
 // (see fastLimit).
 const noMemo = 1
 
-// noMRU is a cache whose MRU never finds a line (FIFO policy).
+// noMRU is a cache whose MRU and Promote never find a line: it stays
+// empty.
 var noMRU, _ = cache.NewGeometry(1, 1, machine.FIFO, 0)
 
 // access kinds indexing the per-kind counters.
@@ -124,10 +125,10 @@ type level struct {
 	memo2     uint64
 	memo2Slot int
 	swapped   bool
-	// mruCache is c when a hit on the most recent line of a set changes no
-	// state that the bypass would skip, and a hit on the second most recent
-	// needs only Promote (LRU, no 3C twin), else an empty cache whose MRU
-	// and Promote always fail.
+	// mruCache is c when a hit on the line last used in a set changes no
+	// state that the bypass would skip, and a hit on the line used before
+	// it needs only Promote (no 3C twin: see cache.Cache.MRU), else an
+	// empty cache whose MRU and Promote always fail.
 	mruCache *cache.Cache
 	// plain says that a reference to l needs nothing beyond l's own state
 	// and counters and the requests it sends below (see plainRef): no 3C
@@ -424,10 +425,11 @@ func reaches(u, l *level) bool {
 // first cache of its path accessed last, when nothing has changed that
 // cache's state since (level.memo), is a hit that changes no replacement
 // state: it is only counted, in registers added to the level when the run of
-// such hits ends. So is a read or fetch of the most recent line of its set
-// in an LRU cache, and one of the second most recent after Promote swaps
-// the two; from then on until the run ends, reads of either line only swap
-// them in the level (memo2), and the cache does the swap once at the end.
+// such hits ends. So is a read or fetch of the line last used in its set
+// (cache.Cache.MRU), and one of the line used before it after Promote
+// swaps the two; from then on until the run ends, reads of either line
+// only swap them in the level (memo2), and the cache does the swap once at
+// the end.
 // Every other event takes the slow path.
 func (h *Hierarchy) Process(b *trace.Batch) {
 	if len(h.procs) > 1 && h.samp == nil {
@@ -1014,7 +1016,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	// below, which may back-invalidate it (its dirty data then merges
 	// into the victim below).
 	l.c.SetDirty(slot, dirty)
-	l.setMemo(line, slot, twinSettled)
+	l.setMemo(line, slot, twinSettled && l.c.FillSettled())
 	if k == kWrite && !l.writeBack {
 		l.bytesToBelow += ps
 		h.ref(l.dataNext, kWrite, pa, ps, true, ref)
@@ -1083,10 +1085,10 @@ func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32, whole bool
 }
 
 // setMemo arms the hit bypass for line in slot when a repeated access
-// would change nothing: neither l's replacement state nor its 3C twin's
-// (twinSettled).
-func (l *level) setMemo(line uint64, slot int, twinSettled bool) {
-	if twinSettled && l.c.Settled(slot) {
+// would change nothing (settled): neither l's replacement state nor its 3C
+// twin's.
+func (l *level) setMemo(line uint64, slot int, settled bool) {
+	if settled {
 		l.memo, l.memoSlot = line<<l.shift, slot
 	} else {
 		l.memo = noMemo
@@ -1101,12 +1103,12 @@ func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) (settled bo
 	shSlot := sh.Lookup(line)
 	if shSlot >= 0 {
 		sh.Touch(shSlot)
-		settled = sh.Settled(shSlot)
+		settled = true // a repeated use changes nothing (the cache.Policy contract)
 	} else if k != kWrite || l.allocate {
 		v := sh.Victim(line)
 		sh.Remove(v)
 		sh.Install(v, line)
-		settled = sh.Settled(v)
+		settled = sh.FillSettled()
 	}
 	if hit {
 		if l.exclusive {

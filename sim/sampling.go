@@ -237,8 +237,7 @@ var sampledShortcuts = true
 // sampledHit takes a counted reference of kind k to bytes [a, a+s) when
 // it falls in one line of the first cache and hits there, on one
 // processor without attribution: a hit on the line of its last access
-// (level.memo) or, in an LRU cache, the most or second most recent line of
-// its set, or, without a 3C twin, any hit. A hit changes nothing but the
+// (level.memo) or one of the two lines last used in its set, or, without a 3C twin, any hit. A hit changes nothing but the
 // counters, the estimate (known or unknown), the line's dirty bit and the
 // cache's replacement state. It reports whether it took the reference;
 // slow takes the rest (a miss looks the line up again there). il is the
