@@ -1,0 +1,150 @@
+// Package atomicfile writes output files so that a reader, or a crash,
+// never sees one half written: a file is written unnamed and appears at
+// its path, complete, only when committed. On Linux it is created with
+// O_TMPFILE, so that nothing is left behind if the process is killed while
+// writing, and linked into place with linkat; where the file system does
+// not allow that, it is a hidden temporary file in the same directory,
+// renamed into place. A file that replaces another keeps the other's
+// permission bits.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// File is an output file being written. Nothing appears at its path until
+// Commit; Abort (or a crash) leaves the path as it was.
+type File struct {
+	*os.File
+	path string
+	mode fs.FileMode
+	tmp  string // the temporary file's name; "" for an unnamed (O_TMPFILE) file
+	done bool
+}
+
+// newFileMode is the mode of a file that replaces none.
+const newFileMode fs.FileMode = 0o644
+
+// Create starts writing the file at path. It fails at once if path is a
+// directory or its directory cannot be written, so that callers can check
+// their outputs before long work.
+func Create(path string) (*File, error) {
+	mode := newFileMode
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("is a directory")}
+		}
+		mode = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(path)
+	if f, err := openUnnamed(dir, mode); err == nil {
+		return &File{File: f, path: path, mode: mode}, nil
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
+	}
+	return &File{File: f, path: path, mode: mode, tmp: f.Name()}, nil
+}
+
+// unwrapPath drops the temporary file's name from an error of
+// os.CreateTemp, which would only confuse.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Path returns the path the file appears at when committed.
+func (f *File) Path() string { return f.path }
+
+// Commit finishes the file and puts it at its path, replacing what was
+// there. On failure the path is left as it was.
+func (f *File) Commit() error {
+	return CommitAll(f)
+}
+
+// CommitAll finishes several files and puts each at its path: every file
+// is first complete under a temporary name, then all are renamed into
+// place, so that an error leaves every path as it was. On failure every
+// file is aborted.
+func CommitAll(files ...*File) error {
+	var err error
+	for _, f := range files {
+		if err == nil {
+			err = f.finish()
+		}
+	}
+	for _, f := range files {
+		if err == nil {
+			if e := os.Rename(f.tmp, f.path); e != nil {
+				err = fmt.Errorf("writing %s: %w", f.path, unwrapLink(e))
+			}
+		}
+		if err != nil {
+			f.Abort()
+		}
+		f.done = true
+	}
+	return err
+}
+
+// unwrapLink drops the names from an error of os.Rename.
+func unwrapLink(err error) error {
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// finish sets the file's mode, gives an unnamed file a temporary name and
+// closes it.
+func (f *File) finish() error {
+	if f.done {
+		return fmt.Errorf("writing %s: already committed or aborted", f.path)
+	}
+	err := f.Chmod(f.mode)
+	if err == nil && f.tmp == "" {
+		f.tmp, err = linkUnnamed(f.File, f.path)
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", f.path, unwrapPath(err))
+	}
+	return nil
+}
+
+// Abort discards the file; the path is left as it was. It does nothing
+// after Commit.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.Close()
+	if f.tmp != "" {
+		os.Remove(f.tmp)
+	}
+}
+
+// WriteFile writes data to path atomically.
+func WriteFile(path string, data []byte) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	}
+	return f.Commit()
+}
