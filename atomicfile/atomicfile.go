@@ -51,6 +51,17 @@ func Create(path string) (*File, error) {
 	return &File{File: f, path: path, mode: mode, tmp: f.Name()}, nil
 }
 
+// Check reports whether a file can be created at path, creating nothing:
+// callers check their outputs with it before long work.
+func Check(path string) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	f.Abort()
+	return nil
+}
+
 // unwrapPath drops the temporary file's name from an error of
 // os.CreateTemp, which would only confuse.
 func unwrapPath(err error) error {

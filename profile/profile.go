@@ -15,11 +15,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"memspy/atomicfile"
 	"memspy/machine"
 )
 
@@ -456,40 +456,31 @@ func Compressed(path string) bool {
 	return strings.HasSuffix(path, ".gz") || strings.HasSuffix(path, ".memspy")
 }
 
-// WriteFile writes p as JSON to path atomically: to a temporary file in the
-// same directory, then renamed over path. The JSON is gzip-compressed when
-// Compressed(path).
+// WriteFile writes p as JSON to path atomically (see package atomicfile).
+// The JSON is gzip-compressed when Compressed(path).
 func (p *Profile) WriteFile(path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	err = f.Chmod(0o644)
-	if err == nil {
-		if Compressed(path) {
-			zw := gzip.NewWriter(f)
-			if err = p.Write(zw); err == nil {
-				err = zw.Close()
-			}
-		} else {
-			err = p.Write(f)
-		}
+	if err := p.WriteAs(f, path); err != nil {
+		f.Abort()
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err != nil {
-		f.Close()
-		os.Remove(tmp)
+	return f.Commit()
+}
+
+// WriteAs writes p to w as WriteFile writes it to path: as JSON,
+// gzip-compressed when Compressed(path).
+func (p *Profile) WriteAs(w io.Writer, path string) error {
+	if !Compressed(path) {
+		return p.Write(w)
+	}
+	zw := gzip.NewWriter(w)
+	if err := p.Write(zw); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return zw.Close()
 }
 
 // ReadFile reads a profile written by WriteFile, compressed or not.

@@ -391,7 +391,11 @@ func openStream(r io.Reader, name, format string, opt Options) (Reader, io.Close
 			closeQuietly(dec)
 			return nil, nil, fmt.Errorf("%s is empty", name)
 		}
-		if f, err = DetectFormat(head); err != nil {
+		if f, err = DetectFormat(head); err != nil && len(head) < detectHeadSize && noReferences(head) {
+			closeQuietly(dec)
+			return nil, nil, fmt.Errorf("no references in %s", name)
+		}
+		if err != nil {
 			if d, ok := in.(*decompressed); ok {
 				// Garbage from corrupt data is the decompressor's fault.
 				var de *DecompressError
@@ -421,6 +425,24 @@ func (r *failedReader) Read(b *Batch) error {
 
 // Format returns the name of the compression.
 func (r *failedReader) Format() string { return r.format }
+
+// noReferences reports whether some text format reads the whole input
+// head without an event and without a malformed line: it is blank lines
+// and comments only.
+func noReferences(head []byte) bool {
+	for _, f := range formats {
+		if f.Name == "mst" {
+			continue
+		}
+		r := f.New(bytes.NewReader(head), Options{SkipBad: true})
+		b := NewBatch(detectLines)
+		err := r.Read(b)
+		if s, ok := r.(Skipper); ok && b.Len() == 0 && err == io.EOF && s.Skipped() == 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // DetectFormat returns the first registered format whose Detect accepts
 // head, the start of a decompressed input. If none does, the error lists

@@ -346,7 +346,9 @@ func TestDetect(t *testing.T) {
 		{name: "addrkind", in: "0x77ad0 I\n0x77ad4 I\n", want: "addrkind"},
 		{name: "garbage", in: "hello world\n", err: "cannot detect the trace format of t.in: tried " + tried + "; use --format"},
 		{name: "bad second line", in: "2 77ad0\nhello\n", err: "cannot detect the trace format of t.in: tried " + tried + "; use --format"},
-		{name: "only comments", in: "==1== nothing\n", err: "cannot detect the trace format of t.in: tried " + tried + "; use --format"},
+		{name: "only comments", in: "==1== nothing\n", err: "no references in t.in"},
+		{name: "only blank lines", in: "\n \n\t\r\n\r", err: "no references in t.in"},
+		{name: "pinatrace comments", in: "# a\n#eof\n", err: "no references in t.in"},
 		{name: "binary", in: "\x00\x01\x02\x03", err: "cannot detect the trace format of t.in: tried " + tried + "; use --format"},
 		{name: "empty", in: "", err: "t.in is empty"},
 	} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"memspy/atomicfile"
 	"memspy/trace"
 )
 
@@ -62,16 +63,11 @@ func runConvert(inPath, outPath, format, to, codecName string, skipBad bool) (er
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp*")
+	f, err := atomicfile.Create(outPath)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Abort() // nothing once committed
 	var w trace.Writer
 	switch to {
 	case "mst":
@@ -112,13 +108,10 @@ func runConvert(inPath, outPath, format, to, codecName string, skipBad bool) (er
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", outPath, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
+	if n == 0 && readErr == nil {
+		return fmt.Errorf("no references in %s (%s not written)", in.name, outPath)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", outPath, err)
-	}
-	if err := os.Rename(f.Name(), outPath); err != nil {
+	if err := f.Commit(); err != nil {
 		return err
 	}
 	if s, ok := r.(trace.Skipper); ok && s.Skipped() > 0 {

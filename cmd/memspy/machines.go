@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"memspy/atomicfile"
 	"memspy/machine"
 	"memspy/profile"
 	"memspy/sample"
@@ -282,7 +283,7 @@ func (f *simulationFlags) writeHeapProfile() error {
 	if err := pprof.WriteHeapProfile(&b); err != nil {
 		return err
 	}
-	return writeFileAtomic(f.memprof, b.Bytes())
+	return atomicfile.WriteFile(f.memprof, b.Bytes())
 }
 
 // startProfile starts the --cpuprofile profile, if asked for, and returns
@@ -433,18 +434,44 @@ func warnSymbols(w io.Writer, sym *symbolize.Symbolizer) {
 	}
 }
 
+// checkOutputs checks, before any work, that the --json, --profile and
+// --memprofile files (and others, e.g. --record) can be written.
+func (f *simulationFlags) checkOutputs(others ...string) error {
+	for _, path := range append([]string{f.jsonOut, f.profOut, f.memprof}, others...) {
+		if path == "" || path == "-" {
+			continue
+		}
+		if err := atomicfile.Check(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeFiles writes the profile to the --json and --profile files (not
-// to standard output).
-func (f *simulationFlags) writeFiles(p *profile.Profile) error {
+// to standard output) and puts them in place together with the files
+// others, already written: all of them, or none if one fails.
+func (f *simulationFlags) writeFiles(p *profile.Profile, others ...*atomicfile.File) error {
+	files := others
 	for _, path := range []string{f.jsonOut, f.profOut} {
 		if path == "" || path == "-" {
 			continue
 		}
-		if err := p.WriteFile(path); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
+		af, err := atomicfile.Create(path)
+		if err == nil {
+			files = append(files, af)
+			if err = p.WriteAs(af, path); err != nil {
+				err = fmt.Errorf("writing %s: %w", path, err)
+			}
+		}
+		if err != nil {
+			for _, af := range files {
+				af.Abort()
+			}
+			return err
 		}
 	}
-	return nil
+	return atomicfile.CommitAll(files...)
 }
 
 // sampleSpec returns the --sample request (the zero Spec without it).

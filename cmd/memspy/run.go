@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"memspy/atomicfile"
 	"memspy/profile"
 	"memspy/report"
 	"memspy/sim"
@@ -125,12 +125,15 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		}
 	}
 	prog, args := argv[0], argv[1:]
+	if err := f.checkOutputs(); err != nil {
+		return err
+	}
 	var rec *recording
 	if f.record != "" {
 		if rec, err = startRecording(f.record, argv); err != nil {
 			return err
 		}
-		defer rec.abort()
+		defer rec.f.Abort() // nothing once put in place
 	}
 
 	sigs := make(chan os.Signal, 4)
@@ -317,13 +320,16 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 			fail = append(fail, err)
 		}
 	}
-	if err := f.writeFiles(p); err != nil {
-		fail = append(fail, err)
-	}
+	var recFile []*atomicfile.File
 	if rec != nil {
-		if err := rec.finish(); err != nil {
+		if rf, err := rec.finish(); err != nil {
 			fail = append(fail, err)
+		} else {
+			recFile = append(recFile, rf)
 		}
+	}
+	if err := f.writeFiles(p, recFile...); err != nil {
+		fail = append(fail, err)
 	}
 	if f.stats {
 		printStats(stderr, p.Events, elapsed)
@@ -415,17 +421,16 @@ func (t *teeReader) Read(b *trace.Batch) error {
 
 func (t *teeReader) Format() string { return t.r.Format() }
 
-// recording is an .mst file being written atomically: events go to a
-// temporary file renamed into place by finish.
+// recording is an .mst file being written atomically (package
+// atomicfile): it appears, complete, when the run's outputs are put in
+// place together.
 type recording struct {
-	path string
-	f    *os.File
-	w    *trace.MSTWriter
-	done bool
+	f *atomicfile.File
+	w *trace.MSTWriter
 }
 
 func startRecording(path string, argv []string) (*recording, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
@@ -433,39 +438,20 @@ func startRecording(path string, argv []string) (*recording, error) {
 		Creator: "memspy " + version, Created: time.Now().UTC(), Source: commandLine(argv), SourceFormat: "valgrind",
 	}})
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
+		f.Abort()
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	return &recording{path: path, f: f, w: w}, nil
+	return &recording{f: f, w: w}, nil
 }
 
-// finish completes the file and renames it into place, or removes it.
-func (r *recording) finish() error {
-	r.done = true
-	err := r.w.Close()
-	if err == nil {
-		err = r.f.Chmod(0o644)
+// finish completes the .mst data and returns the file to put in place,
+// or aborts it.
+func (r *recording) finish() (*atomicfile.File, error) {
+	if err := r.w.Close(); err != nil {
+		r.f.Abort()
+		return nil, fmt.Errorf("writing %s: %w", r.f.Path(), err)
 	}
-	if cerr := r.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(r.f.Name(), r.path)
-	}
-	if err != nil {
-		os.Remove(r.f.Name())
-		return fmt.Errorf("writing %s: %w", r.path, err)
-	}
-	return nil
-}
-
-// abort removes the temporary file unless finish ran.
-func (r *recording) abort() {
-	if !r.done {
-		r.f.Close()
-		os.Remove(r.f.Name())
-	}
+	return r.f, nil
 }
 
 // commandLine joins a command and its arguments, quoting those that need

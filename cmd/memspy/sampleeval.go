@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"memspy/atomicfile"
 	"memspy/profile"
 	"memspy/report"
 	"memspy/sim"
@@ -59,6 +60,9 @@ func runSampleEval(cmd *cobra.Command, args []string, f *simFlags) error {
 	}
 	if f.profOut != "" {
 		return fmt.Errorf("--profile: sample-eval writes the evaluation (--json), not a profile")
+	}
+	if err := f.checkOutputs(); err != nil {
+		return err
 	}
 	jsonOut := f.jsonOut
 	f.jsonOut = ""
@@ -142,7 +146,7 @@ func runSampleEval(cmd *cobra.Command, args []string, f *simFlags) error {
 		if jsonOut == "-" {
 			_, err = cmd.OutOrStdout().Write(data)
 		} else {
-			err = writeFileAtomic(jsonOut, data)
+			err = atomicfile.WriteFile(jsonOut, data)
 		}
 		if err != nil {
 			return errors.Join(progErr, err)
@@ -178,27 +182,4 @@ func simulateFile(ctx context.Context, f *simFlags, path string, shadow bool) (*
 	}
 	p := h.Profile()
 	return p, f.finishProfile(p)
-}
-
-// writeFileAtomic writes data to path through a temporary file renamed
-// into place.
-func writeFileAtomic(path string, data []byte) error {
-	t, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = t.Write(data)
-	if err == nil {
-		err = t.Chmod(0o644)
-	}
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(t.Name(), path)
-	}
-	if err != nil {
-		os.Remove(t.Name())
-	}
-	return err
 }

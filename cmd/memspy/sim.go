@@ -53,6 +53,9 @@ magic bytes. The counting rules are in docs/semantics.md.`,
 }
 
 func runSim(cmd *cobra.Command, path string, f *simFlags) error {
+	if err := f.checkOutputs(); err != nil {
+		return err
+	}
 	sym, err := f.symbolizer(f.binaries)
 	if err != nil {
 		return err
@@ -113,6 +116,9 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 	}
 	if runErr != nil {
 		return fmt.Errorf("reading %s: %w (statistics above cover the events before the error)", in.name, runErr)
+	}
+	if p.Events == 0 && f.skipRefs == 0 {
+		return fmt.Errorf("no references in %s", in.name)
 	}
 	return nil
 }
