@@ -53,6 +53,15 @@ func Lookup(name string) (Format, bool) {
 	return Format{}, false
 }
 
+// MaxRefSize is the largest size of a memory reference that a text trace
+// may give (1 MiB): a reference is simulated line by line, and a larger
+// one is a corrupt size rather than a memory access (an xdin size of
+// ffffffff would take seconds a line).
+const MaxRefSize = 1 << 20
+
+// sizeTooLarge is the message for a size above MaxRefSize.
+const sizeTooLarge = "size exceeds the largest reference simulated (1 MiB)"
+
 // SyntaxError reports a malformed line of a text trace.
 type SyntaxError struct {
 	File string // input name

@@ -14,7 +14,7 @@ import "io"
 // I is an instruction fetch, L a load, S a store and M a modify (a load
 // then a store of the same bytes). Leading and trailing blanks are
 // ignored; lines starting with "==" or "--" (Valgrind's messages) are
-// skipped. The size must be at least 1.
+// skipped. The size must be at least 1 and at most MaxRefSize.
 
 func init() {
 	Register(Format{
@@ -128,7 +128,7 @@ func addrComma(buf []byte, p int) (a uint64, size uint32, q int, msg string) {
 	return a, size, q, msg
 }
 
-// decSize parses a decimal size of at least 1 at buf[p], which must end
+// decSize parses a decimal size of 1 to MaxRefSize at buf[p], which must end
 // at a blank or the end of the line.
 func decSize(buf []byte, p int) (uint32, int, string) {
 	if isSep(buf[p]) {
@@ -142,6 +142,8 @@ func decSize(buf []byte, p int) (uint32, int, string) {
 		return 0, q, "bad decimal size"
 	case v == 0:
 		return 0, q, "zero size"
+	case v > MaxRefSize:
+		return 0, q, sizeTooLarge
 	}
 	return v, q, ""
 }

@@ -159,8 +159,8 @@ func txtFuzz(t *testing.T, format string, data []byte) {
 			if !e.Kind.Valid() {
 				t.Fatalf("invalid kind %v", e.Kind)
 			}
-			if e.Kind.IsAccess() && e.Size == 0 {
-				t.Fatalf("access of size 0: %+v", e)
+			if e.Kind.IsAccess() && (e.Size == 0 || e.Size > MaxRefSize) {
+				t.Fatalf("access of size 0 or above MaxRefSize: %+v", e)
 			}
 		}
 		if errBig != nil {

@@ -16,7 +16,8 @@ import (
 // given (optionally with 0x), without rounding. For c and v a size of 0
 // means every line of the hierarchy (the event then has Addr 0), any other
 // size the line holding the address in each cache, as in Dinero IV; other
-// labels need a size of at least 1. Further columns are ignored.
+// labels need a size of at least 1 and at most MaxRefSize. Further
+// columns are ignored.
 
 func init() {
 	Register(Format{
@@ -90,8 +91,13 @@ func (x *xdinReader) Read(b *Batch) error {
 					p = skipBlanks(buf, p)
 					size, p, msg = hexSize(buf, p)
 				}
-				if msg == "" && size == 0 && Kind(k-1).IsAccess() {
-					msg = "zero size"
+				if msg == "" && Kind(k-1).IsAccess() {
+					switch {
+					case size == 0:
+						msg = "zero size"
+					case size > MaxRefSize:
+						msg = sizeTooLarge
+					}
 				}
 			}
 			if msg != "" {

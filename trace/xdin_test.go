@@ -20,6 +20,8 @@ func TestXdinReader(t *testing.T) {
 		{name: "bad address", in: "r 1q 4\n", err: `t.in:1: bad hex address: "r 1q 4"`},
 		{name: "bad size", in: "r 10 4q\n", err: `t.in:1: bad hex size: "r 10 4q"`},
 		{name: "zero size", in: "w 10 0\n", err: `t.in:1: zero size: "w 10 0"`},
+		{name: "largest size", in: "r 10 100000\n", want: []txtEvent{txtR(0x10, 1<<20)}},
+		{name: "size too large", in: "r 10 ffffffff\n", err: `t.in:1: size exceeds the largest reference simulated (1 MiB): "r 10 ffffffff"`},
 		{name: "size overflow", in: "r 10 100000000\n", err: `t.in:1: size exceeds 32 bits: "r 10 100000000"`},
 		{name: "size overflow 64", in: "r 10 100000000000000000\n", err: `t.in:1: size exceeds 32 bits: "r 10 100000000000000000"`},
 		{name: "address overflow", in: "r 10000000000000000 4\n", err: `t.in:1: address exceeds 64 bits: "r 10000000000000000 4"`},
