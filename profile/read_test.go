@@ -86,3 +86,22 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// Names from a profile reach messages without control bytes (issue 29,
+// item 6).
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"matmul": "matmul", "f.buf": "f.buf", "locals@f": "locals@f", "Zürich": "Zürich",
+		"\x1b[31mred": `"\x1b[31mred"`, `a"b`: `"a\"b"`, "tab\there": `"tab\there"`,
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %s, want %s", in, got, want)
+		}
+	}
+	p := sample(1)
+	p.Caches[1].Name = "\x1b]0;owned\x07"
+	err := p.SetFocus("L3")
+	if want := `no cache "L3" to focus on (caches: [L1 "\x1b]0;owned\a"])`; err == nil || err.Error() != want {
+		t.Errorf("SetFocus: %v, want %s", err, want)
+	}
+}

@@ -386,7 +386,7 @@ func (p *Profile) SetFocus(cache string) error {
 		for i, c := range p.Caches {
 			names[i] = c.Name
 		}
-		return fmt.Errorf("no cache %q to focus on (caches: %v)", cache, names)
+		return fmt.Errorf("no cache %q to focus on (caches: [%s])", cache, printableAll(names, " "))
 	}
 	p.Focus = cache
 	p.forLevelled(func(e levelled) {

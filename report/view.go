@@ -948,23 +948,25 @@ func (v *viewer) objectByName(name string) *profile.Object {
 	return nil
 }
 
-// topNames lists the functions with the most stall cycles (5).
+// topNames lists the functions with the most stall cycles (5), for
+// messages (profile.Printable).
 func topNames(p *profile.Profile) []string {
 	fs := pointers(p.Functions)
 	slices.SortStableFunc(fs, func(a, b *profile.Function) int { return cmp.Compare(b.StallCycles, a.StallCycles) })
 	var names []string
 	for _, f := range fs[:min(5, len(fs))] {
-		names = append(names, f.Name)
+		names = append(names, profile.Printable(f.Name))
 	}
 	return names
 }
 
-// topObjectNames lists the objects with the most stall cycles (5).
+// topObjectNames lists the objects with the most stall cycles (5), for
+// messages (profile.Printable).
 func topObjectNames(p *profile.Profile) []string {
 	os := rankObjects(p)
 	var names []string
 	for _, o := range os[:min(5, len(os))] {
-		names = append(names, o.Name)
+		names = append(names, profile.Printable(o.Name))
 	}
 	return names
 }
