@@ -368,15 +368,17 @@ func openStream(r io.Reader, name, format string, opt Options) (Reader, io.Close
 	}
 	if f.New == nil {
 		var head []byte
+		sticky := false // a read error comes back on the next read
 		switch b := in.(type) {
 		case *bufio.Reader:
 			head, err = b.Peek(detectHeadSize)
 		case *decompressed:
 			head, err = b.Peek(detectHeadSize)
+			sticky = true
 		}
-		// A read error after some data is left for the reader to meet
-		// after that data, so that what comes before it is read.
-		if err != nil && err != io.EOF && len(head) == 0 {
+		// A decompressor's error after some data is left for the reader
+		// to meet after that data, so that what comes before it is read.
+		if err != nil && err != io.EOF && (len(head) == 0 || !sticky) {
 			var de *DecompressError
 			if errors.As(err, &de) {
 				// Nothing decompressed: a reader of no events that
