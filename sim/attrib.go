@@ -379,20 +379,8 @@ func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
 			l = nil
 		}
 		if l != nil && l.attr != nil && b.Thread[i] == at.hitTid && a&l.offMask+s-1 < l.fastLimit {
-			slot := -1
-			switch {
-			case l.memo == a&^l.offMask:
-				slot = l.memoSlot
-			case kk == kWrite:
-			default:
-				if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
-					slot, _ = l.mruCache.Promote(a >> l.shift)
-				}
-				if slot >= 0 {
-					l.memo, l.memoSlot = a&^l.offMask, slot
-				}
-			}
-			if slot >= 0 && (kk != kWrite || l.writeBack && l.c.Dirty(slot)) {
+			// A write hit changes nothing only on a line already dirty.
+			if slot := l.bypassSlot(a); slot >= 0 && (kk != kWrite || l.writeBack && l.c.Dirty(slot)) {
 				l.acc[kk]++
 				h.kinds[k]++
 				h.attributedHit(l, kk, slot, b.PC[i], a, s)

@@ -612,6 +612,32 @@ func (h *Hierarchy) missPlain(b *trace.Batch, i int, il, dl *level) bool {
 	return true
 }
 
+// bypassSlot returns the slot holding the line of a when a hit on it
+// changes no replacement state, so that the hit bypass may only count it:
+// the line of l's last access (memo), else (setSlot) the line last used in
+// its set or the one used before it. It returns -1 when there is none.
+// Process repeats this inline, to keep its counters in registers.
+func (l *level) bypassSlot(a uint64) int {
+	if l.memo == a&^l.offMask {
+		return l.memoSlot
+	}
+	return l.setSlot(a)
+}
+
+// setSlot returns the slot holding the line of a when it is the line last
+// used in its set, or the one used before it, which Promote makes the last
+// (see cache.Cache.MRU), and arms l.memo with it; else -1.
+func (l *level) setSlot(a uint64) int {
+	slot := l.mruCache.MRU(a >> l.shift)
+	if slot < 0 {
+		slot, _ = l.mruCache.Promote(a >> l.shift)
+	}
+	if slot >= 0 {
+		l.memo, l.memoSlot = a&^l.offMask, slot
+	}
+	return slot
+}
+
 // settle ends a run of bypassed hits on l: the cache learns of a pending
 // swap of memo and memo2, and memo2 is forgotten.
 func (l *level) settle() {

@@ -236,8 +236,8 @@ var sampledShortcuts = true
 
 // sampledHit takes a counted reference of kind k to bytes [a, a+s) when
 // it falls in one line of the first cache and hits there, on one
-// processor without attribution: a hit on the line of its last access
-// (level.memo) or one of the two lines last used in its set, or, without a 3C twin, any hit. A hit changes nothing but the
+// processor without attribution: a hit that level.bypassSlot finds or,
+// without a 3C twin, any hit. A hit changes nothing but the
 // counters, the estimate (known or unknown), the line's dirty bit and the
 // cache's replacement state. It reports whether it took the reference;
 // slow takes the rest (a miss looks the line up again there). il is the
@@ -259,20 +259,16 @@ func (h *Hierarchy) sampledHit(k trace.Kind, a, s uint64, il *level) bool {
 	if l == nil || a&l.offMask+s-1 >= l.lineSize {
 		return false
 	}
-	line, slot := a&^l.offMask, l.memoSlot
-	if l.memo != line {
-		if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
-			if slot, _ = l.mruCache.Promote(a >> l.shift); slot < 0 {
-				// Any other hit, when no 3C twin must follow it.
-				if l.shadow != nil {
-					return false
-				}
-				if slot = l.c.Access(a >> l.shift); slot < 0 {
-					return false
-				}
-			}
+	slot := l.bypassSlot(a)
+	if slot < 0 {
+		// Any other hit, when no 3C twin must follow it.
+		if l.shadow != nil {
+			return false
 		}
-		l.memo, l.memoSlot = line, slot // settled after a hit
+		if slot = l.c.Access(a >> l.shift); slot < 0 {
+			return false
+		}
+		l.memo, l.memoSlot = a&^l.offMask, slot // settled after a hit
 	}
 	n := uint64(1)
 	if k == trace.Modify {
