@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"memspy/symbols"
 )
@@ -32,8 +33,9 @@ import (
 // path is the whole call path, outermost first, one "func.line" per source
 // frame (joined with the name: "main.42.AllocMatrix.17.Y", main's line 42
 // called AllocMatrix, whose line 17 called the allocator). A frame without
-// a line is just "func"; one in no known function is the return address in
-// hex ("0x4011a3"). ok is false when no frame of site is known at all.
+// a line is just "func"; one in no known function is its module and
+// offset ("libfoo.so+0x11a3", or the address in hex outside every
+// module). ok is false when no frame of site is known at all.
 func (s *Symbolizer) HeapName(site []uint64) (name string, path []string, ok bool) {
 	var frames []siteFrame // innermost first
 	for _, ra := range site {
@@ -53,7 +55,7 @@ func (s *Symbolizer) HeapName(site []uint64) (name string, path []string, ok boo
 	name = s.shortName(frames)
 	for i := len(frames) - 1; i >= 0; i-- {
 		f := &frames[i]
-		elem := hex(f.ra)
+		elem := s.place(f.ra)
 		if f.Func != "" {
 			elem = f.Func
 		}
@@ -71,14 +73,47 @@ type siteFrame struct {
 	symbols.Frame
 }
 
-func hex(a uint64) string { return fmt.Sprintf("%#x", a) }
+// place names the return address ra of a frame no function covers: by
+// its module and offset ("libfoo.so+0x1a2b", see Place), or in hex when no
+// module holds it.
+func (s *Symbolizer) place(ra uint64) string {
+	if name, ok := s.Place(ra); ok {
+		return name
+	}
+	return fmt.Sprintf("%#x", ra)
+}
+
+// libraryHeaders are the directories of the system's headers: a frame
+// there is a library's template or inline code compiled into the program
+// (the C++ standard library's containers), not the program's own.
+var libraryHeaders = []string{"/usr/include/", "/usr/lib/gcc/", "/usr/local/include/"}
+
+func inLibraryHeader(file string) bool {
+	for _, dir := range libraryHeaders {
+		if strings.HasPrefix(file, dir) {
+			return true
+		}
+	}
+	return false
+}
 
 // shortName finds the variable receiving the pointer, walking outwards
-// while lines return it (or tell nothing), else makes "heap@file:line".
+// while lines return it (or tell nothing) and through the library code
+// inlined from system headers: the first line of the program's own that
+// assigns it names it; one that uses a container's method through which
+// the allocation came names the container ("counts (std::map node)").
+// Otherwise the name is "heap@file:line" of the innermost line of the
+// program's own (of any line when there is none), else "heap@func", else
+// "heap@module+0xOFF".
 func (s *Symbolizer) shortName(frames []siteFrame) string {
-	local := "" // a variable the function returns, if no caller names it
-	for _, f := range frames {
+	local := ""           // a variable the function returns, if no caller names it
+	var method *siteFrame // the outermost library frame within the frame at hand
+	for i, f := range frames {
 		if f.File == "" || f.Line <= 0 {
+			continue
+		}
+		if inLibraryHeader(f.File) {
+			method = &frames[i]
 			continue
 		}
 		li := s.lineInfo(f.File, f.Line)
@@ -89,8 +124,15 @@ func (s *Symbolizer) shortName(frames []siteFrame) string {
 			if local == "" {
 				local = li.name
 			}
+			method = nil
 			continue
 		}
+		if method != nil {
+			if name, ok := containerName(f, method.Func); ok {
+				return name
+			}
+		}
+		method = nil
 		if !li.readable || li.returns {
 			continue
 		}
@@ -99,9 +141,11 @@ func (s *Symbolizer) shortName(frames []siteFrame) string {
 	if local != "" {
 		return local
 	}
-	for _, f := range frames {
-		if f.File != "" && f.Line > 0 {
-			return fmt.Sprintf("heap@%s:%d", filepath.Base(f.File), f.Line)
+	for _, own := range []bool{true, false} {
+		for _, f := range frames {
+			if f.File != "" && f.Line > 0 && (!own || !inLibraryHeader(f.File)) {
+				return fmt.Sprintf("heap@%s:%d", filepath.Base(f.File), f.Line)
+			}
 		}
 	}
 	for _, f := range frames {
@@ -109,7 +153,38 @@ func (s *Symbolizer) shortName(frames []siteFrame) string {
 			return "heap@" + f.Func
 		}
 	}
-	return "heap@" + hex(frames[0].ra)
+	return "heap@" + s.place(frames[0].ra)
+}
+
+// nodeContainers allocate a node per element; the other containers of the
+// C++ standard library allocate a buffer.
+var nodeContainers = map[string]bool{
+	"map": true, "multimap": true, "set": true, "multiset": true, "list": true, "forward_list": true,
+	"unordered_map": true, "unordered_multimap": true, "unordered_set": true, "unordered_multiset": true,
+}
+
+// containerName names the blocks a C++ library class's method (fn, such
+// as "std::map::operator[]") allocated on f's line after the variable it
+// is used through, with the class and what the blocks are to it:
+// "counts (std::map node)", "v (std::vector buffer)".
+func containerName(f siteFrame, fn string) (string, bool) {
+	cut := strings.LastIndex(fn, "::")
+	if cut < 0 {
+		return "", false
+	}
+	class, method := fn[:cut], fn[cut+2:]
+	v, ok := symbols.ContainerVariable(f.File, f.Line, class, method)
+	if !ok {
+		return "", false
+	}
+	what := "buffer"
+	if nodeContainers[strings.TrimPrefix(class, "std::")] {
+		what = "node"
+	}
+	if !strings.HasPrefix(class, "std::") {
+		return fmt.Sprintf("%s (%s)", v, class), true
+	}
+	return fmt.Sprintf("%s (%s %s)", v, class, what), true
 }
 
 type fileLine struct {

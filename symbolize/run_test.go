@@ -3,9 +3,11 @@ package symbolize_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,19 +210,22 @@ int main()
 {
 	std::map<int, int> m;
 	std::vector<int> v;
+	std::vector<double> w(5000);
 	for (int i = 0; i < 2000; i++) {
 		m[i * 7919 % 2003] = i;
 		v.push_back(i * 104729 % 2003);
+		w[i] = i;
 	}
 	std::sort(v.begin(), v.end());
-	std::printf("%zu %d\n", m.size(), v[1000]);
+	std::printf("%zu %d %g\n", m.size(), v[1000], w[1999]);
 	return 0;
 }
 `
 
 // TestRunCPlusPlus runs a C++ program under memspy's Valgrind tool and
 // checks that its functions, libstdc++'s reached through the PLT included,
-// have demangled names.
+// have demangled names, and that its containers' blocks are named after
+// the containers.
 func TestRunCPlusPlus(t *testing.T) {
 	lib := toolLib(t)
 	if _, err := exec.LookPath("g++"); err != nil {
@@ -246,6 +251,15 @@ func TestRunCPlusPlus(t *testing.T) {
 	} {
 		if f := funcs[name]; f == nil || !strings.HasPrefix(filepath.Base(f.Module), module) || f.Instructions == 0 {
 			t.Errorf("function %s: %+v, want instructions in %s", name, f, module)
+		}
+	}
+	objects := map[string]bool{}
+	for _, o := range p.Objects {
+		objects[o.Name] = o.Kind == "heap"
+	}
+	for _, name := range []string{"m (std::map node)", "v (std::vector buffer)", "w (std::vector buffer)"} {
+		if !objects[name] {
+			t.Errorf("no heap object %q among %v", name, slices.Collect(maps.Keys(objects)))
 		}
 	}
 }
