@@ -286,7 +286,10 @@ var programs = []program{
 	{name: "mapsort", prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "g++", "mapsort.cpp"), fmt.Sprint(in.size(5000, 1000000))}
 	}},
-	{name: "gosort", threads: true, tol: 0.02, prepare: func(t *testing.T, h *harness, in *input) {
+	// The Go runtime's background work (its scheduler, sysmon, the
+	// collector's workers) depends on timing: measured up to ±0.7% on an
+	// idle machine and +2.49% (--procs 4) on a loaded one.
+	{name: "gosort", threads: true, tol: 0.05, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.goBuild(t, "gosort"), fmt.Sprint(in.size(20000, 5000000))}
 	}},
 	// Measured over 2 runs in 4 modes: I refs within ±0.001%, D refs within
