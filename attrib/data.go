@@ -84,6 +84,7 @@ type Data struct {
 	heap    rangeMap          // live heap blocks and freed ranges
 	manual  rangeMap          // named ranges
 	globals []span            // sorted by start, not overlapping
+	regions []span            // the modules' regions, sorted by start, not overlapping
 	pooled  map[uint64]string // the names of the pooled small globals, by start
 
 	last span // the heap span of the last Lookup, to check first
@@ -179,8 +180,10 @@ func (d *Data) Name(addr, size uint64, name string) int32 {
 
 // AddGlobals makes a bin of each variable of vars (which must not overlap
 // one another) of at least minSize bytes, and pools the smaller ones into
-// one bin called pool. Variables of size 0 are skipped. Earlier globals that
-// the new ones overlap (a module mapped again) stop mapping addresses.
+// one bin called pool. Variables of size 0 are skipped. A region's bin
+// (one per name) holds its addresses that no variable covers. Earlier
+// globals and regions that the new ones overlap (a module mapped again)
+// stop mapping addresses.
 func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
 	if len(vars) == 0 {
 		return
@@ -191,17 +194,30 @@ func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
 			lo, hi = min(lo, v.Addr), max(hi, end)
 		}
 	}
-	d.globals = slices.DeleteFunc(d.globals, func(s span) bool { return s.start < hi && s.end > lo })
+	overlaps := func(s span) bool { return s.start < hi && s.end > lo }
+	d.globals = slices.DeleteFunc(d.globals, overlaps)
+	d.regions = slices.DeleteFunc(d.regions, overlaps)
 	poolID := int32(-1)
+	regionIDs := map[string]int32{}
 	for _, v := range vars {
 		end, ok := rangeEnd(v.Addr, v.Size)
 		if !ok {
 			continue
 		}
 		var id int32
-		if v.Size >= minSize {
+		switch {
+		case v.Region:
+			id, ok = regionIDs[v.Name]
+			if !ok {
+				id = d.add(Bin{Kind: Global, Name: v.Name})
+				regionIDs[v.Name] = id
+			}
+			d.bins[id].Bytes += v.Size
+			d.regions = append(d.regions, span{v.Addr, end, id, 0})
+			continue
+		case v.Size >= minSize:
 			id = d.add(Bin{Kind: Global, Name: v.Name, Bytes: v.Size})
-		} else {
+		default:
 			if poolID < 0 {
 				poolID = d.add(Bin{Kind: Global, Name: pool})
 			}
@@ -215,6 +231,7 @@ func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
 		d.globals = append(d.globals, span{v.Addr, end, id, 0})
 	}
 	sort.Slice(d.globals, func(i, j int) bool { return d.globals[i].start < d.globals[j].start })
+	sort.Slice(d.regions, func(i, j int) bool { return d.regions[i].start < d.regions[j].start })
 }
 
 // PooledVar returns the name of the small global variable that starts at
@@ -224,10 +241,14 @@ func (d *Data) PooledVar(start uint64) (string, bool) {
 	return name, ok
 }
 
-// Var is a global variable for AddGlobals.
+// Var is a global variable for AddGlobals, or a region of a module's
+// memory image.
 type Var struct {
 	Name       string
 	Addr, Size uint64
+	// Region marks a part of a module's image (its data, bss, read-only
+	// data...): it holds the addresses there that no variable covers.
+	Region bool
 }
 
 // Local is a variable in a procedure's stack frame, for per-variable stack
@@ -296,8 +317,9 @@ func (d *Data) Lookup(addr uint64) int32 {
 	return bin
 }
 
-// Locate returns the bin of the heap, manual or global range holding addr
-// and the range [start, end), or OtherBin and the empty range at addr.
+// Locate returns the bin of the heap, manual or global range, or module
+// region, holding addr and the range [start, end), or OtherBin and the
+// empty range at addr.
 func (d *Data) Locate(addr uint64) (bin int32, start, end uint64) {
 	if len(d.manual.granules) > 0 {
 		if s, ok := d.manual.at(addr); ok {
@@ -311,9 +333,11 @@ func (d *Data) Locate(addr uint64) (bin int32, start, end uint64) {
 		d.last = s
 		return s.bin, s.start, s.end
 	}
-	i := sort.Search(len(d.globals), func(i int) bool { return d.globals[i].start > addr }) - 1
-	if i >= 0 && contains(d.globals[i], addr) {
-		return d.globals[i].bin, d.globals[i].start, d.globals[i].end
+	for _, spans := range [2][]span{d.globals, d.regions} {
+		i := sort.Search(len(spans), func(i int) bool { return spans[i].start > addr }) - 1
+		if i >= 0 && contains(spans[i], addr) {
+			return spans[i].bin, spans[i].start, spans[i].end
+		}
 	}
 	return OtherBin, addr, addr
 }

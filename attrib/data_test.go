@@ -60,7 +60,7 @@ func TestDataHeap(t *testing.T) {
 
 func TestDataPrecedence(t *testing.T) {
 	d := NewData()
-	d.AddGlobals([]Var{{"A", 0x1000, 4096}, {"n", 0x2000, 4}, {"m", 0x2004, 4}, {"B", 0x3000, 64}, {"z", 0x4000, 0}}, 64, "<small globals>")
+	d.AddGlobals([]Var{{Name: "A", Addr: 0x1000, Size: 4096}, {Name: "n", Addr: 0x2000, Size: 4}, {Name: "m", Addr: 0x2004, Size: 4}, {Name: "B", Addr: 0x3000, Size: 64}, {Name: "z", Addr: 0x4000, Size: 0}}, 64, "<small globals>")
 	bins := d.Bins()
 	if len(bins) != 5 || bins[2].Name != "A" || bins[3].Name != "<small globals>" || bins[3].Bytes != 8 || bins[4].Name != "B" {
 		t.Fatalf("bins %+v", bins)
@@ -158,8 +158,8 @@ func TestHeapNames(t *testing.T) {
 // A module mapped again replaces the globals it overlaps.
 func TestDataGlobalsRemapped(t *testing.T) {
 	d := NewData()
-	d.AddGlobals([]Var{{"old", 0x1000, 128}, {"kept", 0x9000, 128}}, 64, "pool")
-	d.AddGlobals([]Var{{"new", 0x1040, 128}}, 64, "pool")
+	d.AddGlobals([]Var{{Name: "old", Addr: 0x1000, Size: 128}, {Name: "kept", Addr: 0x9000, Size: 128}}, 64, "pool")
+	d.AddGlobals([]Var{{Name: "new", Addr: 0x1040, Size: 128}}, 64, "pool")
 	for addr, want := range map[uint64]string{0x1000: "<other>", 0x1040: "new", 0x9000: "kept"} {
 		if got := d.Bin(d.Lookup(addr)).Name; got != want {
 			t.Errorf("Lookup(%#x): %s, want %s", addr, got, want)
@@ -194,5 +194,33 @@ func TestBlockThread(t *testing.T) {
 	}
 	if bin, start, end := d.Locate(0x1028); bin == OtherBin || start != 0x1020 || end != 0x1040 {
 		t.Errorf("Locate(0x1028) = %d, %#x, %#x", bin, start, end)
+	}
+}
+
+// A module's regions hold the addresses its variables leave; a module
+// mapped again replaces them.
+func TestDataRegions(t *testing.T) {
+	d := NewData()
+	d.AddGlobals([]Var{
+		{Name: "<data>@m", Addr: 0x1000, Size: 0x1000, Region: true},
+		{Name: "table", Addr: 0x1100, Size: 256},
+		{Name: "<bss>@m", Addr: 0x2000, Size: 0x800, Region: true},
+		{Name: "<data>@m", Addr: 0x3000, Size: 0x100, Region: true}, // a second part of one region
+	}, 64, "<small globals>@m")
+	name := func(addr uint64) string { return d.Bin(d.Lookup(addr)).Name }
+	for addr, want := range map[uint64]string{0x1000: "<data>@m", 0x1100: "table", 0x11ff: "table", 0x1200: "<data>@m",
+		0x2000: "<bss>@m", 0x27ff: "<bss>@m", 0x2800: "<other>", 0x3000: "<data>@m", 0x3100: "<other>"} {
+		if got := name(addr); got != want {
+			t.Errorf("Lookup(%#x): %s, want %s", addr, got, want)
+		}
+	}
+	if b := d.Bin(d.Lookup(0x1000)); b.Bytes != 0x1100 || b.Kind != Global {
+		t.Errorf("the data region's bin: %+v", b)
+	}
+	d.AddGlobals([]Var{{Name: "<rodata>@n", Addr: 0x1800, Size: 0x1000, Region: true}}, 64, "<small globals>@n")
+	for addr, want := range map[uint64]string{0x1000: "<other>", 0x1900: "<rodata>@n", 0x3000: "<data>@m"} {
+		if got := name(addr); got != want {
+			t.Errorf("after a remap, Lookup(%#x): %s, want %s", addr, got, want)
+		}
 	}
 }

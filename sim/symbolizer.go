@@ -7,8 +7,8 @@ import "memspy/attrib"
 type Symbolizer interface {
 	// Map tells that the object file at path was mapped with its .text
 	// section at run-time address textAddr (textAddr 0: at its link-time
-	// addresses) and returns its global and static variables, at run-time
-	// addresses.
+	// addresses) and returns its global and static variables, and the
+	// regions of its image (attrib.Var.Region), at run-time addresses.
 	Map(path string, textAddr uint64) []attrib.Var
 	// Code describes the instruction at run-time address pc.
 	Code(pc uint64) Source

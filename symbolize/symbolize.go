@@ -75,7 +75,9 @@ func (s *Symbolizer) Load(path string) error {
 
 // Map tells that the object file at path was mapped with its .text section
 // at run-time address textAddr (0: at its link-time addresses) and returns
-// its global and static variables of non-zero size, at run-time addresses.
+// its global and static variables of non-zero size, at run-time addresses,
+// and its data regions (attrib.Var.Region: "<bss>@libc.so.6", ...) for the
+// addresses no variable covers.
 //
 // Each path is opened once; a file that cannot be opened (missing,
 // deleted, not ELF) gives nil here and one error from [Symbolizer.Errors].
@@ -99,6 +101,10 @@ func (s *Symbolizer) Map(path string, textAddr uint64) []attrib.Var {
 			continue
 		}
 		vars = append(vars, attrib.Var{Name: g.Name, Addr: g.Addr + bias, Size: g.Size})
+	}
+	base := filepath.Base(path)
+	for _, r := range m.b.Regions() {
+		vars = append(vars, attrib.Var{Name: "<" + r.Name + ">@" + base, Addr: r.Addr + bias, Size: r.Size, Region: true})
 	}
 	return vars
 }

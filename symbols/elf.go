@@ -28,6 +28,7 @@ func (b *Binary) load(ef *elf.File, findDebug bool) error {
 	}
 	exec, alloc := sectionRanges(ef)
 	b.plt = pltRanges(ef)
+	b.regions = regions(ef)
 
 	dwarfFile := ef
 	if !hasDWARF(ef) && findDebug {

@@ -62,6 +62,7 @@ type Binary struct {
 
 	globals []Global
 	gvals   ivals
+	regions []Region
 
 	locals map[uint64][]attrib.Local // by link-time function range start
 }
