@@ -18,15 +18,16 @@ type BinKind uint8
 
 // Data bin kinds.
 const (
-	Other  BinKind = iota // memory of no known data structure
-	Freed                 // heap memory freed and not allocated again: references to it are use-after-free bugs
-	Heap                  // the heap blocks of one allocation site and call path
-	Global                // a global or static variable, or a module's small ones pooled
-	Stack                 // the stack frames of one procedure
-	Manual                // a range named with memspy.h
+	Other     BinKind = iota // memory of no known data structure
+	Freed                    // heap memory freed and not allocated again: references to it are use-after-free bugs
+	Heap                     // the heap blocks of one allocation site and call path
+	Global                   // a global or static variable, or a module's small ones pooled
+	Stack                    // the stack frames of one procedure
+	Manual                   // a range named with memspy.h
+	CodeLines                // the program's code, as instruction fetches touch it: not data
 )
 
-var binKindNames = [...]string{"other", "freed", "heap", "global", "stack", "manual"}
+var binKindNames = [...]string{"other", "freed", "heap", "global", "stack", "manual", "code"}
 
 // String returns the kind's name.
 func (k BinKind) String() string {
@@ -90,6 +91,7 @@ type Data struct {
 	last span // the heap span of the last Lookup, to check first
 
 	allocator int32 // the allocator's bin (AllocatorBin), 0 until made
+	code      int32 // the code's bin (CodeBin), 0 until made
 }
 
 // NewData returns a Data with only the other and freed bins.
@@ -308,6 +310,16 @@ func (d *Data) AllocatorBin() int32 {
 		d.allocator = d.add(Bin{Kind: Heap, Name: "<allocator>"})
 	}
 	return d.allocator
+}
+
+// CodeBin returns the bin of the lines instruction fetches bring in,
+// "<code>", made on first use: code stalls belong to the functions that
+// run, not to a data structure.
+func (d *Data) CodeBin() int32 {
+	if d.code == 0 {
+		d.code = d.add(Bin{Kind: CodeLines, Name: "<code>"})
+	}
+	return d.code
 }
 
 // Lookup returns the bin of the heap, manual or global range holding addr,

@@ -26,6 +26,7 @@ import (
 // program asked for any, and the where-and-why summary when the profile has it (else the advice on
 // synchronization and remote objects, if any).
 func Text(w io.Writer, p *profile.Profile) error {
+	p = dataOnly(p)
 	var b strings.Builder
 	name := "(unnamed)"
 	if p.Machine != nil && p.Machine.Name != "" {

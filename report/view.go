@@ -119,6 +119,27 @@ func View(w io.Writer, p *profile.Profile, name string, opt ViewOptions) error {
 	return render(w, tables, opt.Format)
 }
 
+// dataOnly returns p without the objects of kind "code" and their pairs
+// (the lines instruction fetches bring in, which count in the functions
+// and lines that run): the views of data show data references only. It
+// shares the rest of p.
+func dataOnly(p *profile.Profile) *profile.Profile {
+	code := map[string]bool{}
+	for i := range p.Objects {
+		if p.Objects[i].Kind == "code" {
+			code[p.Objects[i].Name] = true
+		}
+	}
+	if len(code) == 0 {
+		return p
+	}
+	q := *p
+	q.Objects = slices.DeleteFunc(slices.Clone(p.Objects), func(o profile.Object) bool { return code[o.Name] })
+	q.Pairs = slices.DeleteFunc(slices.Clone(p.Pairs), func(pr profile.Pair) bool { return code[pr.Object] })
+	q.References = slices.DeleteFunc(slices.Clone(p.References), func(r profile.Reference) bool { return code[r.Object] })
+	return &q
+}
+
 // HasWhere reports whether p carries where-and-why data.
 func HasWhere(p *profile.Profile) bool { return len(p.Functions) > 0 || len(p.Objects) > 0 }
 
@@ -138,6 +159,7 @@ type viewer struct {
 }
 
 func newViewer(p *profile.Profile, opt ViewOptions) *viewer {
+	p = dataOnly(p)
 	v := &viewer{p: p, opt: opt, top: opt.Top, focus: p.Focus, known: !p.Options.MissOnly, more: "--top to see more",
 		regions: map[string]bool{}}
 	if v.top == 0 {

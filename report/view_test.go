@@ -828,3 +828,25 @@ func TestSuggest(t *testing.T) {
 		t.Errorf("editDistance = %d", d)
 	}
 }
+
+// The views of data leave the code's object out; the functions keep its
+// stall cycles.
+func TestDataViewsLeaveCodeOut(t *testing.T) {
+	st := func(stall uint64) profile.Stats { return profile.Stats{Accesses: 10, Misses: 2, StallCycles: stall} }
+	p := &profile.Profile{Version: profile.Version, Tool: "memspy", Options: profile.Options{Where: true}, Complete: true,
+		Caches:    []profile.CacheStats{{Name: "L1D", Level: 1}},
+		Functions: []profile.Function{{Name: "f", Stats: st(300)}},
+		Objects:   []profile.Object{{Name: "<code>", FullName: "<code>", Kind: "code", Stats: st(200)}, {Name: "a", FullName: "a", Kind: "global", Stats: st(100)}},
+		Pairs:     []profile.Pair{{Function: "f", Object: "<code>", Stats: st(200)}, {Function: "f", Object: "a", Stats: st(100)}},
+	}
+	var b strings.Builder
+	if err := View(&b, p, "stalls", ViewOptions{Format: "csv"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, "<code>") || !strings.Contains(out, "\nf,a,100,") || !strings.Contains(out, "\nf,,300,1,") {
+		t.Errorf("stalls view:\n%s", out)
+	}
+	if len(p.Objects) != 2 {
+		t.Errorf("the view changed the profile: %d objects", len(p.Objects))
+	}
+}

@@ -987,7 +987,11 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		}
 	}
 	if l.attr != nil {
-		if ref < 0 {
+		switch {
+		case ref >= 0:
+		case k == kIFetch:
+			ref = h.attr.ref(h.attr.data.CodeBin())
+		default:
 			ref = h.attr.ref(h.binOf(pa))
 			h.strideAt(ref, pa)
 		}

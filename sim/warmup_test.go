@@ -36,11 +36,11 @@ func TestWarmupAttributionWorked(t *testing.T) {
 		rd(A, 8),         // f×A fills set 0
 		rd(A+8, 8),       // f×A hit
 		rd(B+0x40, 8),    // f×B fills set 1
-		ifc(0x4001c0, 4), // f×<other> fills set 3
+		ifc(0x4001c0, 4), // f×<code> fills set 3
 		rd(A+0x10, 8),    // f×A hit: its last address
 		rd(A+0x18, 8),    // 5 f×A spatial hit, stride 8
 		rd(A+8, 8),       // 6 f×A temporal hit (from the warm-up), stride -16
-		ifc(0x4001c4, 4), // 7 f×<other> spatial hit: an instruction of f
+		ifc(0x4001c4, 4), // 7 f×<code> spatial hit: an instruction of f
 		rd(B, 8),         // 8 f×B cold, stride -64; evicts A's line (32 bytes used, filled in the warm-up)
 		rd(A, 8),         // 9 f×A replacement, stride -8; evicts B's (8 bytes used)
 		{Kind: trace.Call, Addr: 0x600, Ext: trace.Ext{SP: 0x6f00}}, // g
@@ -49,7 +49,7 @@ func TestWarmupAttributionWorked(t *testing.T) {
 		{Kind: trace.Return, Ext: trace.Ext{SP: 0x6f08}}, // back in f
 		rd(B+0x80, 8), // 12 f×B cold, stride 128
 		wr(A, 8),      // 13 f×A temporal hit, stride 0
-		rd(B+0xc0, 8), // 14 f×B cold, stride 64; evicts f×<other>'s line (8 bytes used)
+		rd(B+0xc0, 8), // 14 f×B cold, stride 64; evicts f×<code>'s line (8 bytes used)
 		// Left out.
 		rd(A+0x80, 8), rd(A+0x80, 8), rd(B+0x80, 8), wr(B, 8), rd(A+0xc0, 8),
 	}
@@ -70,7 +70,7 @@ func TestWarmupAttributionWorked(t *testing.T) {
 	if c.Sampled.Unknown() != 0 {
 		t.Errorf("unknown outcomes %+v: nothing was left out before the sample", c.Sampled)
 	}
-	const a, b, other = "heap@0xa00", "heap@0xb00", "<other>"
+	const a, b, code = "heap@0xa00", "heap@0xb00", "<code>"
 	type row struct {
 		Name                                    string
 		Acc, Hits, Misses, Cold, Repl           uint64
@@ -100,7 +100,7 @@ func TestWarmupAttributionWorked(t *testing.T) {
 			Strides: strides(profile.Stride{Bytes: -16, Count: 1}, profile.Stride{Bytes: -8, Count: 1}, profile.Stride{Bytes: 0, Count: 1}, profile.Stride{Bytes: 8, Count: 1})},
 		{Name: "0x600×" + a, Acc: 2, Hits: 1, Misses: 1, Cold: 1, Spatial: 1, Used: 16, Fetched: 64, Stall: 100,
 			Strides: strides(profile.Stride{Bytes: 8, Count: 1})},
-		{Name: "0xf00×" + other, Acc: 1, Hits: 1, Spatial: 1, Used: 8, Fetched: 64, EvictedBy: map[string]uint64{b: 1}},
+		{Name: "0xf00×" + code, Acc: 1, Hits: 1, Spatial: 1, Used: 8, Fetched: 64, EvictedBy: map[string]uint64{b: 1}},
 	}
 	if d := cmp.Diff(wantPairs, pairs); d != "" {
 		t.Errorf("pairs (-want +got):\n%s", d)
