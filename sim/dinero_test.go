@@ -180,3 +180,20 @@ func TestDineroMM32(t *testing.T) {
 		t.Errorf("(-dinero +engine):\n%s", d)
 	}
 }
+
+// Dinero IV's 3C bookkeeping breaks for lines in the top 8 MiB of the
+// address space; memspy's does not copy the bug. One 16-byte line: reads
+// of the last line, the one before it, then the last again: two
+// compulsory misses and a capacity miss (the fully associative twin of one
+// line lost it too).
+func TestTopOfAddressSpace3C(t *testing.T) {
+	top := ^uint64(15)
+	m, events := mach(dm("L1", 1, 16, 16)), []refEvent{rd(top, 4), rd(top-16, 4), rd(top, 4)}
+	want := []dineroCounts{{Fetches: 3, Reads: 3, Misses: 3, ReadMisses: 3, Compulsory: 2, Capacity: 1, BytesFromBelow: 48}}
+	if d := cmp.Diff(want, dineroView(runReference(m, true, false, events).Caches)); d != "" {
+		t.Errorf("reference model (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(want, dineroView(runEngine(t, m, sim.Options{Classify: true}, events, 0).Caches)); d != "" {
+		t.Errorf("engine (-want +got):\n%s", d)
+	}
+}
