@@ -304,7 +304,8 @@ func (d *Data) StackBin(proc int32) int32 {
 
 // AllocatorBin returns the bin of the program allocator's own references
 // to freed memory (its free lists: glibc's malloc and free read and write
-// freed chunks), "<allocator>", a heap bin made on first use.
+// freed chunks) and to memory of no block (the chunks' headers, the top
+// chunk), "<allocator>", a heap bin made on first use.
 func (d *Data) AllocatorBin() int32 {
 	if d.allocator == 0 {
 		d.allocator = d.add(Bin{Kind: Heap, Name: "<allocator>"})
@@ -387,7 +388,8 @@ func heapName(stack []uint64) string {
 
 // HeapNames returns, for each heap bin of bins, a name made of as many
 // frames of its call path as tell it from the other heap bins
-// ("heap@site<caller<..."), and "" for the other bins.
+// ("heap@site<caller<..."), or its own name when it has no call path, and
+// "" for the other bins.
 func HeapNames(bins []Bin) []string {
 	names := make([]string, len(bins))
 	depth := make([]int, len(bins))
@@ -395,7 +397,11 @@ func HeapNames(bins []Bin) []string {
 	for changed := true; changed; {
 		clear(count)
 		for i, b := range bins {
-			if b.Kind == Heap {
+			switch {
+			case b.Kind != Heap:
+			case len(b.Site) == 0 && b.Name != "":
+				names[i] = b.Name // no call path: a bin of its own (AllocatorBin)
+			default:
 				names[i] = pathName(b.Site, depth[i]+1)
 				count[names[i]]++
 			}

@@ -224,3 +224,14 @@ func TestDataRegions(t *testing.T) {
 		}
 	}
 }
+
+// The allocator's bin keeps its name among the heap bins.
+func TestHeapNamesAllocator(t *testing.T) {
+	d := NewData()
+	d.Alloc(0x1000, 16, 0, []uint64{0x400100})
+	a := d.AllocatorBin()
+	names := HeapNames(d.Bins())
+	if names[a] != "<allocator>" || names[a-1] != "heap@0x400100" {
+		t.Errorf("heap names %q", names)
+	}
+}

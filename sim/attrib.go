@@ -263,9 +263,10 @@ func newAttribution(opt Options) *attribution {
 }
 
 // ref returns the id of the access point of the current reference touching
-// data bin bin.
+// data bin bin. The allocator's references to freed memory and to memory
+// of no block (chunk headers, the top chunk) are its own.
 func (at *attribution) ref(bin int32) int32 {
-	if bin == attrib.FreedBin && at.allocating {
+	if (bin == attrib.FreedBin || bin == attrib.OtherBin) && at.allocating {
 		bin = at.data.AllocatorBin()
 	}
 	k := refKey{at.pc, at.ctx, bin}
