@@ -1,5 +1,5 @@
 /*
- * allocs.c: every way of allocating memory in C, each logged on stdout
+ * allocs.c: every way of allocating memory in C (mappings too), each logged on stdout
  * with the addresses it got, and a pool allocator of the program's own
  * (memspy run --alloc-fn pool_alloc:rsi) — the tests compare the log with
  * the allocation events of the trace.
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct pool {
 	char *base;
@@ -55,5 +56,23 @@ int main(void)
 	printf("free free %p\n", e);
 	free(pool.base);
 	printf("free free %p\n", (void *)pool.base);
+	/* A mapping is a block; malloc's own mapping of a large chunk is
+	   malloc's, and a thread stack's none. */
+	char *m = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	printf("alloc mmap %p 16384\n", (void *)m);
+	m[100] = 1;
+	char *big = malloc(1 << 20);
+	printf("alloc malloc %p 1048576\n", (void *)big);
+	free(big);
+	printf("free free %p\n", (void *)big);
+	void *st = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (st == MAP_FAILED || munmap(st, 65536) != 0)
+		return 1;
+	printf("free munmap %p\n", st); /* reported, though it names no block */
+	if (munmap(m, 16384) != 0)
+		return 1;
+	printf("free munmap %p\n", (void *)m);
 	return 0;
 }

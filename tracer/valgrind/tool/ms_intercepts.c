@@ -132,6 +132,37 @@ ALLOC(MS_LIBC, valloc, MS_R_VALLOC, n, (W n), CALL_FN_W_W(r, fn, n))
 ALLOC(MS_LIBC, pvalloc, MS_R_PVALLOC, n, (W n), CALL_FN_W_W(r, fn, n))
 FREE(MS_LIBC, free, MS_R_FREE, (void* p), CALL_FN_v_W(fn, p))
 
+/* mmap and munmap in the C library: a mapping the program makes (an
+   anonymous region such as an interpreter's object arena, or a file) is
+   a block named by its call path, as an allocation; thread stacks
+   (MAP_STACK: the C library's pthread_create) are the stacks' frames, and
+   a failed mapping is none. The C library's own calls from within a
+   wrapped allocator (malloc's large chunks) are the allocator's. A munmap
+   of part of a mapping leaves it known whole. */
+#define MS_MAP_STACK 0x20000   /* Linux's MAP_STACK */
+void* I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, mmap)(void* a, W n, W prot, W flags, W fd, W off);
+void* I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, mmap)(void* a, W n, W prot, W flags, W fd, W off)
+{
+   void* r;
+   OrigFn fn;
+   VALGRIND_GET_ORIG_FN(fn);
+   REQ(MS_REQ_ALLOC_ENTER, FRAME, 0, 0, 0);
+   CALL_FN_W_6W(r, fn, a, n, prot, flags, fd, off);
+   REQ(MS_REQ_ALLOC, MS_R_MMAP, r == (void*)-1 || (flags & MS_MAP_STACK) ? 0 : r, n, FRAME);
+   return r;
+}
+int I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, munmap)(void* p, W n);
+int I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, munmap)(void* p, W n)
+{
+   int ret;
+   OrigFn fn;
+   VALGRIND_GET_ORIG_FN(fn);
+   REQ(MS_REQ_FREE, MS_R_MUNMAP, p, FRAME, 0);
+   CALL_FN_W_WW(ret, fn, p, n);
+   REQ(MS_REQ_FREE_LEAVE, FRAME, 0, 0, 0);
+   return ret;
+}
+
 /* posix_memalign returns 0 and stores the block, or an error. */
 int I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, posixZumemalign)(void** pp, W a, W n);
 int I_WRAP_SONAME_FNNAME_ZZ(MS_LIBC, posixZumemalign)(void** pp, W a, W n)

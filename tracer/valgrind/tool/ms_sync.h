@@ -39,7 +39,8 @@
 /* Allocation routines, the names of ALLOC and FREE records. */
 #define MS_ALLOC_ROUTINES \
    "malloc", "calloc", "realloc", "memalign", "posix_memalign", \
-   "valloc", "pvalloc", "new", "new[]", "free", "delete", "delete[]"
+   "valloc", "pvalloc", "new", "new[]", "free", "delete", "delete[]", \
+   "mmap", "munmap"
 #define MS_R_MALLOC          0
 #define MS_R_CALLOC          1
 #define MS_R_REALLOC         2
@@ -52,7 +53,9 @@
 #define MS_R_FREE            9
 #define MS_R_DELETE          10
 #define MS_R_VEC_DELETE      11
-#define MS_R_COUNT           12
+#define MS_R_MMAP            12
+#define MS_R_MUNMAP          13
+#define MS_R_COUNT           14
 
 /* Synchronization kinds: memspy's trace.SyncKind (trace/event.go). The
    values are part of the stream format: only append. */
