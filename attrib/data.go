@@ -162,6 +162,21 @@ func (d *Data) Free(addr uint64) (start, end uint64, ok bool) {
 	return s.start, s.end, true
 }
 
+// Unmap records that the block at addr, a mapping, was unmapped: its
+// range maps to no bin any more (unlike a freed block's, it is no freed
+// heap memory, and what is mapped there next is not the program's
+// allocation). It returns the block's range; ok is false, and nothing
+// changes, for an address that starts no live block.
+func (d *Data) Unmap(addr uint64) (start, end uint64, ok bool) {
+	s, ok := d.heap.at(addr)
+	if !ok || s.start != addr || s.bin == FreedBin {
+		return 0, 0, false
+	}
+	d.heap.remove(s)
+	d.last = span{}
+	return s.start, s.end, true
+}
+
 // Name makes [addr, addr+size) a manual bin called name (memspy.h's range
 // marker); a later range of the same name joins the same bin. It returns
 // the bin.

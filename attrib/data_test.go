@@ -235,3 +235,26 @@ func TestHeapNamesAllocator(t *testing.T) {
 		t.Errorf("heap names %q", names)
 	}
 }
+
+// An unmapped block maps to nothing, not to the freed bin; an address that
+// starts no block changes nothing.
+func TestDataUnmap(t *testing.T) {
+	d := NewData()
+	d.AddGlobals([]Var{{Name: "g", Addr: 0x10000, Size: 0x1000}}, 64, "pool")
+	m := d.Alloc(0x10000, 0x4000, 0, []uint64{0x400100}) // a mapping over where a module will be
+	if d.Lookup(0x10010) != m {
+		t.Fatalf("the mapping is not found")
+	}
+	if _, _, ok := d.Unmap(0x10010); ok {
+		t.Errorf("Unmap inside a block succeeded")
+	}
+	if s, e, ok := d.Unmap(0x10000); !ok || s != 0x10000 || e != 0x14000 {
+		t.Errorf("Unmap = %#x, %#x, %v", s, e, ok)
+	}
+	if got := d.Bin(d.Lookup(0x10010)).Name; got != "g" {
+		t.Errorf("after the unmap, %s at the global's address, want g", got)
+	}
+	if got := d.Lookup(0x12000); got != OtherBin {
+		t.Errorf("after the unmap, bin %d, want other", got)
+	}
+}

@@ -464,7 +464,11 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 			h.retag(addr, end, false)
 		}
 	case trace.Free:
-		if start, end, ok := at.data.Free(addr); ok {
+		if e.Name == "munmap" {
+			if start, end, ok := at.data.Unmap(addr); ok {
+				h.retag(start, end, false)
+			}
+		} else if start, end, ok := at.data.Free(addr); ok {
 			h.retag(start, end, true)
 		}
 	case trace.Marker:
