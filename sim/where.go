@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"memspy/attrib"
@@ -15,6 +16,13 @@ import (
 // whereProfile fills the where-and-why part of p from the counters kept
 // per access point: references, then pairs, objects and functions adding
 // them up, named through the Symbolizer (or by address without one).
+//
+// The access points are visited once, in id order, and each one's
+// counters at every level are made in scratch space: only references take
+// them one by one (their evictor lists depend on the order of additions);
+// pairs and calling contexts add them up in counters by cache name, and
+// functions, objects, lines and inclusive counters add those up at the
+// end, which gives the same sums with far fewer additions.
 func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	at := h.attr
 	p.Options.Where = true
@@ -23,73 +31,60 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		p.Modules = append(p.Modules, profile.Module{Path: m.path, TextAddr: m.textAddr, TextSize: m.size})
 	}
 	nm := h.newNamer()
-	levels := h.levelStats(nm)
 	for i := range p.Caches {
 		p.Caches[i].Causes = &profile.Causes{}
 	}
-	for i, l := range h.levels {
-		for _, st := range levels[i] {
-			p.Caches[l.cache].Causes.Add(st.Causes)
-		}
-	}
-	funcs := map[string]*profile.Function{}
+	lc := h.newLevelCounters(nm)
+	funcs := funcTable{}
 	objs := map[string]*profile.Object{}
-	pairs := map[[2]string]*profile.Pair{}
-	lines := map[lineKey]*profile.Line{}
+	pairs := map[[2]string]*pairSums{}
 	refs := map[refName]*profile.Reference{}
+	ctxs := map[int32]levelSums{}                  // non-root calling contexts' counters
+	rootIncl := map[*profile.Inclusive]levelSums{} // the root context's, by function
 	for id, key := range at.refs {
-		var per map[string]*profile.Stats
-		for i, l := range h.levels {
-			st, ok := levels[i][int32(id)]
-			if !ok {
-				continue
-			}
-			if per == nil {
-				per = map[string]*profile.Stats{}
-			}
-			if prev, ok := per[l.spec.Name]; ok {
-				prev.Add(st) // another processor's copy
-				continue
-			}
-			per[l.spec.Name] = st
-		}
+		per := lc.of(int32(id), p)
 		if per == nil {
 			continue
 		}
-		fn := nm.function(key)
-		obj := nm.object(key.bin)
+		f := funcs.get(nm.function(key))
+		o := nm.bins[key.bin]
+		if _, ok := objs[o.Name]; !ok {
+			c := *o
+			objs[o.Name] = &c
+		}
 		strides := at.strideSummary(int32(id))
-		f := entry(funcs, fn.Name, fn)
-		o := entry(objs, obj.Name, obj)
-		pr := entry(pairs, [2]string{fn.Name, obj.Name},
-			&profile.Pair{Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}})
+		pr := pairs[[2]string{f.Name, o.Name}]
+		if pr == nil {
+			pr = &pairSums{Pair: profile.Pair{Function: f.Name, Object: o.Name}, sums: make(levelSums, len(lc.names))}
+			pairs[[2]string{f.Name, o.Name}] = pr
+		}
 		pr.Strides = pr.Strides.Merged(strides)
-		into := []map[string]*profile.Stats{f.Levels, o.Levels, pr.Levels}
+		pr.sums.add(per)
 		if key.pc != 0 {
 			src := nm.code(key.pc)
-			r := entry(refs, refName{key.pc, fn.Name, obj.Name}, &profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
-				Column: src.Column, Function: fn.Name, Object: obj.Name, Levels: map[string]*profile.Stats{}})
+			r := entry(refs, refName{key.pc, f.Name, o.Name}, &profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
+				Column: src.Column, Function: f.Name, Object: o.Name, Levels: map[string]*profile.Stats{}})
 			r.Strides = r.Strides.Merged(strides)
-			addStats(r.Levels, per, true)
-			if src.File != "" && src.Line > 0 {
-				ln := entry(lines, lineKey{src.File, src.Line, fn.Name},
-					&profile.Line{File: src.File, Line: src.Line, Function: fn.Name, Levels: map[string]*profile.Stats{}})
-				into = append(into, ln.Levels)
+			for j, st := range per {
+				if st != nil {
+					levelEntry(r.Levels, lc.names[j]).Add(st)
+				}
 			}
 		}
-		for _, in := range nm.inclusive(key, funcs) {
-			into = append(into, in.Levels)
+		incl := nm.inclusive(key, funcs)
+		if key.ctx != attrib.RootContext {
+			sumsEntry(ctxs, key.ctx, len(lc.names)).add(per)
+			continue
 		}
-		for _, m := range into {
-			addStats(m, per, false)
+		for _, in := range incl {
+			sumsEntry(rootIncl, in, len(lc.names)).add(per)
 		}
 	}
 	for ctx, n := range at.instr {
 		if n == 0 {
 			continue
 		}
-		fn := nm.function(refKey{ctx: int32(ctx)})
-		f := entry(funcs, fn.Name, fn)
+		f := funcs.get(nm.function(refKey{ctx: int32(ctx)}))
 		f.Instructions += n
 		f.ComputeCycles += n
 		for _, in := range nm.inclusive(refKey{ctx: int32(ctx)}, funcs) {
@@ -101,33 +96,64 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		if w == 0 {
 			continue
 		}
-		fn := nm.function(refKey{ctx: int32(ctx)})
-		entry(funcs, fn.Name, fn).SyncCycles += w
+		funcs.get(nm.function(refKey{ctx: int32(ctx)})).SyncCycles += w
 		for _, in := range nm.inclusive(refKey{ctx: int32(ctx)}, funcs) {
 			in.SyncCycles += w
 		}
+	}
+	// Functions (self) and objects add up their pairs, inclusive counters
+	// the calling contexts under them, lines their references.
+	self := map[string]levelSums{}
+	byObj := map[string]levelSums{}
+	for _, pr := range pairs {
+		sumsEntry(self, pr.Function, len(lc.names)).add(pr.sums)
+		sumsEntry(byObj, pr.Object, len(lc.names)).add(pr.sums)
+		pr.Levels = pr.sums.levels(lc.names)
+		p.Pairs = append(p.Pairs, pr.Pair)
+	}
+	incl := map[*profile.Inclusive]levelSums{}
+	for ctx, s := range ctxs {
+		for _, in := range nm.incl[ctx] {
+			sumsEntry(incl, in, len(lc.names)).add(s)
+		}
+	}
+	for in, s := range rootIncl {
+		sumsEntry(incl, in, len(lc.names)).add(s)
+	}
+	for in, s := range incl {
+		in.Levels = s.levels(lc.names)
 	}
 	if h.timing != nil {
 		p.Sync = h.syncObjects(nm)
 	}
 	p.Numa = h.numaStats(nm)
 	for _, f := range funcs {
+		if s := self[f.Name]; s != nil {
+			f.Levels = s.levels(lc.names)
+		}
 		p.Functions = append(p.Functions, *f)
 	}
 	writes := h.sharingWrites(nm)
 	for _, o := range objs {
 		o.SharingWrites = writes[o.Name]
+		o.Levels = byObj[o.Name].levels(lc.names)
 		p.Objects = append(p.Objects, *o)
 	}
-	for _, pr := range pairs {
-		p.Pairs = append(p.Pairs, *pr)
-	}
-	for _, ln := range lines {
-		p.Lines = append(p.Lines, *ln)
-	}
+	lines := map[lineKey]*profile.Line{}
 	for _, r := range refs {
 		r.Kind = refKind(r.Levels, h.levels)
 		p.References = append(p.References, *r)
+		if r.File == "" || r.Line <= 0 {
+			continue
+		}
+		ln := entry(lines, lineKey{r.File, r.Line, r.Function},
+			&profile.Line{File: r.File, Line: r.Line, Function: r.Function, Levels: map[string]*profile.Stats{}})
+		for name, st := range r.Levels {
+			addWithoutEvictors(levelEntry(ln.Levels, name), st)
+		}
+	}
+	for _, ln := range lines {
+		p.Lines = append(p.Lines, *ln)
 	}
 	positions(p.References)
 	p.TrimSharing()
@@ -165,21 +191,6 @@ type lineKey struct {
 type refName struct {
 	pc      uint64
 	fn, obj string
-}
-
-// addStats adds the counters by cache of per to into; evictor lists only
-// when evictors is set (references keep them).
-func addStats(into, per map[string]*profile.Stats, evictors bool) {
-	for name, st := range per {
-		sum := *st
-		if !evictors {
-			sum.Evictors = nil
-		}
-		if into[name] == nil {
-			into[name] = &profile.Stats{}
-		}
-		into[name].Add(&sum)
-	}
 }
 
 // positions numbers the references of each source line by column, then
@@ -220,13 +231,33 @@ func entry[K comparable, T any](m map[K]*T, k K, fresh *T) *T {
 	return fresh
 }
 
-// levelStats returns, for every level, the profile counters of each access
-// point with any, counting the byte use of the lines still resident as if
+// levelCounters make the profile counters of one access point at every
+// level, in scratch space that the next access point reuses.
+type levelCounters struct {
+	h  *Hierarchy
+	nm *namer
+	// names are the caches' names in level order, each once: the copies
+	// of a private cache share one.
+	names  []string
+	nameOf []int // by level: its index in names
+	// resident holds, by level, the bytes used and fetched of the lines
+	// still there, by the access point that filled them.
+	resident []map[int32][2]uint64
+	scratch  []profile.Stats // by level
+	per      levelSums
+}
+
+// newLevelCounters counts the byte use of the lines still resident as if
 // they left now.
-func (h *Hierarchy) levelStats(nm *namer) []map[int32]*profile.Stats {
-	at := h.attr
-	out := make([]map[int32]*profile.Stats, len(h.levels))
-	for i, l := range h.levels {
+func (h *Hierarchy) newLevelCounters(nm *namer) *levelCounters {
+	lc := &levelCounters{h: h, nm: nm, scratch: make([]profile.Stats, len(h.levels))}
+	for _, l := range h.levels {
+		j := slices.Index(lc.names, l.spec.Name)
+		if j < 0 {
+			j = len(lc.names)
+			lc.names = append(lc.names, l.spec.Name)
+		}
+		lc.nameOf = append(lc.nameOf, j)
 		la := l.attr
 		resident := map[int32][2]uint64{}
 		l.c.ForEachValid(func(slot int) {
@@ -235,59 +266,173 @@ func (h *Hierarchy) levelStats(nm *namer) []map[int32]*profile.Stats {
 				resident[la.fill[slot]] = [2]uint64{u[0] + la.used(slot), u[1] + l.lineSize}
 			}
 		})
-		out[i] = map[int32]*profile.Stats{}
-		var none refStats // no counts here, but it may have filled lines in a warm-up
-		for id := range at.refs {
-			r := &none
-			if id < len(la.refs) {
-				r = &la.refs[id]
-			}
-			u := resident[int32(id)]
-			acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
-			miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
-			if acc == 0 && miss == 0 && r.fetched == 0 && u[1] == 0 && len(r.evictedBy) == 0 && len(r.invBy) == 0 && len(r.invOf) == 0 {
-				continue
-			}
-			st := &profile.Stats{
-				Accesses: acc, Misses: miss,
-				IFetches: r.acc[kIFetch], Reads: r.acc[kRead], Writes: r.acc[kWrite],
-				IFetchMisses: r.miss[kIFetch], ReadMisses: r.miss[kRead], WriteMisses: r.miss[kWrite],
-				Causes: profile.Causes{Cold: r.cold, Replacement: r.replacement, Invalidation: r.invalidation,
-					TrueSharing: r.trueSharing, FalseSharing: r.falseSharing, Unknown: r.unknown},
-				UnknownHits:  r.unknownHits,
-				TemporalHits: r.temporal, SpatialHits: r.spatial,
-				UsedBytes: r.used + u[0], FetchedBytes: r.fetched + u[1],
-			}
-			if !at.missOnly {
-				st.Hits = acc - miss
-			}
-			if st.FetchedBytes > 0 {
-				st.SpatialUse = float64(st.UsedBytes) / float64(st.FetchedBytes)
-			}
-			for k := range numAccessKinds {
-				st.StallCycles += r.miss[k] * h.penalty(l, k)
-			}
-			for by, n := range r.evictedBy {
-				obj := nm.object(at.refs[by].bin).Name
-				if st.EvictedBy == nil {
-					st.EvictedBy = map[string]uint64{}
-				}
-				st.EvictedBy[obj] += n
-				st.Evictors = append(st.Evictors, profile.RefEvictor{Reference: fmt.Sprintf("%#x", at.refs[by].pc), Object: obj, Count: n})
-			}
-			st.InvalidatedBy, st.Invalidated = sharingLists(r, at, nm)
-			profile.SortEvictors(st.Evictors)
-			if len(st.Evictors) > maxRefEvictors {
-				rest := profile.RefEvictor{Reference: profile.OtherEvictors}
-				for _, e := range st.Evictors[maxRefEvictors:] {
-					rest.Count += e.Count
-				}
-				st.Evictors = append(st.Evictors[:maxRefEvictors], rest)
-			}
-			out[i][int32(id)] = st
+		lc.resident = append(lc.resident, resident)
+	}
+	lc.per = make(levelSums, len(lc.names))
+	return lc
+}
+
+// of returns the counters of access point id by cache name, the copies of
+// a private cache added up, or nil when it has none at any level; they
+// are valid until the next call. It adds their causes of misses to those
+// of p's caches.
+func (lc *levelCounters) of(id int32, p *profile.Profile) levelSums {
+	clear(lc.per)
+	found := false
+	for i, l := range lc.h.levels {
+		st := &lc.scratch[i]
+		if !lc.h.refLevel(st, l, id, lc.resident[i][id], lc.nm) {
+			continue
+		}
+		p.Caches[l.cache].Causes.Add(st.Causes)
+		j := lc.nameOf[i]
+		if prev := lc.per[j]; prev != nil {
+			prev.Add(st) // another processor's copy
+			continue
+		}
+		lc.per[j], found = st, true
+	}
+	if !found {
+		return nil
+	}
+	return lc.per
+}
+
+// refLevel sets st to the profile counters of access point id at l, whose
+// resident lines it filled used u[0] bytes of u[1], and reports whether it
+// has any. st's evictor table and list are reused.
+func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64, nm *namer) bool {
+	at, la := h.attr, l.attr
+	var none refStats // no counts here, but it may have filled lines in a warm-up
+	r := &none
+	if int(id) < len(la.refs) {
+		r = &la.refs[id]
+	}
+	acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
+	miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
+	if acc == 0 && miss == 0 && r.fetched == 0 && u[1] == 0 && len(r.evictedBy) == 0 && len(r.invBy) == 0 && len(r.invOf) == 0 {
+		return false
+	}
+	evictedBy, evictors := st.EvictedBy, st.Evictors[:0]
+	clear(evictedBy)
+	*st = profile.Stats{
+		Accesses: acc, Misses: miss,
+		IFetches: r.acc[kIFetch], Reads: r.acc[kRead], Writes: r.acc[kWrite],
+		IFetchMisses: r.miss[kIFetch], ReadMisses: r.miss[kRead], WriteMisses: r.miss[kWrite],
+		Causes: profile.Causes{Cold: r.cold, Replacement: r.replacement, Invalidation: r.invalidation,
+			TrueSharing: r.trueSharing, FalseSharing: r.falseSharing, Unknown: r.unknown},
+		UnknownHits:  r.unknownHits,
+		TemporalHits: r.temporal, SpatialHits: r.spatial,
+		UsedBytes: r.used + u[0], FetchedBytes: r.fetched + u[1],
+	}
+	if !at.missOnly {
+		st.Hits = acc - miss
+	}
+	if st.FetchedBytes > 0 {
+		st.SpatialUse = float64(st.UsedBytes) / float64(st.FetchedBytes)
+	}
+	for k := range numAccessKinds {
+		st.StallCycles += r.miss[k] * h.penalty(l, k)
+	}
+	for by, n := range r.evictedBy {
+		obj := nm.binName(at.refs[by].bin)
+		if evictedBy == nil {
+			evictedBy = map[string]uint64{}
+		}
+		evictedBy[obj] += n
+		evictors = append(evictors, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(at.refs[by].pc, 16), Object: obj, Count: n})
+	}
+	st.EvictedBy, st.Evictors = evictedBy, evictors
+	st.InvalidatedBy, st.Invalidated = sharingLists(r, at, nm)
+	profile.SortEvictors(st.Evictors)
+	if len(st.Evictors) > maxRefEvictors {
+		rest := profile.RefEvictor{Reference: profile.OtherEvictors}
+		for _, e := range st.Evictors[maxRefEvictors:] {
+			rest.Count += e.Count
+		}
+		st.Evictors = append(st.Evictors[:maxRefEvictors], rest)
+	}
+	return true
+}
+
+// levelSums are counters by cache name (indexed as levelCounters.names),
+// nil for a cache without any.
+type levelSums []*profile.Stats
+
+// add adds the counters of b to s, but not b's evictor lists (references
+// alone keep them).
+func (s levelSums) add(b levelSums) {
+	for j, st := range b {
+		if st == nil {
+			continue
+		}
+		if s[j] == nil {
+			s[j] = &profile.Stats{}
+		}
+		addWithoutEvictors(s[j], st)
+	}
+}
+
+// levels returns s as the profile keeps counters by cache.
+func (s levelSums) levels(names []string) map[string]*profile.Stats {
+	m := map[string]*profile.Stats{}
+	for j, st := range s {
+		if st != nil {
+			m[names[j]] = st
 		}
 	}
-	return out
+	return m
+}
+
+// addWithoutEvictors adds the counters of st to into, but not st's
+// evictor list.
+func addWithoutEvictors(into, st *profile.Stats) {
+	evictors := st.Evictors
+	st.Evictors = nil
+	into.Add(st)
+	st.Evictors = evictors
+}
+
+// sumsEntry returns m[k], made fresh for n caches on first use.
+func sumsEntry[K comparable](m map[K]levelSums, k K, n int) levelSums {
+	s, ok := m[k]
+	if !ok {
+		s = make(levelSums, n)
+		m[k] = s
+	}
+	return s
+}
+
+// levelEntry returns the counters of cache name in levels, made fresh on
+// first use.
+func levelEntry(levels map[string]*profile.Stats, name string) *profile.Stats {
+	st := levels[name]
+	if st == nil {
+		st = &profile.Stats{}
+		levels[name] = st
+	}
+	return st
+}
+
+// pairSums is a pair in the making, with its counters by cache name.
+type pairSums struct {
+	profile.Pair
+	sums levelSums
+}
+
+// funcTable holds the functions of the profile by name.
+type funcTable map[string]*profile.Function
+
+// get returns the entry of the function t describes, made from t, with
+// no counters, on first use.
+func (ft funcTable) get(t *profile.Function) *profile.Function {
+	if f, ok := ft[t.Name]; ok {
+		return f
+	}
+	f := *t
+	f.Levels = map[string]*profile.Stats{}
+	ft[t.Name] = &f
+	return &f
 }
 
 // penalty returns the cycles a miss of kind k at l waits for the level
@@ -400,38 +545,31 @@ func (n *namer) code(pc uint64) Source {
 	return s
 }
 
-// function returns a fresh copy of the function entry of access point k,
-// with no counters: the procedure of its calling context, or for code
-// outside every traced call the function holding its PC when known.
+// function returns the function entry of access point k, with no
+// counters, for funcTable.get (not to be changed): the procedure of its
+// calling context, or for code outside every traced call the function
+// holding its PC when known.
 func (n *namer) function(k refKey) *profile.Function {
 	proc := n.h.attr.code.Contexts()[k.ctx].Proc
 	if proc == attrib.UnknownProc && k.pc != 0 {
 		if s := n.code(k.pc); s.Func != "" {
-			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry, Levels: map[string]*profile.Stats{}}
+			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry}
 		}
 	}
-	return n.procFunction(proc)
-}
-
-// procFunction returns a fresh copy of the function entry of procedure
-// proc, with no counters.
-func (n *namer) procFunction(proc int32) *profile.Function {
-	c := *n.procs[proc]
-	c.Levels = map[string]*profile.Stats{}
-	return &c
+	return n.procs[proc]
 }
 
 // inclusive returns the inclusive counters of every function on the call
 // path of access point k, each once, making the functions' entries in
 // funcs on first use. Outside every traced call it is k's own function.
-func (n *namer) inclusive(k refKey, funcs map[string]*profile.Function) []*profile.Inclusive {
+func (n *namer) inclusive(k refKey, funcs funcTable) []*profile.Inclusive {
 	if in, ok := n.incl[k.ctx]; ok {
 		return in
 	}
 	ctxs := n.h.attr.code.Contexts()
 	var out []*profile.Inclusive
 	add := func(fn *profile.Function) {
-		f := entry(funcs, fn.Name, fn)
+		f := funcs.get(fn)
 		if f.Inclusive == nil {
 			f.Inclusive = &profile.Inclusive{Levels: map[string]*profile.Stats{}}
 		}
@@ -444,7 +582,7 @@ func (n *namer) inclusive(k refKey, funcs map[string]*profile.Function) []*profi
 		return out // depends on the PC: not kept
 	}
 	for c := k.ctx; c != attrib.RootContext; c = ctxs[c].Parent {
-		add(n.procFunction(ctxs[c].Proc))
+		add(n.procs[ctxs[c].Proc])
 	}
 	n.incl[k.ctx] = out
 	return out
@@ -515,16 +653,6 @@ func (n *namer) nameProcs() {
 	}
 }
 
-// object returns a fresh copy of the object entry of data bin id, which an
-// access point touches, with no counters.
-func (n *namer) object(id int32) *profile.Object {
-	c := *n.bins[id]
-	c.Levels = map[string]*profile.Stats{}
-	return &c
-}
-
-// newObject makes the object entry of data bin id, with its allocation
-// call path as "func.line" elements for a heap bin the Symbolizer knows.
 // binName returns the name of data bin id in the profile.
 func (n *namer) binName(id int32) string {
 	if o, ok := n.bins[id]; ok {
@@ -534,14 +662,16 @@ func (n *namer) binName(id int32) string {
 	return o.Name
 }
 
+// newObject makes the object entry of data bin id, with its allocation
+// call path as "func.line" elements for a heap bin the Symbolizer knows.
 func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 	b := n.h.attr.data.Bin(id)
 	o = &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes}
 	switch b.Kind {
 	case attrib.Stack:
-		o.Name = "locals@" + n.procFunction(b.Proc).Name
+		o.Name = "locals@" + n.procs[b.Proc].Name
 		if b.Name != "" {
-			o.Name = n.procFunction(b.Proc).Name + "." + b.Name
+			o.Name = n.procs[b.Proc].Name + "." + b.Name
 		}
 	case attrib.Heap:
 		o.Name, o.FullName = n.heap[id], n.heap[id]
