@@ -443,13 +443,6 @@ func sameCaches(a, b []CacheStats) error {
 	return nil
 }
 
-// Write encodes p as indented JSON.
-func (p *Profile) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(p)
-}
-
 // Compressed reports whether WriteFile compresses a profile written to
 // path: when its name ends in .gz or .memspy.
 func Compressed(path string) bool {
