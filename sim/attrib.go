@@ -67,7 +67,37 @@ type levelAttrib struct {
 	mask   []uint64
 	words  int              // mask words per slot: a bit per byte of the line
 	state  map[uint64]uint8 // line → neverHeld (absent), held, replaced or invalidated
-	refs   []refStats       // by access point id
+	refs   refTable
+}
+
+// refTable holds the counters of the access points that have any at one
+// level. Most access points have counters at few levels (instruction
+// fetches at the instruction cache, data at the data cache, and at the
+// levels below only those that missed), so the counters are kept densely
+// in order of first use, found through an index by access point id.
+type refTable struct {
+	index []int32 // by access point id: its place in stats plus one, 0 for none
+	stats []refStats
+}
+
+// find returns the counters of access point id, nil when it has none.
+func (t *refTable) find(id int32) *refStats {
+	if int(id) < len(t.index) {
+		if k := t.index[id]; k != 0 {
+			return &t.stats[k-1]
+		}
+	}
+	return nil
+}
+
+// add makes counters for access point id, which has none.
+func (t *refTable) add(id int32) *refStats {
+	if int(id) >= len(t.index) {
+		t.index = append(t.index, make([]int32, int(id)+1-len(t.index)+len(t.index)/2)...)
+	}
+	t.stats = append(t.stats, refStats{})
+	t.index[id] = int32(len(t.stats))
+	return &t.stats[len(t.stats)-1]
 }
 
 func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
@@ -81,10 +111,10 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 // stats returns the counters of access point id. The pointer is valid
 // until the next call.
 func (a *levelAttrib) stats(id int32) *refStats {
-	if int(id) >= len(a.refs) {
-		a.refs = append(a.refs, make([]refStats, int(id)+1-len(a.refs)+len(a.refs)/2)...)
+	if st := a.refs.find(id); st != nil {
+		return st
 	}
-	return &a.refs[id]
+	return a.refs.add(id)
 }
 
 // touch marks bytes [off, off+n) of the line in slot as used and reports
@@ -117,7 +147,7 @@ func (a *levelAttrib) used(slot int) uint64 {
 
 // resetStats zeroes the counters and keeps the line state.
 func (a *levelAttrib) resetStats() {
-	clear(a.refs)
+	clear(a.refs.stats)
 }
 
 // attribution is the hierarchy's attribution state: who references what.

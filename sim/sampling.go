@@ -71,7 +71,7 @@ type saved struct {
 
 // sinks are the counts of attribution and NUMA statistics.
 type sinks struct {
-	refs [][]refStats // per level (h.levels): levelAttrib.refs
+	refs []refTable // per level (h.levels): levelAttrib.refs
 	attr attribSinks
 	numa numaSinks
 }
@@ -93,7 +93,7 @@ func (h *Hierarchy) newSampling() error {
 		return fmt.Errorf("sim: %w", err)
 	}
 	h.samp = &sampling{gate: g, exact: true, vary: spec.Vary}
-	h.samp.scratch.refs = make([][]refStats, len(h.levels))
+	h.samp.scratch.refs = make([]refTable, len(h.levels))
 	if h.numa != nil {
 		h.samp.scratch.numa = newNumaSinks(len(h.procs))
 	}

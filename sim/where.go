@@ -303,10 +303,9 @@ func (lc *levelCounters) of(id int32, p *profile.Profile) levelSums {
 // has any. st's evictor table and list are reused.
 func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64, nm *namer) bool {
 	at, la := h.attr, l.attr
-	var none refStats // no counts here, but it may have filled lines in a warm-up
-	r := &none
-	if int(id) < len(la.refs) {
-		r = &la.refs[id]
+	r := la.refs.find(id)
+	if r == nil {
+		r = &noRefStats // no counts here, but it may have filled lines in a warm-up
 	}
 	acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
 	miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
@@ -354,6 +353,10 @@ func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64,
 	}
 	return true
 }
+
+// noRefStats are the counters of an access point that has none at a
+// level (never written).
+var noRefStats refStats
 
 // levelSums are counters by cache name (indexed as levelCounters.names),
 // nil for a cache without any.
