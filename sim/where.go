@@ -37,8 +37,8 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	lc := h.newLevelCounters(nm)
 	funcs := funcTable{}
 	objs := map[string]*profile.Object{}
-	pairs := map[[2]string]*pairSums{}
-	refs := map[refName]*profile.Reference{}
+	pairs := map[pairKey]*pairSums{}
+	refs := map[refName]int{}                      // index in p.References
 	ctxs := map[int32]levelSums{}                  // non-root calling contexts' counters
 	rootIncl := map[*profile.Inclusive]levelSums{} // the root context's, by function
 	for id, key := range at.refs {
@@ -53,17 +53,23 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 			objs[o.Name] = &c
 		}
 		strides := at.strideSummary(int32(id))
-		pr := pairs[[2]string{f.Name, o.Name}]
+		pr := pairs[pairKey{f, key.bin}]
 		if pr == nil {
 			pr = &pairSums{Pair: profile.Pair{Function: f.Name, Object: o.Name}, sums: make(levelSums, len(lc.names))}
-			pairs[[2]string{f.Name, o.Name}] = pr
+			pairs[pairKey{f, key.bin}] = pr
 		}
 		pr.Strides = pr.Strides.Merged(strides)
 		pr.sums.add(per)
 		if key.pc != 0 {
-			src := nm.code(key.pc)
-			r := entry(refs, refName{key.pc, f.Name, o.Name}, &profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
-				Column: src.Column, Function: f.Name, Object: o.Name, Levels: map[string]*profile.Stats{}})
+			i, ok := refs[refName{key.pc, pairKey{f, key.bin}}]
+			if !ok {
+				src := nm.code(key.pc)
+				i = len(p.References)
+				refs[refName{key.pc, pairKey{f, key.bin}}] = i
+				p.References = append(p.References, profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
+					Column: src.Column, Function: f.Name, Object: o.Name, Levels: map[string]*profile.Stats{}})
+			}
+			r := &p.References[i]
 			r.Strides = r.Strides.Merged(strides)
 			for j, st := range per {
 				if st != nil {
@@ -140,9 +146,9 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		p.Objects = append(p.Objects, *o)
 	}
 	lines := map[lineKey]*profile.Line{}
-	for _, r := range refs {
+	for i := range p.References {
+		r := &p.References[i]
 		r.Kind = refKind(r.Levels, h.levels)
-		p.References = append(p.References, *r)
 		if r.File == "" || r.Line <= 0 {
 			continue
 		}
@@ -186,11 +192,18 @@ type lineKey struct {
 	fn   string
 }
 
+// pairKey identifies a pair of the profile by its function's entry and
+// its object's data bin (a bin has a name of its own).
+type pairKey struct {
+	fn  *profile.Function
+	bin int32
+}
+
 // refName identifies a reference of the profile: access points of one
 // instruction in different calling contexts of one function add up.
 type refName struct {
-	pc      uint64
-	fn, obj string
+	pc uint64
+	pairKey
 }
 
 // positions numbers the references of each source line by column, then
