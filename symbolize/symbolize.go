@@ -30,6 +30,7 @@ import (
 // for concurrent use: the simulator calls it from one goroutine.
 type Symbolizer struct {
 	modules map[string]*module // every path asked for, opened or not
+	paths   []string           // the paths of modules, in the order first asked for
 	errs    []error            // open failures, one per path
 	live    []mapping          // current mappings, oldest first; no two overlap
 	space   symbols.Space      // the live mappings
@@ -107,6 +108,24 @@ func (s *Symbolizer) Map(path string, textAddr uint64) []attrib.Var {
 		vars = append(vars, attrib.Var{Name: "<" + r.Name + ">@" + base, Addr: r.Addr + bias, Size: r.Size, Region: true})
 	}
 	return vars
+}
+
+// Undebugged returns the object files opened without debugging
+// information, in the order first mapped, each as its base name and where
+// its names came from instead ("python3.11 (dynamic symbols only)"):
+// their code has functions at best, no source lines, and their data no
+// variables.
+func (s *Symbolizer) Undebugged() []string {
+	var out []string
+	for _, path := range s.paths {
+		if strings.HasPrefix(filepath.Base(path), "vgpreload_") {
+			continue // Valgrind's and memspy's preloads: not the program's
+		}
+		if m := s.modules[path]; m.b != nil && m.b.Names() != symbols.FromDWARF {
+			out = append(out, fmt.Sprintf("%s (%s)", filepath.Base(path), m.b.Names()))
+		}
+	}
+	return out
 }
 
 // Errors returns one error for each object file that could not be opened,
@@ -194,6 +213,7 @@ func (s *Symbolizer) open(path string) (*module, error) {
 	}
 	m := &module{}
 	s.modules[path] = m
+	s.paths = append(s.paths, path)
 	b, err := opened.open(path)
 	if err != nil {
 		m.err = err

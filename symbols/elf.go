@@ -71,13 +71,25 @@ func (b *Binary) load(ef *elf.File, findDebug bool) error {
 	if err := add(ef.Symbols()); err != nil {
 		return err
 	}
+	full := len(syms) > 0
 	if dwarfFile != ef {
 		if s, err := dwarfFile.Symbols(); err == nil {
 			syms = append(syms, s...)
 		}
 	}
+	dyn := len(syms)
 	if err := add(ef.DynamicSymbols()); err != nil {
 		return err
+	}
+	switch {
+	case hasDWARF(dwarfFile):
+		b.names = FromDWARF
+	case full:
+		b.names = FromSymtab
+	case len(syms) > dyn:
+		b.names = FromDynsym
+	default:
+		b.names = FromNothing
 	}
 	syms = append(syms, pltSymbols(ef, syms)...)
 	bld.finish(syms)

@@ -63,6 +63,7 @@ type Binary struct {
 	globals []Global
 	gvals   ivals
 	regions []Region
+	names   Names // where the names came from
 
 	locals map[uint64][]attrib.Local // by link-time function range start
 }
@@ -164,6 +165,30 @@ func open(path string, findDebug bool) (b *Binary, err error) {
 	}
 	return b, nil
 }
+
+// Names says where an object file's names come from.
+type Names uint8
+
+// The sources of names, best first.
+const (
+	FromDWARF   Names = iota // debugging information (its own, or a separate debug file): functions, lines, variables
+	FromSymtab               // the full symbol table: functions and globals, no lines or local variables
+	FromDynsym               // the dynamic symbol table only: exported functions and variables
+	FromNothing              // no symbols at all
+)
+
+var namesText = [...]string{"debugging information", "symbol table", "dynamic symbols only", "no symbols"}
+
+// String describes the source.
+func (n Names) String() string {
+	if int(n) < len(namesText) {
+		return namesText[n]
+	}
+	return fmt.Sprintf("names(%d)", uint8(n))
+}
+
+// Names says where the Binary's names come from.
+func (b *Binary) Names() Names { return b.names }
 
 // Path returns the path the Binary was opened from.
 func (b *Binary) Path() string { return b.path }

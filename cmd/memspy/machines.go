@@ -424,13 +424,23 @@ func (f *simulationFlags) symbolizer(binaries []string) (*symbolize.Symbolizer, 
 }
 
 // warnSymbols prints, once each, the object files whose symbols could not
-// be read.
+// be read, and those without debugging information.
 func warnSymbols(w io.Writer, sym *symbolize.Symbolizer) {
 	if sym == nil {
 		return
 	}
 	for _, err := range sym.Errors() {
 		fmt.Fprintf(w, "memspy: warning: no names from %v\n", err)
+	}
+	if u := sym.Undebugged(); len(u) > 0 {
+		const most = 8
+		more := ""
+		if len(u) > most {
+			more = fmt.Sprintf(" and %d more", len(u)-most)
+			u = u[:most]
+		}
+		fmt.Fprintf(w, "memspy: without debugging information (no source lines or variables; their code is named by symbols or module+offset): %s%s\n",
+			strings.Join(u, ", "), more)
 	}
 }
 
