@@ -38,7 +38,8 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	funcs := funcTable{}
 	objs := map[string]*profile.Object{}
 	pairs := map[pairKey]*pairSums{}
-	refs := map[refName]int{}                      // index in p.References
+	refs := map[refName]int{}                      // index in made
+	var made []refEntry                            // the references, small until all are known
 	ctxs := map[int32]levelSums{}                  // non-root calling contexts' counters
 	rootIncl := map[*profile.Inclusive]levelSums{} // the root context's, by function
 	for id, key := range at.refs {
@@ -63,17 +64,15 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		if key.pc != 0 {
 			i, ok := refs[refName{key.pc, pairKey{f, key.bin}}]
 			if !ok {
-				src := nm.code(key.pc)
-				i = len(p.References)
+				i = len(made)
 				refs[refName{key.pc, pairKey{f, key.bin}}] = i
-				p.References = append(p.References, profile.Reference{PC: key.pc, File: src.File, Line: src.Line,
-					Column: src.Column, Function: f.Name, Object: o.Name, Levels: map[string]*profile.Stats{}})
+				made = append(made, refEntry{pc: key.pc, fn: f.Name, obj: o.Name, levels: map[string]*profile.Stats{}})
 			}
-			r := &p.References[i]
-			r.Strides = r.Strides.Merged(strides)
+			r := &made[i]
+			r.strides = r.strides.Merged(strides)
 			for j, st := range per {
 				if st != nil {
-					levelEntry(r.Levels, lc.names[j]).Add(st)
+					levelEntry(r.levels, lc.names[j]).Add(st)
 				}
 			}
 		}
@@ -111,6 +110,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	// the calling contexts under them, lines their references.
 	self := map[string]levelSums{}
 	byObj := map[string]levelSums{}
+	p.Pairs = make([]profile.Pair, 0, len(pairs))
 	for _, pr := range pairs {
 		sumsEntry(self, pr.Function, len(lc.names)).add(pr.sums)
 		sumsEntry(byObj, pr.Object, len(lc.names)).add(pr.sums)
@@ -133,6 +133,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		p.Sync = h.syncObjects(nm)
 	}
 	p.Numa = h.numaStats(nm)
+	p.Functions = make([]profile.Function, 0, len(funcs))
 	for _, f := range funcs {
 		if s := self[f.Name]; s != nil {
 			f.Levels = s.levels(lc.names)
@@ -140,15 +141,19 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		p.Functions = append(p.Functions, *f)
 	}
 	writes := h.sharingWrites(nm)
+	p.Objects = make([]profile.Object, 0, len(objs))
 	for _, o := range objs {
 		o.SharingWrites = writes[o.Name]
 		o.Levels = byObj[o.Name].levels(lc.names)
 		p.Objects = append(p.Objects, *o)
 	}
 	lines := map[lineKey]*profile.Line{}
-	for i := range p.References {
+	p.References = make([]profile.Reference, len(made))
+	for i, e := range made {
+		src := nm.code(e.pc)
+		p.References[i] = profile.Reference{PC: e.pc, File: src.File, Line: src.Line, Column: src.Column,
+			Function: e.fn, Object: e.obj, Kind: refKind(e.levels, h.levels), Strides: e.strides, Levels: e.levels}
 		r := &p.References[i]
-		r.Kind = refKind(r.Levels, h.levels)
 		if r.File == "" || r.Line <= 0 {
 			continue
 		}
@@ -158,6 +163,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 			addWithoutEvictors(levelEntry(ln.Levels, name), st)
 		}
 	}
+	p.Lines = make([]profile.Line, 0, len(lines))
 	for _, ln := range lines {
 		p.Lines = append(p.Lines, *ln)
 	}
@@ -190,6 +196,14 @@ type lineKey struct {
 	file string
 	line int
 	fn   string
+}
+
+// refEntry is a reference of the profile in the making.
+type refEntry struct {
+	pc      uint64
+	fn, obj string
+	strides *profile.Strides
+	levels  map[string]*profile.Stats
 }
 
 // pairKey identifies a pair of the profile by its function's entry and
