@@ -347,19 +347,42 @@ func (s *Stats) Add(b *Stats) {
 	s.FetchedBytes += b.FetchedBytes
 	s.SpatialUse = ratio(s.UsedBytes, s.FetchedBytes)
 	if len(b.Evictors) > 0 {
-		at := map[[2]string]int{}
-		for i, e := range s.Evictors {
-			at[[2]string{e.Reference, e.Object}] = i
-		}
-		for _, e := range b.Evictors {
-			if i, ok := at[[2]string{e.Reference, e.Object}]; ok {
+		s.addEvictors(b.Evictors)
+	}
+}
+
+// addEvictors adds the evictors es to s's: an evictor of es counts in the
+// last of s's own with its reference and object, else is appended (es's
+// own repeats stay apart).
+func (s *Stats) addEvictors(es []RefEvictor) {
+	n := len(s.Evictors)
+	if n*len(es) <= 256 { // few: no map
+		for _, e := range es {
+			i := n - 1
+			for i >= 0 && (s.Evictors[i].Reference != e.Reference || s.Evictors[i].Object != e.Object) {
+				i--
+			}
+			if i >= 0 {
 				s.Evictors[i].Count += e.Count
 			} else {
 				s.Evictors = append(s.Evictors, e)
 			}
 		}
 		SortEvictors(s.Evictors)
+		return
 	}
+	at := map[[2]string]int{}
+	for i, e := range s.Evictors {
+		at[[2]string{e.Reference, e.Object}] = i
+	}
+	for _, e := range es {
+		if i, ok := at[[2]string{e.Reference, e.Object}]; ok {
+			s.Evictors[i].Count += e.Count
+		} else {
+			s.Evictors = append(s.Evictors, e)
+		}
+	}
+	SortEvictors(s.Evictors)
 }
 
 // OtherEvictors stands for the evicting references beyond the most
