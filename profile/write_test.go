@@ -42,7 +42,14 @@ func TestWriteAsEncoder(t *testing.T) {
 	tree := where(base())
 	tree.Processes = []Process{{Pid: 10, Command: "./a <x>", Exit: "exit code 0", Profile: base()}}
 	tree.Complete, tree.Error = false, "interrupted"
-	for name, p := range map[string]*Profile{"plain": base(), "where": where(base()), "lines": withLines, "processes": tree} {
+	many := where(base())
+	for i := range 3*entriesPerPart + 1 { // several parts
+		r := many.References[0]
+		r.PC += uint64(i)
+		r.Levels = levels(uint64(i))
+		many.References = append(many.References, r)
+	}
+	for name, p := range map[string]*Profile{"plain": base(), "where": where(base()), "lines": withLines, "processes": tree, "many": many} {
 		var want, got bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetIndent("", "  ")
