@@ -562,6 +562,9 @@ type Module struct {
 // lists, invalidation tables). An old name that names nothing, or a new name already taken, is
 // an error.
 func (p *Profile) Rename(names map[string]string) error {
+	if len(names) == 0 {
+		return nil // nothing to look for in every entry
+	}
 	objs, funcs := map[string]string{}, map[string]string{}
 	taken := map[string]bool{}
 	for _, o := range p.Objects {
