@@ -92,6 +92,7 @@ type Data struct {
 
 	allocator int32 // the allocator's bin (AllocatorBin), 0 until made
 	code      int32 // the code's bin (CodeBin), 0 until made
+	loader    int32 // the dynamic loader's bin (LoaderBin), 0 until made
 }
 
 // NewData returns a Data with only the other and freed bins.
@@ -336,6 +337,16 @@ func (d *Data) CodeBin() int32 {
 		d.code = d.add(Bin{Kind: CodeLines, Name: "<code>"})
 	}
 	return d.code
+}
+
+// LoaderBin returns the bin of the dynamic loader's own data that no
+// module or allocation covers (its link maps and small heap, the TLS blocks
+// it sets up), "<dynamic loader>", made on first use.
+func (d *Data) LoaderBin() int32 {
+	if d.loader == 0 {
+		d.loader = d.add(Bin{Kind: Global, Name: "<dynamic loader>"})
+	}
+	return d.loader
 }
 
 // Lookup returns the bin of the heap, manual or global range holding addr,

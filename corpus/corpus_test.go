@@ -283,14 +283,19 @@ func (h *harness) check(t *testing.T, p program) (in *input, native proc, ref re
 	var tl tally
 	for k, m := range p.modes() {
 		profile := ""
-		if k == 0 {
-			profile = filepath.Join(in.out, "profile.json")
+		if k == 0 || m.name == "where" && p.names {
+			profile = filepath.Join(in.out, m.name+".json")
 		}
 		ms := h.memspy(t, in, m, profile)
-		if profile != "" {
+		switch {
+		case k == 0:
 			var err error
 			if tl, err = profileTally(profile); err != nil {
 				t.Fatalf("%s, %v: the profile: %v; memspy's standard error ends %s", p.name, m, err, tail(readFile(ms.stderr), 5))
+			}
+		case profile != "" && !h.big:
+			for _, problem := range checkNames(profile) {
+				t.Errorf("%s, %v: %s", p.name, m, problem)
 			}
 		}
 		o := h.compare(p, native, ms, ref, tl)

@@ -17,6 +17,9 @@ type program struct {
 	name string
 	// threads marks a multi-threaded program: it also runs with --procs 4.
 	threads bool
+	// names marks a program whose --where profile is checked for names a
+	// person recognises (checkNames).
+	names bool
 	// tol, when not 0, is the relative difference allowed between its
 	// counts and cachegrind's in place of countTolerance: those of a
 	// multi-threaded program change from run to run with the scheduling of
@@ -177,7 +180,7 @@ printf "%.6g %e\n", $s / 7, $s / 3;
 // programs is the corpus.
 var programs = []program{
 	// The slowest first: the parallel subtests start in this order.
-	{name: "python3", prepare: func(t *testing.T, h *harness, in *input) {
+	{name: "python3", names: true, prepare: func(t *testing.T, h *harness, in *input) {
 		// /usr/bin/python3 itself, not a version manager's shim. The fast
 		// run leaves out the site module (-S): with it, python3's start-up
 		// alone takes memspy run --where some 30 s (18 s after the
@@ -265,7 +268,7 @@ var programs = []program{
 		setup(t, in, stream.Bytes(), git, "-C", "repo", "fast-import", "--quiet")
 		in.argv = []string{git, "-C", "repo", "log", "--oneline", "-n", fmt.Sprint(in.size(20, 30000))}
 	}},
-	{name: "sqlite3", prepare: func(t *testing.T, h *harness, in *input) {
+	{name: "sqlite3", names: true, prepare: func(t *testing.T, h *harness, in *input) {
 		n := in.size(300, 200000)
 		var sql strings.Builder
 		sql.WriteString("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT NOT NULL, v REAL NOT NULL);\nBEGIN;\n")
@@ -283,7 +286,7 @@ var programs = []program{
 		}
 		in.argv, in.stdin = []string{h.system(t, "sqlite3"), ":memory:"}, "script.sql"
 	}},
-	{name: "mapsort", prepare: func(t *testing.T, h *harness, in *input) {
+	{name: "mapsort", names: true, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "g++", "mapsort.cpp"), fmt.Sprint(in.size(5000, 1000000))}
 	}},
 	// The Go runtime's background work (its scheduler, sysmon, the

@@ -645,7 +645,7 @@ func (n *namer) nameProcs() {
 				f.Name, f.File, f.Line, f.Module = s.Func, s.File, s.Line, s.Module
 				sigs[int32(id)] = s.Signature
 			case s.Module != "": // (only with a Symbolizer)
-				if name, ok := n.h.attr.sym.Place(p.Entry); ok {
+				if name, ok := n.place(p.Entry); ok {
 					f.Name, f.Module = name, s.Module
 				}
 			}
@@ -671,6 +671,8 @@ func (n *namer) nameProcs() {
 				f.Name = sig
 			} else if m := f.Module; m != "" && mods[m] == 1 {
 				f.Name += "@" + filepath.Base(m)
+			} else if place, ok := n.place(f.Entry); ok {
+				f.Name += "@" + place
 			} else {
 				f.Name = fmt.Sprintf("%s@%#x", f.Name, f.Entry)
 			}
@@ -681,6 +683,15 @@ func (n *namer) nameProcs() {
 			n.procs[int32(id)] = n.procs[p.Reaches]
 		}
 	}
+}
+
+// place names run-time address pc by its module and link-time address
+// ("ld-linux-x86-64.so.2+0x1bc0"), when a Symbolizer knows the module.
+func (n *namer) place(pc uint64) (string, bool) {
+	if n.h.attr.sym == nil {
+		return "", false
+	}
+	return n.h.attr.sym.Place(pc)
 }
 
 // binName returns the name of data bin id in the profile.

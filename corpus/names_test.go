@@ -1,0 +1,66 @@
+package corpus
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"memspy/profile"
+)
+
+// namesTop is how many of the top objects and functions by stall cycles
+// checkNames looks at.
+const namesTop = 10
+
+// otherShare is the largest share of the stall cycles that <other>, the
+// data of no known structure, may hold.
+const otherShare = 0.02
+
+var (
+	// bareHex finds an address in a name that no module names: "0x4011a3"
+	// alone, not "libfoo.so+0x1a3".
+	bareHex = regexp.MustCompile(`(^|[^+\w])0x[0-9a-f]+`)
+	// libraryInternals are names from inside the C++ standard library's
+	// templates, which say nothing of the program's data.
+	libraryInternals = []string{"__tmp", "_M_impl", "heap@?"}
+)
+
+// checkNames reads the --where profile at path and returns what is wrong
+// with its names (issue 28): among the top objects and functions by stall
+// cycles, no name holds a bare address or a name from inside the C++
+// library, and <other> holds less than otherShare of the stall cycles.
+func checkNames(path string) []string {
+	p, err := profile.ReadFile(path)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	var total uint64
+	for _, f := range p.Functions {
+		total += f.StallCycles
+	}
+	check := func(what, name string) {
+		if bareHex.MatchString(name) {
+			problems = append(problems, fmt.Sprintf("%s %q holds a bare address", what, name))
+		}
+		for _, bad := range libraryInternals {
+			if strings.Contains(name, bad) {
+				problems = append(problems, fmt.Sprintf("%s %q holds %q", what, name, bad))
+			}
+		}
+	}
+	objs := p.Objects // most stall cycles first
+	for i := range min(namesTop, len(objs)) {
+		check("object", objs[i].Name)
+	}
+	for i := range min(namesTop, len(p.Functions)) {
+		check("function", p.Functions[i].Name)
+	}
+	for _, o := range objs {
+		if o.Name == "<other>" && total > 0 && float64(o.StallCycles) > otherShare*float64(total) {
+			problems = append(problems, fmt.Sprintf("<other> holds %.1f%% of the stall cycles (%d of %d), more than %.0f%%",
+				100*float64(o.StallCycles)/float64(total), o.StallCycles, total, 100*otherShare))
+		}
+	}
+	return problems
+}
