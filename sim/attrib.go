@@ -3,7 +3,6 @@ package sim
 import (
 	"math/bits"
 	"path/filepath"
-	"strings"
 
 	"memspy/attrib"
 	"memspy/profile"
@@ -75,17 +74,22 @@ type levelAttrib struct {
 // level. Most access points have counters at few levels (instruction
 // fetches at the instruction cache, data at the data cache, and at the
 // levels below only those that missed), so the counters are kept densely
-// in order of first use, found through an index by access point id.
+// in order of first use, found through an index by access point id. They
+// are kept in chunks, which never move: the table grows without copying.
 type refTable struct {
-	index []int32 // by access point id: its place in stats plus one, 0 for none
-	stats []refStats
+	index  []int32      // by access point id: its place in chunks plus one, 0 for none
+	chunks [][]refStats // of refChunk counters each
+	n      int32        // counters in use
 }
+
+// refChunk is how many counters a chunk of a refTable holds.
+const refChunk = 1 << 10
 
 // find returns the counters of access point id, nil when it has none.
 func (t *refTable) find(id int32) *refStats {
 	if int(id) < len(t.index) {
-		if k := t.index[id]; k != 0 {
-			return &t.stats[k-1]
+		if k := uint32(t.index[id]); k != 0 {
+			return &t.chunks[(k-1)/refChunk][(k-1)%refChunk]
 		}
 	}
 	return nil
@@ -96,9 +100,20 @@ func (t *refTable) add(id int32) *refStats {
 	if int(id) >= len(t.index) {
 		t.index = append(t.index, make([]int32, int(id)+1-len(t.index)+len(t.index)/2)...)
 	}
-	t.stats = append(t.stats, refStats{})
-	t.index[id] = int32(len(t.stats))
-	return &t.stats[len(t.stats)-1]
+	if int(t.n) == len(t.chunks)*refChunk {
+		t.chunks = append(t.chunks, make([]refStats, refChunk))
+	}
+	k := uint32(t.n)
+	t.n++
+	t.index[id] = t.n
+	return &t.chunks[k/refChunk][k%refChunk]
+}
+
+// reset zeroes every counter and keeps the access points' places.
+func (t *refTable) reset() {
+	for _, c := range t.chunks {
+		clear(c)
+	}
 }
 
 func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
@@ -148,7 +163,7 @@ func (a *levelAttrib) used(slot int) uint64 {
 
 // resetStats zeroes the counters and keeps the line state.
 func (a *levelAttrib) resetStats() {
-	clear(a.refs.stats)
+	a.refs.reset()
 }
 
 // attribution is the hierarchy's attribution state: who references what.
@@ -173,12 +188,8 @@ type attribution struct {
 	// their references to freed memory go to the allocator's bin.
 	inAlloc    map[uint32]bool
 	allocating bool
-	// loader is the text of the dynamic loader, whose references to
-	// memory of no known structure (its link maps, its own small heap,
-	// the TLS blocks it sets up) go to its bin.
-	loader [2]uint64
-	ctx    int32  // calling context of the current reference
-	pc     uint64 // its PC (0 for fetches)
+	ctx        int32  // calling context of the current reference
+	pc         uint64 // its PC (0 for fetches)
 	// hitTid is the thread whose hits the hit bypass may count in ctx:
 	// tid, or noThread while tid is passing a call on through a PLT or
 	// the dynamic linker's resolver, when its next instruction may change
@@ -523,9 +534,6 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 		}
 	case trace.Map:
 		at.modules = append(at.modules, moduleMap{e.Name, addr, e.Size})
-		if isLoader(e.Name) {
-			at.loader = [2]uint64{addr, addr + e.Size}
-		}
 		if at.sym != nil {
 			at.data.AddGlobals(at.sym.Map(e.Name, addr), at.minSize, "<small globals>@"+filepath.Base(e.Name))
 		}
@@ -592,8 +600,8 @@ func (at *attribution) locals(p int32) []attrib.Local {
 
 // binOf returns the data bin of address a for the current reference: a
 // named range, heap block or global holding it, else the stack frame of the
-// current thread holding it, else the dynamic loader's bin for the
-// loader's references, else the other bin. It is called on misses only.
+// current thread holding it, else the other bin. It is called on misses
+// only.
 func (h *Hierarchy) binOf(a uint64) int32 {
 	at := h.attr
 	if b := at.data.Lookup(a); b != attrib.OtherBin {
@@ -612,17 +620,7 @@ func (h *Hierarchy) binOf(a uint64) int32 {
 		}
 		return at.data.StackBin(p)
 	}
-	if at.pc >= at.loader[0] && at.pc < at.loader[1] {
-		return at.data.LoaderBin()
-	}
 	return attrib.OtherBin
-}
-
-// isLoader reports whether the object file at path is the dynamic loader
-// (glibc's ld-linux-x86-64.so.2, musl's ld-musl-x86_64.so.1).
-func isLoader(path string) bool {
-	base := filepath.Base(path)
-	return strings.HasPrefix(base, "ld-linux") || strings.HasPrefix(base, "ld-musl") || base == "ld.so"
 }
 
 // countHit counts a hit of access point ref on bytes [a, a+s) of slot of l.
