@@ -3,6 +3,7 @@ package sim
 import (
 	"math/bits"
 	"path/filepath"
+	"strings"
 
 	"memspy/attrib"
 	"memspy/profile"
@@ -188,8 +189,12 @@ type attribution struct {
 	// their references to freed memory go to the allocator's bin.
 	inAlloc    map[uint32]bool
 	allocating bool
-	ctx        int32  // calling context of the current reference
-	pc         uint64 // its PC (0 for fetches)
+	// loader is the text of the dynamic loader, whose references to
+	// memory of no known structure (its link maps, its own small heap,
+	// the TLS blocks it sets up) go to its bin.
+	loader [2]uint64
+	ctx    int32  // calling context of the current reference
+	pc     uint64 // its PC (0 for fetches)
 	// hitTid is the thread whose hits the hit bypass may count in ctx:
 	// tid, or noThread while tid is passing a call on through a PLT or
 	// the dynamic linker's resolver, when its next instruction may change
@@ -534,6 +539,9 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 		}
 	case trace.Map:
 		at.modules = append(at.modules, moduleMap{e.Name, addr, e.Size})
+		if isLoader(e.Name) {
+			at.loader = [2]uint64{addr, addr + e.Size}
+		}
 		if at.sym != nil {
 			at.data.AddGlobals(at.sym.Map(e.Name, addr), at.minSize, "<small globals>@"+filepath.Base(e.Name))
 		}
@@ -600,8 +608,8 @@ func (at *attribution) locals(p int32) []attrib.Local {
 
 // binOf returns the data bin of address a for the current reference: a
 // named range, heap block or global holding it, else the stack frame of the
-// current thread holding it, else the other bin. It is called on misses
-// only.
+// current thread holding it, else the dynamic loader's bin for the
+// loader's references, else the other bin. It is called on misses only.
 func (h *Hierarchy) binOf(a uint64) int32 {
 	at := h.attr
 	if b := at.data.Lookup(a); b != attrib.OtherBin {
@@ -620,7 +628,17 @@ func (h *Hierarchy) binOf(a uint64) int32 {
 		}
 		return at.data.StackBin(p)
 	}
+	if at.pc >= at.loader[0] && at.pc < at.loader[1] {
+		return at.data.LoaderBin()
+	}
 	return attrib.OtherBin
+}
+
+// isLoader reports whether the object file at path is the dynamic loader
+// (glibc's ld-linux-x86-64.so.2, musl's ld-musl-x86_64.so.1).
+func isLoader(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, "ld-linux") || strings.HasPrefix(base, "ld-musl") || base == "ld.so"
 }
 
 // countHit counts a hit of access point ref on bytes [a, a+s) of slot of l.
