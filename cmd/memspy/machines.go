@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -386,8 +387,13 @@ func (f *simulationFlags) finishProfile(p *profile.Profile) error {
 	if !p.Options.Where {
 		return nil
 	}
-	if err := p.SetFocus(f.focus); err != nil {
-		return err
+	// The engine (or the merge of a process tree) made the entries'
+	// counters for p.Focus already: another pass over them only for
+	// another cache.
+	if want := cmp.Or(f.focus, p.DefaultFocus()); want != p.Focus {
+		if err := p.SetFocus(f.focus); err != nil {
+			return err
+		}
 	}
 	names, err := f.renameMap()
 	if err != nil {
