@@ -115,7 +115,8 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "memspy: skipped %d malformed lines of %s\n", p.Skipped, in.name)
 	}
 	if runErr != nil {
-		return fmt.Errorf("reading %s: %w (statistics above cover the events before the error)", in.name, runErr)
+		// The reader's errors name the input (and the line or byte).
+		return fmt.Errorf("%w (statistics above cover the events before the error)", runErr)
 	}
 	if p.Events == 0 && f.skipRefs == 0 {
 		return fmt.Errorf("no references in %s", in.name)
