@@ -798,7 +798,7 @@ func (h *Hierarchy) resetStats() {
 	if h.attr != nil {
 		clear(h.attr.instr)
 		clear(h.attr.syncWait)
-		clear(h.attr.strides)
+		h.attr.strides.reset()
 		clear(h.attr.writes)
 	}
 	if h.timing != nil {

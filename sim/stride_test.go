@@ -29,7 +29,7 @@ func TestStrideCounting(t *testing.T) {
 			exact[d]++
 			at.stride(3, a)
 		}
-		st := &at.strides[3]
+		st := at.strides.find(3)
 		if st.n != uint64(n) {
 			t.Fatalf("seed %d: %d strides counted, want %d", seed, st.n, n)
 		}
