@@ -152,28 +152,26 @@ func rangeEnd(addr, size uint64) (uint64, bool) {
 // the freed bin until memory is allocated over it. It returns the block's
 // range [start, end); ok is false, and nothing changes, for an address
 // that starts no live block.
-func (d *Data) Free(addr uint64) (start, end uint64, ok bool) {
-	s, ok := d.heap.at(addr)
-	if !ok || s.start != addr || s.bin == FreedBin {
-		return 0, 0, false
-	}
-	d.heap.remove(s)
-	d.heap.insert(span{s.start, s.end, FreedBin, 0})
-	d.last = span{}
-	return s.start, s.end, true
-}
+func (d *Data) Free(addr uint64) (start, end uint64, ok bool) { return d.endBlock(addr, true) }
 
 // Unmap records that the block at addr, a mapping, was unmapped: its
 // range maps to no bin any more (unlike a freed block's, it is no freed
 // heap memory, and what is mapped there next is not the program's
 // allocation). It returns the block's range; ok is false, and nothing
 // changes, for an address that starts no live block.
-func (d *Data) Unmap(addr uint64) (start, end uint64, ok bool) {
+func (d *Data) Unmap(addr uint64) (start, end uint64, ok bool) { return d.endBlock(addr, false) }
+
+// endBlock ends the live block that starts at addr, its range then
+// mapping to the freed bin (freed) or to none, and returns the range.
+func (d *Data) endBlock(addr uint64, freed bool) (start, end uint64, ok bool) {
 	s, ok := d.heap.at(addr)
 	if !ok || s.start != addr || s.bin == FreedBin {
 		return 0, 0, false
 	}
 	d.heap.remove(s)
+	if freed {
+		d.heap.insert(span{s.start, s.end, FreedBin, 0})
+	}
 	d.last = span{}
 	return s.start, s.end, true
 }
@@ -323,30 +321,28 @@ func (d *Data) StackBin(proc int32) int32 {
 // freed chunks) and to memory of no block (the chunks' headers, the top
 // chunk), "<allocator>", a heap bin made on first use.
 func (d *Data) AllocatorBin() int32 {
-	if d.allocator == 0 {
-		d.allocator = d.add(Bin{Kind: Heap, Name: "<allocator>"})
-	}
-	return d.allocator
+	return d.ownBin(&d.allocator, Bin{Kind: Heap, Name: "<allocator>"})
 }
 
 // CodeBin returns the bin of the lines instruction fetches bring in,
 // "<code>", made on first use: code stalls belong to the functions that
 // run, not to a data structure.
-func (d *Data) CodeBin() int32 {
-	if d.code == 0 {
-		d.code = d.add(Bin{Kind: CodeLines, Name: "<code>"})
-	}
-	return d.code
-}
+func (d *Data) CodeBin() int32 { return d.ownBin(&d.code, Bin{Kind: CodeLines, Name: "<code>"}) }
 
 // LoaderBin returns the bin of the dynamic loader's own data that no
 // module or allocation covers (its link maps and small heap, the TLS blocks
 // it sets up), "<dynamic loader>", made on first use.
 func (d *Data) LoaderBin() int32 {
-	if d.loader == 0 {
-		d.loader = d.add(Bin{Kind: Global, Name: "<dynamic loader>"})
+	return d.ownBin(&d.loader, Bin{Kind: Global, Name: "<dynamic loader>"})
+}
+
+// ownBin returns the bin *id, one of the bins that are not an address
+// range's, making it as b on first use (*id 0: not made yet).
+func (d *Data) ownBin(id *int32, b Bin) int32 {
+	if *id == 0 {
+		*id = d.add(b)
 	}
-	return d.loader
+	return *id
 }
 
 // Lookup returns the bin of the heap, manual or global range holding addr,
