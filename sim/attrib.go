@@ -78,19 +78,16 @@ type levelAttrib struct {
 // in order of first use, found through an index by access point id. They
 // are kept in chunks, which never move: the table grows without copying.
 type refTable struct {
-	index  []int32      // by access point id: its place in chunks plus one, 0 for none
-	chunks [][]refStats // of refChunk counters each
-	n      int32        // counters in use
+	index []int32           // by access point id: its place in stats plus one, 0 for none
+	stats chunked[refStats] // in order of first use
+	n     int32             // counters in use
 }
-
-// refChunk is how many counters a chunk of a refTable holds.
-const refChunk = 1 << 10
 
 // find returns the counters of access point id, nil when it has none.
 func (t *refTable) find(id int32) *refStats {
 	if int(id) < len(t.index) {
-		if k := uint32(t.index[id]); k != 0 {
-			return &t.chunks[(k-1)/refChunk][(k-1)%refChunk]
+		if k := t.index[id]; k != 0 {
+			return t.stats.find(int(k - 1))
 		}
 	}
 	return nil
@@ -101,19 +98,41 @@ func (t *refTable) add(id int32) *refStats {
 	if int(id) >= len(t.index) {
 		t.index = append(t.index, make([]int32, int(id)+1-len(t.index)+len(t.index)/2)...)
 	}
-	if int(t.n) == len(t.chunks)*refChunk {
-		t.chunks = append(t.chunks, make([]refStats, refChunk))
-	}
-	k := uint32(t.n)
 	t.n++
 	t.index[id] = t.n
-	return &t.chunks[k/refChunk][k%refChunk]
+	return t.stats.at(int(t.n - 1))
 }
 
 // reset zeroes every counter and keeps the access points' places.
-func (t *refTable) reset() {
-	for _, c := range t.chunks {
-		clear(c)
+func (t *refTable) reset() { t.stats.reset() }
+
+// chunked is a growable array kept in chunks of chunkLen elements that
+// never move: it grows without copying, and pointers into it stay valid.
+type chunked[T any] struct{ chunks [][]T }
+
+// chunkLen is how many elements a chunk of a chunked array holds.
+const chunkLen = 1 << 10
+
+// at returns element i, making room for it.
+func (c *chunked[T]) at(i int) *T {
+	for i/chunkLen >= len(c.chunks) {
+		c.chunks = append(c.chunks, make([]T, chunkLen))
+	}
+	return &c.chunks[i/chunkLen][i%chunkLen]
+}
+
+// find returns element i, nil when there is no room for it yet.
+func (c *chunked[T]) find(i int) *T {
+	if i/chunkLen < len(c.chunks) {
+		return &c.chunks[i/chunkLen][i%chunkLen]
+	}
+	return nil
+}
+
+// reset zeroes every element.
+func (c *chunked[T]) reset() {
+	for _, ch := range c.chunks {
+		clear(ch)
 	}
 }
 
@@ -207,8 +226,8 @@ type attribution struct {
 	refs     []refKey // access points by id; id 0 is the zero key
 	refIDs   map[refKey]int32
 	refCache [256]refSlot
-	syncWait []uint64    // cycles waited at synchronization, by calling context
-	strides  strideTable // by access point id
+	syncWait []uint64             // cycles waited at synchronization, by calling context
+	strides  chunked[strideStats] // by access point id
 	// procLocals caches the Symbolizer's local variables by procedure.
 	procLocals map[int32][]attrib.Local
 	attribSinks
@@ -250,40 +269,8 @@ type strideSlot struct {
 	c, err uint64
 }
 
-// strideTable holds the strides of the access points, by id, in chunks
-// that never move: the table grows without copying (the strides of 1.2 M
-// access points are 260 MB).
-type strideTable struct{ chunks [][]strideStats }
-
-// strideChunk is how many access points' strides a chunk holds.
-const strideChunk = 1 << 10
-
-// of returns the strides of access point id, making room for them.
-func (t *strideTable) of(id int32) *strideStats {
-	c := int(id) / strideChunk
-	for c >= len(t.chunks) {
-		t.chunks = append(t.chunks, make([]strideStats, strideChunk))
-	}
-	return &t.chunks[c][int(id)%strideChunk]
-}
-
-// find returns the strides of access point id, nil when it has no room.
-func (t *strideTable) find(id int32) *strideStats {
-	if c := int(id) / strideChunk; c < len(t.chunks) {
-		return &t.chunks[c][int(id)%strideChunk]
-	}
-	return nil
-}
-
-// reset forgets every stride.
-func (t *strideTable) reset() {
-	for _, c := range t.chunks {
-		clear(c)
-	}
-}
-
 // strideOf returns the strides of access point ref.
-func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.of(ref) }
+func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.at(int(ref)) }
 
 // stride counts the stride of access point ref's data reference at a.
 func (at *attribution) stride(ref int32, a uint64) {
@@ -492,7 +479,7 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 // strideSummary returns the strides counted for access point id, nil when
 // none.
 func (at *attribution) strideSummary(id int32) *profile.Strides {
-	st := at.strides.find(id)
+	st := at.strides.find(int(id))
 	if st == nil || st.n == 0 {
 		return nil
 	}
