@@ -588,7 +588,7 @@ func (h *Hierarchy) missPlain(b *trace.Batch, i int, il, dl *level) bool {
 			kk = kWrite
 		}
 		h.kinds[k]++
-		h.plainRef(dl, kk, a>>dl.shift, -1, kk == kWrite && a&dl.offMask == 0 && s >= dl.lineSize)
+		h.plainRef(dl, kk, a>>dl.shift, -1, dl.wholeWrite(kk, a, s))
 	case trace.IFetch:
 		if !il.plain || a&il.offMask+s-1 >= il.fastLimit {
 			return false
@@ -837,7 +837,7 @@ func (h *Hierarchy) dataRef(k int, a, s uint64) {
 func (h *Hierarchy) cpuRef(l *level, k int, a, s uint64) {
 	if l != nil && a&l.offMask+s-1 < l.fastLimit {
 		if l.plain {
-			h.plainRef(l, k, a>>l.shift, -1, k == kWrite && a&l.offMask == 0 && s >= l.lineSize)
+			h.plainRef(l, k, a>>l.shift, -1, l.wholeWrite(k, a, s))
 			return
 		}
 		if l.cpuHit(k, a, s) {
@@ -925,11 +925,27 @@ func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, ref int32)
 	return dirty
 }
 
+// wholeWrite reports whether a reference of kind k to [a, a+s), within
+// one line of l or from its start on, writes the whole line: an
+// allocating miss then fetches nothing (Dinero IV's rule, docs/semantics.md).
+func (l *level) wholeWrite(k int, a, s uint64) bool {
+	return k == kWrite && a&l.offMask == 0 && s >= l.lineSize
+}
+
+// fetchKind is the kind of the fetch below that a miss of kind k makes: an
+// instruction fetch's, else a read.
+func fetchKind(k int) int {
+	if k == kIFetch {
+		return kIFetch
+	}
+	return kRead
+}
+
 // refLine performs the part [pa, pa+ps) of a reference that falls in one
 // line of l.
 func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool, ref int32) bool {
 	if l.plain {
-		h.plainRef(l, k, line, ref, k == kWrite && ps == l.lineSize)
+		h.plainRef(l, k, line, ref, l.wholeWrite(k, pa, ps))
 		return false
 	}
 	l.acc[k]++
@@ -1013,16 +1029,12 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	// back-invalidated a line of the set while serving it. A write of the
 	// whole line fetches nothing.
 	dirty := false
-	if k != kWrite || ps != l.lineSize {
-		fk := kRead
-		if k == kIFetch {
-			fk = kIFetch
-		}
+	if !l.wholeWrite(k, pa, ps) {
 		l.bytesFromBelow += l.lineSize
 		if h.numa != nil && l.next(k) == nil {
 			h.numaMiss(l, line, pa, ref)
 		}
-		dirty = h.ref(l.next(k), fk, line<<l.shift, l.lineSize, true, ref)
+		dirty = h.ref(l.next(k), fetchKind(k), line<<l.shift, l.lineSize, true, ref)
 	}
 	slot = l.c.Victim(line)
 	var v victim
@@ -1093,12 +1105,8 @@ func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32, whole bool
 	}
 	dirty := false
 	if !whole {
-		fk := kRead
-		if k == kIFetch {
-			fk = kIFetch
-		}
 		l.bytesFromBelow += l.lineSize
-		dirty = h.lineBelow(l, l.next(k), fk, line, ref)
+		dirty = h.lineBelow(l, l.next(k), fetchKind(k), line, ref)
 	}
 	l.c.SetDirty(slot, dirty || k == kWrite)
 	if l.est != nil {
