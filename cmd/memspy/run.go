@@ -238,8 +238,9 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	var root *image // the first image of the tree, with kids
 	if kids != nil {
 		// The programs the process execs follow in its stream.
-		root = &image{r: run.Reader(), h: h, root: true, err: runErr, done: runErr == nil}
+		root = &image{r: run.Reader(), h: h, root: true}
 		kids.add(root)
+		kids.finish(root, runErr)
 		if next := run.Reader().Next(); next != nil {
 			kids.chain(next, true)
 		}

@@ -20,8 +20,9 @@ const childGrace = 2 * time.Second
 // that execs runs several), and its simulation: an engine of its own, as
 // its own address space.
 type image struct {
-	// r is its stream while it runs; once it ended, how it ended is kept
-	// in end and r goes (with its buffers and the code it described).
+	// r is its stream while it runs (nil once its simulation ended: how
+	// it ended is kept in end, and r goes with its buffers and the code
+	// it described).
 	r   *valgrind.StreamReader
 	end ending
 	// h is its engine while it runs; p its summary once it ended (the
@@ -30,7 +31,6 @@ type image struct {
 	p      *profile.Profile
 	root   bool  // a program of the process memspy started
 	err    error // what ended its stream or simulation early
-	done   bool  // its stream was simulated to its end
 	closed bool  // its stream was closed: the process was still running
 }
 
@@ -83,13 +83,10 @@ type tree struct {
 	err   error
 }
 
-// add records an image that starts, or (done or err set) one that ended.
+// add records an image that starts.
 func (t *tree) add(im *image) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if im.done || im.err != nil {
-		im.end, im.r = endingOf(im.r), nil
-	}
 	t.images = append(t.images, im)
 }
 
@@ -126,7 +123,7 @@ func (t *tree) chain(r *valgrind.StreamReader, root bool) {
 func (t *tree) finish(im *image, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	im.err, im.done = err, err == nil
+	im.err = err
 	im.end, im.r = endingOf(im.r), nil
 }
 
@@ -192,7 +189,7 @@ func (t *tree) wait(grace time.Duration, stop func()) {
 	for {
 		t.mu.Lock()
 		for _, im := range t.images {
-			if !im.done && im.err == nil && !im.closed {
+			if im.r != nil && !im.closed {
 				im.closed = true
 				im.r.Close()
 			}
