@@ -122,7 +122,8 @@ func View(w io.Writer, p *profile.Profile, name string, opt ViewOptions) error {
 // dataOnly returns p without the objects of kind "code" and their pairs
 // (the lines instruction fetches bring in, which count in the functions
 // and lines that run): the views of data show data references only. It
-// shares the rest of p.
+// shares the rest of p (instruction fetches make no references: they
+// have no PC of their own).
 func dataOnly(p *profile.Profile) *profile.Profile {
 	code := map[string]bool{}
 	for i := range p.Objects {
@@ -136,7 +137,6 @@ func dataOnly(p *profile.Profile) *profile.Profile {
 	q := *p
 	q.Objects = slices.DeleteFunc(slices.Clone(p.Objects), func(o profile.Object) bool { return code[o.Name] })
 	q.Pairs = slices.DeleteFunc(slices.Clone(p.Pairs), func(pr profile.Pair) bool { return code[pr.Object] })
-	q.References = slices.DeleteFunc(slices.Clone(p.References), func(r profile.Reference) bool { return code[r.Object] })
 	return &q
 }
 
