@@ -11,13 +11,18 @@ func TestParse(t *testing.T) {
 		{"ratio=10%,length=2k,jitter=0.5,seed=7", "ratio=0.1,length=2000,jitter=0.5,seed=7"},
 		{"count=30", "ratio=0.1,count=30"},
 		{"sets=1/16,vary", "length=500000,sets=1/16,vary"},
-		{"timesteps=2.5%,mu=dead", "timesteps=0.025,mu=dead"},
+		{"timesteps=2.5%,mu=dead", "timesteps=0.025"},
+		{"ratio=0.1,mu=0.5", "ratio=0.1,length=500000,mu=0.5"},
+		{"ratio=0.1,mu=0.5,mu=dead", "ratio=0.1,length=500000"},
 		{"procs=1/4,mu=0.3", "procs=1/4,mu=0.3"},
 		{"ratio=0.1,first=1", "ratio=0.1,length=500000,first=1"},
 	} {
 		s, err := Parse(c.in)
 		if err != nil || s.String() != c.want {
 			t.Errorf("Parse(%q) = %q, %v; want %q", c.in, s, err, c.want)
+		}
+		if again, err := Parse(c.want); err != nil || again != s {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v (its own String)", c.want, again, err, s)
 		}
 	}
 	for _, bad := range []string{"", "ratio", "ratio=0", "ratio=1.5", "length=5", "sets=2/1", "sets=x", "jitter=2",

@@ -45,9 +45,10 @@ type Spec struct {
 	// every timestep (initialization, finalization) are not simulated.
 	Timesteps  float64
 	TimestepFn string
-	// Mu is the miss ratio assumed for unknown references (default 0.5);
-	// DeadMu estimates it instead from the fraction of time lines spend
-	// dead (Wood, Hill and Kessler).
+	// DeadMu (the default) estimates the miss ratio of unknown references
+	// from the fraction of time lines spend dead (Wood, Hill and Kessler);
+	// Mu is the ratio assumed instead when mu=X is given, and where the
+	// estimate cannot be measured (no line died within a sample).
 	Mu     float64
 	DeadMu bool
 }
@@ -81,7 +82,7 @@ func (s Spec) Time() bool { return s.Ratio > 0 || s.Count > 0 }
 // function name) and mu (0..1 or dead).
 // The error names the part that is wrong.
 func Parse(text string) (Spec, error) {
-	s := Spec{Mu: 0.5}
+	s := Spec{Mu: 0.5, DeadMu: true}
 	if strings.TrimSpace(text) == "" {
 		return s, fmt.Errorf("--sample: empty")
 	}
@@ -150,6 +151,7 @@ func Parse(text string) (Spec, error) {
 				s.DeadMu = true
 				break
 			}
+			s.DeadMu = false
 			s.Mu, err = fraction(val)
 			if err == nil && (s.Mu < 0 || s.Mu > 1) {
 				err = fmt.Errorf("not in [0, 1]")
@@ -238,9 +240,7 @@ func (s Spec) String() string {
 	if s.Seed != 0 {
 		add("seed", strconv.FormatUint(s.Seed, 10))
 	}
-	if s.DeadMu {
-		add("mu", "dead")
-	} else if s.Mu != 0.5 {
+	if !s.DeadMu {
 		add("mu", f(s.Mu))
 	}
 	return strings.Join(parts, ",")

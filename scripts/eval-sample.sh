@@ -17,7 +17,7 @@
 # <= 5%, bounds holding, r >= 0.99, no such reordering.
 set -euo pipefail
 BIN=${BIN:-bin/memspy}
-SPECS=${SPECS:-"ratio=0.1 ratio=0.1,mu=dead"}
+SPECS=${SPECS:-"ratio=0.1,mu=0.5 ratio=0.1"}
 PROGS=${PROGS:-"jacobi 512 100|spmv 300 50|matmul 512|matmul 512 32|listwalk 1000000 10|selfint 384 16|aos aos 4000"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
