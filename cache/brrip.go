@@ -1,8 +1,8 @@
 package cache
 
-import "memspy/machine"
-
-func init() { register(machine.BRRIP, newBRRIP) }
+// brrip is registered as seeded, as machine descriptions have always given
+// it a seed, though its throttle draws no random numbers.
+func init() { register("brrip", newBRRIP, true) }
 
 // brripLongEvery: BRRIP inserts at rrpvLong once every this many fills of
 // the cache (the 1st, 33rd, 65th, …: a deterministic bimodal throttle),

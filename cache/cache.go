@@ -8,8 +8,6 @@ package cache
 import (
 	"fmt"
 	"math/bits"
-
-	"memspy/machine"
 )
 
 // hashThreshold is the associativity above which a cache keeps a line →
@@ -53,15 +51,10 @@ type Cache struct {
 	lastTag    []uint64
 }
 
-// New returns an empty cache with the geometry and policy of spec (which
-// must be normalized).
-func New(spec *machine.Cache) (*Cache, error) {
-	return NewGeometry(spec.Sets, spec.Assoc, spec.Replacement, spec.Seed)
-}
-
-// NewGeometry returns an empty cache of sets × ways lines with the given
-// replacement policy; seed drives the random policy.
-func NewGeometry(sets, ways int, rep machine.Replacement, seed uint64) (*Cache, error) {
+// New returns an empty cache of sets × ways lines with the replacement
+// policy called rep (see Policies; "": DefaultPolicy); seed drives the
+// policies that draw random numbers.
+func New(sets, ways int, rep string, seed uint64) (*Cache, error) {
 	if sets < 1 || ways < 1 {
 		return nil, fmt.Errorf("cache: bad geometry %d sets × %d ways", sets, ways)
 	}

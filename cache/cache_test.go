@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"memspy/machine"
 )
 
 // listModel is an obviously right LRU or FIFO cache: per set, a list of
@@ -85,14 +83,14 @@ func linePicker(rng *rand.Rand, sets, ways int) (pick func() uint64, lines uint6
 // from 1 to 32 and for one and several sets.
 func TestLRUFIFOModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, rep := range []machine.Replacement{machine.LRU, machine.FIFO} {
+	for _, rep := range []string{"lru", "fifo"} {
 		for ways := 1; ways <= 32; ways++ {
 			for _, sets := range []int{1, 3, 4} {
-				c, err := NewGeometry(sets, ways, rep, 0)
+				c, err := New(sets, ways, rep, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := newListModel(sets, ways, rep == machine.FIFO)
+				m := newListModel(sets, ways, rep == "fifo")
 				pick, _ := linePicker(rng, sets, ways)
 				for op := range 3000 {
 					line := pick()
@@ -188,17 +186,17 @@ func b2i(b bool) int {
 // agree on everything observable after every random operation.
 func TestReplaceTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, rep := range registered() {
+	for _, rep := range Policies() {
 		for _, ways := range []int{1, 2, 3, 5, 8, 15, 16, 17, 32} {
-			if rep == machine.PLRU && ways&(ways-1) != 0 {
+			if rep == "plru" && ways&(ways-1) != 0 {
 				continue
 			}
 			for _, sets := range []int{1, 3, 4, 64} {
-				fused, err := NewGeometry(sets, ways, rep, 9)
+				fused, err := New(sets, ways, rep, 9)
 				if err != nil {
 					t.Fatal(err)
 				}
-				steps, _ := NewGeometry(sets, ways, rep, 9)
+				steps, _ := New(sets, ways, rep, 9)
 				pick, lines := linePicker(rng, sets, ways)
 				for op := range 2000 {
 					line := pick()
@@ -273,8 +271,8 @@ func TestReplaceTwin(t *testing.T) {
 // Under the policies without an age order, AgeOrder lists the valid ways
 // in way order.
 func TestAgeOrderWays(t *testing.T) {
-	for _, rep := range []machine.Replacement{machine.Random, machine.PLRU, machine.SRRIP, machine.BRRIP} {
-		c, err := NewGeometry(2, 4, rep, 1)
+	for _, rep := range []string{"random", "plru", "srrip", "brrip"} {
+		c, err := New(2, 4, rep, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,6 @@
 package cache
 
-import "memspy/machine"
-
-func init() { register(machine.FIFO, newFIFO) }
+func init() { register("fifo", newFIFO, false) }
 
 // fifo evicts the line filled longest ago; hits change nothing.
 type fifo struct{ *order }

@@ -1,8 +1,6 @@
 package cache
 
-import "memspy/machine"
-
-func init() { register(machine.LRU, newLRU) }
+func init() { register("lru", newLRU, false) }
 
 // lru evicts the least recently used line; fills and hits are uses.
 type lru struct{ *order }

@@ -3,11 +3,9 @@ package cache
 import (
 	"fmt"
 	"math/bits"
-
-	"memspy/machine"
 )
 
-func init() { register(machine.PLRU, newPLRU) }
+func init() { register("plru", newPLRU, false) }
 
 // plru is tree pseudo-LRU: per set, one bit per inner node of a binary
 // tree over the ways (heap order, node 1 the root); a use points every

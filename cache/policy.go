@@ -2,8 +2,7 @@ package cache
 
 import (
 	"fmt"
-
-	"memspy/machine"
+	"slices"
 )
 
 // Policy is the state of a replacement policy for one cache of sets × ways
@@ -46,28 +45,59 @@ type Policy interface {
 // policies that draw random numbers.
 type newPolicyFunc func(sets, ways int, seed uint64) (Policy, error)
 
-// policies are the registered policies by name.
-var policies = map[machine.Replacement]newPolicyFunc{}
-
-// register makes a policy available by name; each policy's file calls it
-// from init.
-func register(name machine.Replacement, f newPolicyFunc) {
-	if _, dup := policies[name]; dup {
-		panic("cache: policy " + string(name) + " registered twice")
-	}
-	policies[name] = f
+// registration is a registered policy: its constructor, and whether it
+// draws random numbers from the cache's seed.
+type registration struct {
+	new    newPolicyFunc
+	seeded bool
 }
 
-// newPolicy returns the state of the policy called name ("" is lru).
-func newPolicy(name machine.Replacement, sets, ways int, seed uint64) (Policy, error) {
-	if name == "" {
-		name = machine.LRU
+// policies are the registered policies by name: the one list of the
+// replacement policies (package machine validates against it).
+var policies = map[string]registration{}
+
+// register makes a policy available by name; each policy's file calls it
+// from init. seeded says that it draws random numbers from the seed.
+func register(name string, f newPolicyFunc, seeded bool) {
+	if _, dup := policies[name]; dup {
+		panic("cache: policy " + name + " registered twice")
 	}
-	f, ok := policies[name]
+	policies[name] = registration{f, seeded}
+}
+
+// DefaultPolicy is the policy of a cache that names none.
+const DefaultPolicy = "lru"
+
+// Policies returns the names of the replacement policies, sorted.
+func Policies() []string {
+	out := make([]string, 0, len(policies))
+	for name := range policies {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// IsPolicy reports whether name is a replacement policy.
+func IsPolicy(name string) bool {
+	_, ok := policies[name]
+	return ok
+}
+
+// Seeded reports whether the policy called name draws random numbers from
+// the cache's seed.
+func Seeded(name string) bool { return policies[name].seeded }
+
+// newPolicy returns the state of the policy called name ("": DefaultPolicy).
+func newPolicy(name string, sets, ways int, seed uint64) (Policy, error) {
+	if name == "" {
+		name = DefaultPolicy
+	}
+	r, ok := policies[name]
 	if !ok {
 		return nil, fmt.Errorf("cache: unknown replacement policy %q", name)
 	}
-	return f(sets, ways, seed)
+	return r.new(sets, ways, seed)
 }
 
 // wayOrder appends the slots of set in way order: the age order of the

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"memspy/machine"
 )
 
 // policyDriver drives a Policy as a cache would: it keeps the valid bits,
@@ -19,7 +17,7 @@ type policyDriver struct {
 }
 
 func newDriver(t *testing.T, name string, sets, ways int) *policyDriver {
-	p, err := policies[machine.Replacement(name)](sets, ways, 7)
+	p, err := policies[name].new(sets, ways, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +113,7 @@ func TestPolicyContract(t *testing.T) {
 		{"another set between", func(d *policyDriver, a, _, c int) { d.p.Hit(a); d.p.Hit(c); d.remove(c); d.p.Hit(a) },
 			func(d *policyDriver, a, _, c int) { d.p.Hit(a); d.p.Hit(c); d.remove(c) }},
 	}
-	for _, name := range registered() {
+	for _, name := range Policies() {
 		for _, geom := range [][2]int{{1, 2}, {2, 4}, {3, 3}, {2, 8}, {1, 32}} {
 			sets, ways := geom[0], geom[1]
 			if name == "plru" && ways&(ways-1) != 0 {
@@ -196,16 +194,6 @@ func countValid(d *policyDriver, set int) int {
 		}
 	}
 	return n
-}
-
-// registered returns the names of the registered policies, sorted.
-func registered() []machine.Replacement {
-	var out []machine.Replacement
-	for name := range policies {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // sameFuture runs d1 and d2 through 100 random steps each (rng1, rng2:

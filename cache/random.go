@@ -1,8 +1,6 @@
 package cache
 
-import "memspy/machine"
-
-func init() { register(machine.Random, newRandom) }
+func init() { register("random", newRandom, true) }
 
 // random evicts way x mod ways, x the next value of a SplitMix64
 // generator seeded with the cache's seed, drawn only when a set is full.

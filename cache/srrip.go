@@ -1,8 +1,6 @@
 package cache
 
-import "memspy/machine"
-
-func init() { register(machine.SRRIP, newSRRIP) }
+func init() { register("srrip", newSRRIP, false) }
 
 // RRIP's 2-bit re-reference prediction values.
 const (

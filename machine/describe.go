@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"memspy/cache"
 )
 
 // Describe returns a compact human description of a normalized machine:
@@ -137,7 +139,7 @@ func (c *Cache) assocText() string {
 }
 
 func (c *Cache) replacementText() string {
-	if c.Replacement == Random || c.Replacement == BRRIP {
+	if cache.Seeded(string(c.Replacement)) {
 		return fmt.Sprintf("%s(seed %d)", c.Replacement, c.Seed)
 	}
 	return string(c.Replacement)

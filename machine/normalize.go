@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"memspy/cache"
 )
 
 // Defaults Normalize applies to values left zero.
@@ -341,7 +343,7 @@ func normalizeCache(caches []Cache, i int) *ConfigError {
 	case c.Latency == 0:
 		c.Latency = DefaultLatency
 	}
-	if c.Seed == 0 && (c.Replacement == Random || c.Replacement == BRRIP) {
+	if c.Seed == 0 && cache.Seeded(string(c.Replacement)) {
 		c.Seed = DefaultSeed
 	}
 	if err := geometry(c); err != nil {

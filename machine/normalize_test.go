@@ -246,7 +246,7 @@ func TestConfigErrors(t *testing.T) {
 		{name: "duplicate name ignoring case", caches: []Cache{{Name: "L1d"}, {Name: "l1D"}},
 			err: `cache "l1D": name: already used by cache #1 (names must be unique, ignoring case)`, cache: "l1D", key: "name"},
 		{name: "unknown replacement", caches: []Cache{{Name: "L1", Replacement: "LRU"}},
-			err: `cache "L1": replacement: unknown policy "LRU" (want lru, fifo, random, plru, srrip, brrip)`, cache: "L1", key: "replacement"},
+			err: `cache "L1": replacement: unknown policy "LRU" (want brrip, fifo, lru, plru, random, srrip)`, cache: "L1", key: "replacement"},
 		{name: "unknown holds", caches: []Cache{{Name: "L1", Holds: "i"}},
 			err: `cache "L1": holds: unknown kind "i" (want instructions, data or unified; or i, d, u)`, cache: "L1", key: "holds"},
 		{name: "unknown inclusion", caches: []Cache{{Name: "L1", Inclusion: "mostly"}},

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"memspy/cache"
 )
 
 // Keys lists the cache keys of the inline spec, in the order the
@@ -14,9 +16,6 @@ var Keys = []string{
 	"size", "sets", "assoc", "line", "replacement", "seed",
 	"write", "allocate", "holds", "level", "inclusion", "latency", "shared",
 }
-
-// Replacements lists the replacement policies (do not modify).
-var Replacements = []Replacement{LRU, FIFO, Random, PLRU, SRRIP, BRRIP}
 
 // ParseCacheSpec parses an inline cache description, the argument of the
 // --cache flag:
@@ -213,17 +212,13 @@ func unknownHolds(v string) string {
 	return fmt.Sprintf("unknown kind %q (want instructions, data or unified; or i, d, u)", v)
 }
 
+// checkReplacement returns why r is not a replacement policy of package
+// cache (the one list of them), or "".
 func checkReplacement(r Replacement) string {
-	for _, p := range Replacements {
-		if r == p {
-			return ""
-		}
+	if cache.IsPolicy(string(r)) {
+		return ""
 	}
-	names := make([]string, len(Replacements))
-	for i, p := range Replacements {
-		names[i] = string(p)
-	}
-	return fmt.Sprintf("unknown policy %q (want %s)", string(r), strings.Join(names, ", "))
+	return fmt.Sprintf("unknown policy %q (want %s)", string(r), strings.Join(cache.Policies(), ", "))
 }
 
 func checkInclusion(in Inclusion) string {

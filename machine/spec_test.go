@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"memspy/cache"
 )
 
 func TestParseCacheSpec(t *testing.T) {
@@ -48,9 +50,9 @@ func TestParseCacheSpec(t *testing.T) {
 			t.Errorf("ParseCacheSpec(%q) = %+v; want %+v", tt.spec, got, tt.want)
 		}
 	}
-	for _, r := range Replacements {
-		c, err := ParseCacheSpec("C:replacement=" + string(r))
-		if err != nil || c.Replacement != r {
+	for _, r := range cache.Policies() {
+		c, err := ParseCacheSpec("C:replacement=" + r)
+		if err != nil || c.Replacement != Replacement(r) {
 			t.Errorf("replacement=%s: %+v, %v", r, c, err)
 		}
 	}
@@ -79,7 +81,7 @@ func TestParseCacheSpecErrors(t *testing.T) {
 		{"L1:level=0", `cache "L1": level: must be positive, not 0`},
 		{"L1:latency=-1", `cache "L1": latency: must be positive, not -1`},
 		{"L1:seed=-1", `cache "L1": seed: "-1" is not an unsigned integer`},
-		{"L1:replacement=mru", `cache "L1": replacement: unknown policy "mru" (want lru, fifo, random, plru, srrip, brrip)`},
+		{"L1:replacement=mru", `cache "L1": replacement: unknown policy "mru" (want brrip, fifo, lru, plru, random, srrip)`},
 		{"L1:holds=everything", `cache "L1": holds: unknown kind "everything" (want instructions, data or unified; or i, d, u)`},
 		{"L1:inclusion=nine", `cache "L1": inclusion: unknown policy "nine" (want none, inclusive or exclusive)`},
 		{"L1:write=around", `cache "L1": write: unknown policy "around" (want back or through)`},

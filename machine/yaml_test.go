@@ -131,7 +131,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad allocate", "caches:\n  - name: L1\n    allocate: sometimes\n", `t.yaml:3: cache "L1": allocate: "sometimes" is not true or false`, true},
 		{"bad write", "caches:\n  - name: L1\n    write: around\n", `t.yaml:3: cache "L1": write: unknown policy "around" (want back or through)`, true},
 		{"bad replacement", "caches:\n  - name: L1\n    replacement: mru\n",
-			`t.yaml:3: cache "L1": replacement: unknown policy "mru" (want lru, fifo, random, plru, srrip, brrip)`, true},
+			`t.yaml:3: cache "L1": replacement: unknown policy "mru" (want brrip, fifo, lru, plru, random, srrip)`, true},
 		{"bad holds", "caches:\n  - name: L1\n    holds: stack\n",
 			`t.yaml:3: cache "L1": holds: unknown kind "stack" (want instructions, data or unified; or i, d, u)`, true},
 		// Errors found by Normalize point at the key, or at the cache.

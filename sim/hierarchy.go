@@ -74,7 +74,7 @@ const noMemo = 1
 
 // noMRU is a cache whose MRU and Promote never find a line: it stays
 // empty.
-var noMRU, _ = cache.NewGeometry(1, 1, machine.FIFO, 0)
+var noMRU, _ = cache.New(1, 1, string(machine.FIFO), 0)
 
 // access kinds indexing the per-kind counters.
 const (
@@ -364,7 +364,7 @@ func (h *Hierarchy) isPlain(l *level) bool {
 
 // newLevel returns an empty level simulating one copy of the cache spec.
 func newLevel(spec *machine.Cache, opt Options) (*level, error) {
-	c, err := cache.New(spec)
+	c, err := cache.New(spec.Sets, spec.Assoc, string(spec.Replacement), spec.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("sim: cache %q: %w", spec.Name, err)
 	}
@@ -383,7 +383,7 @@ func newLevel(spec *machine.Cache, opt Options) (*level, error) {
 		exclusive: spec.Inclusion == machine.Exclusive,
 	}
 	if opt.Classify {
-		l.shadow, err = cache.NewGeometry(1, spec.Lines(), spec.Replacement, spec.Seed)
+		l.shadow, err = cache.New(1, spec.Lines(), string(spec.Replacement), spec.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("sim: cache %q: 3C classification needs a fully associative twin: %w", spec.Name, err)
 		}
