@@ -77,6 +77,14 @@ func (b *Binary) load(ef *elf.File, findDebug bool) error {
 			syms = append(syms, s...)
 		}
 	}
+	mini := false
+	if len(syms) == 0 {
+		// A stripped binary's MiniDebugInfo; a bad one is as if absent
+		// (the dynamic symbols remain, and Names says so).
+		if s, err := miniDebugSymbols(ef); err == nil && len(s) > 0 {
+			syms, mini = append(syms, s...), true
+		}
+	}
 	dyn := len(syms)
 	if err := add(ef.DynamicSymbols()); err != nil {
 		return err
@@ -86,6 +94,8 @@ func (b *Binary) load(ef *elf.File, findDebug bool) error {
 		b.names = FromDWARF
 	case full:
 		b.names = FromSymtab
+	case mini:
+		b.names = FromMiniDebugInfo
 	case len(syms) > dyn:
 		b.names = FromDynsym
 	default:

@@ -14,7 +14,9 @@
 // When a file carries no DWARF, Open looks for a separate debug file the
 // usual way (/usr/lib/debug/.build-id/xx/yyyy.debug from the GNU build ID,
 // then the .gnu_debuglink name next to the file, in its .debug directory and
-// under /usr/lib/debug) and uses its DWARF and full symbol table.
+// under /usr/lib/debug) and uses its DWARF and full symbol table. A
+// stripped file without one still has functions when it carries
+// MiniDebugInfo (.gnu_debugdata: an xz-compressed symbol table).
 //
 // Static variables declared inside a function are named "func.var" (for
 // example "bump.calls"), so that two functions' "static int n" stay apart.
@@ -173,11 +175,12 @@ type Names uint8
 const (
 	FromDWARF   Names = iota // debugging information (its own, or a separate debug file): functions, lines, variables
 	FromSymtab               // the full symbol table: functions and globals, no lines or local variables
+	FromMiniDebugInfo        // MiniDebugInfo (.gnu_debugdata) and the dynamic symbols: functions, exported variables
 	FromDynsym               // the dynamic symbol table only: exported functions and variables
 	FromNothing              // no symbols at all
 )
 
-var namesText = [...]string{"debugging information", "symbol table", "dynamic symbols only", "no symbols"}
+var namesText = [...]string{"debugging information", "symbol table", "MiniDebugInfo symbols", "dynamic symbols only", "no symbols"}
 
 // String describes the source.
 func (n Names) String() string {
