@@ -173,11 +173,11 @@ type Names uint8
 
 // The sources of names, best first.
 const (
-	FromDWARF   Names = iota // debugging information (its own, or a separate debug file): functions, lines, variables
-	FromSymtab               // the full symbol table: functions and globals, no lines or local variables
-	FromMiniDebugInfo        // MiniDebugInfo (.gnu_debugdata) and the dynamic symbols: functions, exported variables
-	FromDynsym               // the dynamic symbol table only: exported functions and variables
-	FromNothing              // no symbols at all
+	FromDWARF         Names = iota // debugging information (its own, or a separate debug file): functions, lines, variables
+	FromSymtab                     // the full symbol table: functions and globals, no lines or local variables
+	FromMiniDebugInfo              // MiniDebugInfo (.gnu_debugdata) and the dynamic symbols: functions, exported variables
+	FromDynsym                     // the dynamic symbol table only: exported functions and variables
+	FromNothing                    // no symbols at all
 )
 
 var namesText = [...]string{"debugging information", "symbol table", "MiniDebugInfo symbols", "dynamic symbols only", "no symbols"}
