@@ -161,6 +161,7 @@ type Ext struct {
 	Size  uint64   // Alloc, Free: the block's size in bytes; Marker (range): the range's length; Map: the length of the .text; Sync: see SyncKind
 	SP    uint64   // Call: the stack pointer after the call; Return: after the return
 	Stack []uint64 // Alloc, Free: the call stack, innermost first (PC first, then return addresses)
+	Type  uint64   // Alloc: the address of the allocated type's descriptor (a Go runtime type), 0 when unknown
 	Name  string   // Alloc, Free: the routine ("malloc", "free", an --alloc-fn); Marker: the name given; Map: the object file's path
 	Mark  MarkKind // Marker: what it marks
 	Sync  SyncKind // Sync: which operation

@@ -57,7 +57,7 @@ func traceSampled(t *testing.T, exe string, opt Options, args ...string) sampled
 				r.skips++
 			case k.IsExtended():
 				x := b.ExtOf(i)
-				e := ev{k, b.Addr[i], 0, b.PC[i], b.Thread[i], xev{x.Size, x.SP, stackString(x.Stack), x.Name, x.Mark, x.Sync}}
+				e := ev{k, b.Addr[i], 0, b.PC[i], b.Thread[i], xev{x.Size, x.SP, stackString(x.Stack), x.Type, x.Name, x.Mark, x.Sync}}
 				r.other = append(r.other, posEvent{r.total, e})
 			default:
 				t.Fatalf("event of kind %v", k)

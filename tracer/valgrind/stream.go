@@ -20,7 +20,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 9
+const StreamVersion = 10
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -1179,7 +1179,11 @@ func (s *StreamReader) extended(c columns, n int, w uint64) error {
 			return s.corrupt(start, "an allocation record has a call stack of %d frames, at most %d allowed", depth, MaxStackDepth)
 		}
 	}
-	need := 24 + 8*depth
+	head := 24 // the words before the call stack
+	if typ == recAlloc {
+		head = 32
+	}
+	need := head + 8*depth
 	if err := s.more(need); err != nil {
 		return s.endError(err, false)
 	}
@@ -1210,11 +1214,13 @@ func (s *StreamReader) extended(c columns, n int, w uint64) error {
 		k = trace.Alloc
 		if typ == recFree {
 			k = trace.Free
+		} else {
+			e.Type = le.Uint64(s.buf[s.pos+24:])
 		}
 		if depth > 0 {
 			e.Stack = make([]uint64, depth)
 			for i := range e.Stack {
-				e.Stack[i] = le.Uint64(s.buf[s.pos+24+8*i:])
+				e.Stack[i] = le.Uint64(s.buf[s.pos+head+8*i:])
 			}
 			pc = e.Stack[0]
 		}

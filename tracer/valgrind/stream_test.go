@@ -37,6 +37,7 @@ type xev struct {
 	Size  uint64
 	SP    uint64
 	Stack string // stackString of the call stack
+	Type  uint64
 	Name  string
 	Mark  trace.MarkKind
 	Sync  trace.SyncKind
@@ -81,7 +82,7 @@ func readAll(t testing.TB, r *StreamReader, c int) ([]ev, error) {
 				}
 				next++
 				x := b.ExtOf(i)
-				e.Size, e.X = 0, xev{x.Size, x.SP, stackString(x.Stack), x.Name, x.Mark, x.Sync}
+				e.Size, e.X = 0, xev{x.Size, x.SP, stackString(x.Stack), x.Type, x.Name, x.Mark, x.Sync}
 			}
 			evs = append(evs, e)
 		}
@@ -145,6 +146,7 @@ func sampleStream() ([]byte, []ev) {
 	)
 	s.ExecFinal(8, 0, 0x4000, 0x7ff0, 0x7ff0)
 	s.Alloc(1, 0x10000, 48, 0x4004, 0x3004, 0x2004)
+	s.String(11, "runtime.mallocgc").AllocType(11, 0x10040, 16, 0x4a2380, 0x4005)
 	// A return, after a side exit.
 	s.Describe(9,
 		vt.Entry{Kind: vt.Exit, PC: 0x4010},
@@ -220,6 +222,7 @@ func sampleStream() ([]byte, []ev) {
 		acc(trace.Write, 0x7ff0, 8, 0x3000, 101),
 		ext(trace.Call, 0x4000, 0x3000, 101, xev{SP: 0x7ff0}),
 		ext(trace.Alloc, 0x10000, 0x4004, 101, xev{Size: 48, Stack: "[4004 3004 2004]", Name: "malloc"}),
+		ext(trace.Alloc, 0x10040, 0x4005, 101, xev{Size: 16, Stack: "[4005]", Type: 0x4a2380, Name: "runtime.mallocgc"}),
 
 		acc(trace.IFetch, 0x4018, 1, 0x4018, 101),
 		acc(trace.Read, 0x7ff0, 8, 0x4018, 101),
@@ -364,7 +367,7 @@ func TestStreamFinalAcrossBatches(t *testing.T) {
 					e := acc(b.Kind[i], b.Addr[i], b.Size[i], b.PC[i], b.Thread[i])
 					if e.K.IsExtended() {
 						x := b.ExtOf(i)
-						e.Size, e.X = 0, xev{x.Size, x.SP, stackString(x.Stack), x.Name, x.Mark, x.Sync}
+						e.Size, e.X = 0, xev{x.Size, x.SP, stackString(x.Stack), x.Type, x.Name, x.Mark, x.Sync}
 					}
 					got = append(got, e)
 				}
@@ -443,23 +446,25 @@ func TestStreamErrors(t *testing.T) {
 		{"magic", new(vt.Stream).Word(0x1234).Word(2).Word(0).Word(0).End(0).Bytes(), 0,
 			`corrupt memspy Valgrind tool stream at byte 0: bad magic "4\x12\x00\x00\x00\x00\x00\x00", want "memspyVG": not a memspy Valgrind tool stream`, ErrCorrupt},
 		{"version 1", new(vt.Stream).HeaderVersion(1, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 9: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 1, this memspy reads version 10: rebuild with make", ErrVersion},
 		{"version 2", new(vt.Stream).HeaderVersion(2, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 9: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 2, this memspy reads version 10: rebuild with make", ErrVersion},
 		{"version 3", new(vt.Stream).HeaderVersion(3, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 9: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 3, this memspy reads version 10: rebuild with make", ErrVersion},
 		{"version 4", new(vt.Stream).HeaderVersion(4, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 9: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 4, this memspy reads version 10: rebuild with make", ErrVersion},
 		{"version 5", new(vt.Stream).HeaderVersion(5, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 5, this memspy reads version 9: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 5, this memspy reads version 10: rebuild with make", ErrVersion},
 		{"version 6", new(vt.Stream).HeaderVersion(6, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 6, this memspy reads version 9: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 6, this memspy reads version 10: rebuild with make", ErrVersion},
 		{"version 7", new(vt.Stream).HeaderVersion(7, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 7, this memspy reads version 9: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 7, this memspy reads version 10: rebuild with make", ErrVersion},
 		{"version 8", new(vt.Stream).HeaderVersion(8, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 8, this memspy reads version 9: rebuild with make", ErrVersion},
-		{"version 10", new(vt.Stream).HeaderVersion(10, 0, 1).End(0).Bytes(), 0,
-			"the memspy Valgrind tool speaks stream version 10, this memspy reads version 9: rebuild with make", ErrVersion},
+			"the memspy Valgrind tool speaks stream version 8, this memspy reads version 10: rebuild with make", ErrVersion},
+		{"version 9", new(vt.Stream).HeaderVersion(9, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 9, this memspy reads version 10: rebuild with make", ErrVersion},
+		{"version 11", new(vt.Stream).HeaderVersion(11, 0, 1).End(0).Bytes(), 0,
+			"the memspy Valgrind tool speaks stream version 11, this memspy reads version 10: rebuild with make", ErrVersion},
 		{"record type", head().Exec(5, 1, 0x10).Word(12<<60 | 5).Bytes(), 1,
 			corrupt(104, "unknown record type 12 (word 0xc000000000000005)"), ErrCorrupt},
 		{"unknown superblock", head().Exec(6, 0).Bytes(), 0,
@@ -553,7 +558,8 @@ func TestStreamErrors(t *testing.T) {
 		{"cut in sp", cut(callHead().ExecFinal(6, 0, 0x40, 0x50, 0x10), 167), 1, noEnd(167), ErrNoEnd},
 		{"cut in alloc", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 112), 1, noEnd(112), ErrNoEnd},
 		{"cut in alloc size", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 124), 1, noEnd(124), ErrNoEnd},
-		{"cut in alloc stack", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 144), 1, noEnd(144), ErrNoEnd},
+		{"cut in alloc type", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 132), 1, noEnd(132), ErrNoEnd},
+		{"cut in alloc stack", cut(head().Exec(5, 1, 0x10).Alloc(0, 0x100, 8, 1, 2, 3), 152), 1, noEnd(152), ErrNoEnd},
 		{"cut in free stack", cut(head().Exec(5, 1, 0x10).Free(0, 0x100, 8, 1, 2, 3), 148), 1, noEnd(148), ErrNoEnd},
 		{"cut in mark", cut(head().Exec(5, 1, 0x10).Mark(0, 0, 0, 0), 120), 1, noEnd(120), ErrNoEnd},
 		{"cut in map", cut(head().Exec(5, 1, 0x10).String(1, "/a.so").Map(1, 0x1000, 0x100), 128), 1, noEnd(128), ErrNoEnd},
@@ -594,12 +600,13 @@ func TestStreamErrors(t *testing.T) {
 
 // The version error names the tool's directory when Start made the reader.
 func TestStreamVersionLib(t *testing.T) {
-	r := NewStreamReader(bytes.NewReader(new(vt.Stream).HeaderVersion(10, 0, 1).Bytes()))
+	r := NewStreamReader(bytes.NewReader(new(vt.Stream).HeaderVersion(StreamVersion+1, 0, 1).Bytes()))
 	r.lib = "/opt/memspy/valgrind"
 	fatal := 0
 	r.onFatal = func() { fatal++ }
 	err := r.Read(trace.NewBatch(8))
-	want := "the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version 10, this memspy reads version 9: the tool and memspy disagree, rebuild both with make"
+	want := fmt.Sprintf("the memspy Valgrind tool in /opt/memspy/valgrind speaks stream version %d, this memspy reads version %d: the tool and memspy disagree, rebuild both with make",
+		StreamVersion+1, StreamVersion)
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -953,8 +960,12 @@ func refDecodeAs(data []byte, block uint64, slim bool) ([]ev, string) {
 			if depth > 256 {
 				return evs, "corrupt"
 			}
-			var ws []uint64 // address, size, stack
-			for range 2 + depth {
+			head := 2 // address, size (ALLOC: and type), then the stack
+			if w>>60 == 4 {
+				head = 3
+			}
+			var ws []uint64
+			for range head + depth {
 				x, ok := word(p)
 				if !ok {
 					return evs, "noend"
@@ -973,14 +984,16 @@ func refDecodeAs(data []byte, block uint64, slim bool) ([]ev, string) {
 				evs = append(evs, ext(trace.Marker, ws[0], 0, tid, xev{Size: ws[1], Name: nm, Mark: trace.MarkKind(low)}))
 				continue
 			}
-			kind, pc := trace.Alloc, uint64(0)
+			kind, pc, typ := trace.Alloc, uint64(0), uint64(0)
 			if w>>60 == 5 {
 				kind = trace.Free
+			} else {
+				typ = ws[2]
 			}
 			if depth > 0 {
-				pc = ws[2]
+				pc = ws[head]
 			}
-			evs = append(evs, ext(kind, ws[0], pc, tid, xev{Size: ws[1], Stack: stackString(ws[2:]), Name: nm}))
+			evs = append(evs, ext(kind, ws[0], pc, tid, xev{Size: ws[1], Stack: stackString(ws[head:]), Type: typ, Name: nm}))
 		case 8: // MAP
 			addr, ok1 := word(p)
 			size, ok2 := word(p + 8)
@@ -1157,7 +1170,8 @@ func randomStream(rng *rand.Rand) []byte {
 				stack[i] = rng.Uint64()
 			}
 			if r == 3 {
-				s.Alloc(name(), rng.Uint64(), rng.Uint64N(1<<20), stack...)
+				nm, a, size := name(), rng.Uint64(), rng.Uint64N(1<<20)
+				s.AllocType(nm, a, size, size%2*a, stack...) // a type on every other one
 			} else {
 				s.Free(name(), rng.Uint64(), rng.Uint64N(1<<20), stack...)
 			}

@@ -87,7 +87,7 @@ extern Int     VG_(sigtimedwait_zero)(const vki_sigset_t* set, vki_siginfo_t* in
 extern Int     VG_(sigemptyset)(vki_sigset_t* set);
 extern Int     VG_(sigaddset)(vki_sigset_t* set, Int signum);
 
-#define MS_STREAM_VERSION 9
+#define MS_STREAM_VERSION 10
 #define MS_STR(x)  MS_STR1(x)
 #define MS_STR1(x) #x
 
@@ -183,10 +183,13 @@ static ULong clo_sample_steps;
 static const HChar* clo_timestep_fn = NULL;
 
 /* --alloc-fn=NAME[:REG]: the size is in REG at entry, the block's address in
-   RAX at return. runtime.mallocgc (Go's allocator, register ABI) is built in. */
+   RAX at return. runtime.mallocgc (Go's allocator, register ABI) is built in:
+   its type argument is in RBX at entry, and its call stack comes from Go's
+   frame pointers (go_call_stack). */
 typedef struct {
    const HChar* name;
    Int          size_off;   /* guest state offset of the size register */
+   Bool         go;         /* Go's runtime.mallocgc */
 } AllocFn;
 static AllocFn alloc_fns[MAX_FNS];
 static Int     n_alloc_fns;
@@ -309,7 +312,7 @@ static void count_events(void)
          break;
       }
       case REC_DESCRIBE: i += 2 + 2 * (buf[i + 1] & 0xffffffffULL) + (buf[i + 1] >> 32); break;
-      case REC_ALLOC:
+      case REC_ALLOC:    i += 4 + (w & 0xffff); break;
       case REC_FREE:     i += 3 + (w & 0xffff); break;
       case REC_MARK:
       case REC_MAP:      i += 3; break;
@@ -540,6 +543,7 @@ static void ms_copy_mem_remap(Addr from, Addr to, SizeT len)
 typedef struct {
    Addr  sp;        /* stack pointer at entry: it points at the return address */
    ULong size;      /* alloc-fn: the requested size */
+   Addr  type;      /* alloc-fn: the type argument (Go's), 0 if none */
    Int   fn;        /* alloc-fn index, or FN_TRACE, FN_TIMESTEP */
    Int   depth;
    Addr  stack[MAX_STACK_DEPTH];
@@ -755,15 +759,19 @@ typedef struct {
 } Block;
 static VgHashTable* blocks;
 
-static void emit_block_record(ULong type, ULong name, Addr a, ULong size, const Addr* ips, Int n)
+/* Writes an ALLOC or FREE record (type); typ, the allocated type, goes
+   in ALLOC records only. */
+static void emit_block_record(ULong type, ULong name, Addr a, ULong size, Addr typ, const Addr* ips, Int n)
 {
    if (silenced || dropping)
       return;
    flush_skip();
-   ensure_room(3 + n);
+   ensure_room(4 + n);
    buf[buf_pos++] = (type << 60) | (name << 16) | (ULong)n;
    buf[buf_pos++] = a;
    buf[buf_pos++] = size;
+   if (type == REC_ALLOC)
+      buf[buf_pos++] = typ;
    for (Int k = 0; k < n; k++)
       buf[buf_pos++] = ips[k];
 }
@@ -792,6 +800,51 @@ static Int call_stack(ThreadId tid, Addr* ips, Int skip)
    return k;
 }
 
+/* Whether the code at a is the Go runtime's (package runtime or
+   internal/runtime/...): a Go allocation's frames there are the
+   allocator's. Answers are kept by address in a small direct-mapped
+   cache (Go programs load no code after their start). */
+#define GO_RT_CACHE 1024
+static struct { Addr a; Bool rt; } go_rt_cache[GO_RT_CACHE];
+static Bool in_go_runtime(Addr a)
+{
+   UWord h = (a ^ (a >> 10)) % GO_RT_CACHE;
+   if (go_rt_cache[h].a != a) {
+      const HChar* fn;
+      go_rt_cache[h].a = a;
+      go_rt_cache[h].rt = VG_(get_fnname)(VG_(current_DiEpoch)(), a, &fn) &&
+                          (VG_(strncmp)(fn, "runtime.", 8) == 0 || VG_(strncmp)(fn, "internal/runtime/", 17) == 0);
+   }
+   return go_rt_cache[h].rt;
+}
+
+/* The call stack at the entry of a Go function (sp, fp: its RSP and RBP
+   there), from Go's frame pointers (amd64 keeps them): the return address
+   is at [sp], RBP is the caller's frame, whose [fp] is its caller's frame
+   and [fp+8] the return address into it. Valgrind's unwinder gives up on
+   goroutine stacks: Go allocates them in its heap, outside the thread's
+   stack. The chain also crosses Go's switches to the system stack
+   (systemstack keeps the goroutine's frame pointer). Entries are return
+   addresses minus one, as call_stack's; frames in the Go runtime come
+   first and do not count in --stack-depth. */
+static Int go_call_stack(Addr sp, Addr fp, Addr* ips)
+{
+   if (!VG_(am_is_valid_for_client)(sp, sizeof(Addr), VKI_PROT_READ))
+      return 0;
+   Addr ra = *(Addr*)sp;
+   Int n = 0, user = 0;
+   while (n < MAX_STACK_DEPTH && user < clo_stack_depth && VG_(am_is_valid_for_client)(ra, 1, VKI_PROT_EXEC)) {
+      ips[n++] = ra - 1;
+      if (user > 0 || !in_go_runtime(ra - 1))
+         user++;
+      if (fp == 0 || fp % sizeof(Addr) != 0 || !VG_(am_is_valid_for_client)(fp, 2 * sizeof(Addr), VKI_PROT_READ))
+         break;
+      ra = ((Addr*)fp)[1];
+      fp = ((Addr*)fp)[0];
+   }
+   return n;
+}
+
 /* Remembers the live block [a, a+n) (an allocator may hand out a block it
    handed out before without a free we saw). */
 static void remember_block(Addr a, SizeT n)
@@ -808,7 +861,7 @@ static void record_alloc(ThreadId tid, const HChar* routine, void* p, SizeT n)
    remember_block((Addr)p, n);
    Addr ips[MAX_STACK_DEPTH + 2];
    Int depth = call_stack(tid, ips, 0);
-   emit_block_record(REC_ALLOC, string_id(routine), (Addr)p, n, ips, depth);
+   emit_block_record(REC_ALLOC, string_id(routine), (Addr)p, n, 0, ips, depth);
 }
 
 /* Forgets block p and reports its free; returns its size. */
@@ -822,7 +875,7 @@ static SizeT record_free(ThreadId tid, const HChar* routine, void* p)
    }
    Addr ips[MAX_STACK_DEPTH + 2];
    Int depth = call_stack(tid, ips, 0);
-   emit_block_record(REC_FREE, string_id(routine), (Addr)p, n, ips, depth);
+   emit_block_record(REC_FREE, string_id(routine), (Addr)p, n, 0, ips, depth);
    return n;
 }
 
@@ -1061,14 +1114,15 @@ static Bool ms_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
 /* Functions watched by name: --start-fn, --trace-fn, --alloc-fn       */
 /* ------------------------------------------------------------------ */
 
-/* Remembers the entry of watched function fn with stack pointer sp; False
-   when it is the entry already remembered last: a superblock that ran
-   again after leaving at its start (a change of mode). */
-static Bool push_pending(Addr sp, Int fn, ULong size)
+/* Remembers the entry of watched function fn with stack pointer sp and
+   returns it; NULL when it is the entry already remembered last: a
+   superblock that ran again after leaving at its start (a change of
+   mode). */
+static Pending* push_pending(Addr sp, Int fn, ULong size)
 {
    ThreadCalls* tc = &calls[cur_tid];
    if (tc->n > 0 && tc->p[tc->n - 1].sp == sp && tc->p[tc->n - 1].fn == fn)
-      return False;
+      return NULL;
    if (tc->n == MAX_PENDING) {
       /* Entries that never returned (longjmp, a stack switch): drop the oldest. */
       if (tc->p[0].fn == FN_TRACE)
@@ -1084,14 +1138,13 @@ static Bool push_pending(Addr sp, Int fn, ULong size)
    e->sp = sp;
    e->fn = fn;
    e->size = size;
+   e->type = 0;
    e->depth = 0;
-   if (fn >= 0)
-      e->depth = call_stack(cur_tid, e->stack, 1);
-   else if (fn == FN_TRACE)
+   if (fn == FN_TRACE)
       tc->in_trace_fn++;
-   else
+   else if (fn == FN_TIMESTEP)
       tc->in_timestep_fn++;
-   return True;
+   return e;
 }
 
 /* At the entry of the --trace-fn function. */
@@ -1111,10 +1164,16 @@ static void ms_timestep_fn_enter(ULong sp)
    ts_step(True);
 }
 
-/* At the entry of --alloc-fn number fn: remember the size until it returns. */
-static void ms_alloc_fn_enter(ULong fn, ULong size, ULong sp)
+/* At the entry of --alloc-fn number fn (sp, fp: RSP and RBP; type: Go's
+   type argument, else 0): remember the size, type and call stack until it
+   returns. */
+static void ms_alloc_fn_enter(ULong fn, ULong size, ULong sp, ULong fp, ULong type)
 {
-   push_pending(sp, (Int)fn, size);
+   Pending* e = push_pending(sp, (Int)fn, size);
+   if (e == NULL)
+      return;
+   e->type = type;
+   e->depth = alloc_fns[fn].go ? go_call_stack(sp, fp, e->stack) : call_stack(cur_tid, e->stack, 1);
 }
 
 /* After a return (sp: the stack pointer after it, rax: the result):
@@ -1135,8 +1194,10 @@ static void ms_return(ULong sp, ULong rax)
             ts_step(False);
          }
       } else if (e->sp + 8 == sp && rax != 0) {
-         remember_block(rax, e->size);
-         emit_block_record(REC_ALLOC, string_id(alloc_fns[e->fn].name), rax, e->size, e->stack, e->depth);
+         /* Go frees nothing explicitly: its blocks need no size for a FREE. */
+         if (!alloc_fns[e->fn].go)
+            remember_block(rax, e->size);
+         emit_block_record(REC_ALLOC, string_id(alloc_fns[e->fn].name), rax, e->size, e->type, e->stack, e->depth);
       }
    }
    if (changed)
@@ -2013,9 +2074,13 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       /* The unwinder reads the guest IP: make it exact. */
       addStmtToIRSB(sb, IRStmt_Put(layout->offset_IP, u64(entry)));
       IRTemp sp = assign(sb, Ity_I64, rsp);
+      IRTemp fp = assign(sb, Ity_I64, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RBP), Ity_I64));
       IRTemp size = assign(sb, Ity_I64, IRExpr_Get(alloc_fns[afn].size_off, Ity_I64));
+      IRExpr* type = u64(0);
+      if (alloc_fns[afn].go)
+         type = rd(assign(sb, Ity_I64, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RBX), Ity_I64)));
       IRDirty* d = call_helper(sb, "ms_alloc_fn_enter", &ms_alloc_fn_enter,
-                               mkIRExprVec_3(u64(afn), rd(size), rd(sp)), NULL);
+                               mkIRExprVec_5(u64(afn), rd(size), rd(sp), rd(fp), type), NULL);
       fx_state(d, Ifx_Read, layout->offset_IP);
       fx_state(d, Ifx_Read, layout->offset_SP);
       fx_state(d, Ifx_Read, layout->offset_FP);
@@ -2397,6 +2462,7 @@ static void ms_post_clo_init(void)
       not run). */
    VG_(clo_vex_control).guest_chase = False;
    add_alloc_fn("runtime.mallocgc:rax");   /* Go (register ABI) */
+   alloc_fns[n_alloc_fns - 1].go = True;
    calls = VG_(calloc)("memspy.calls", VG_N_THREADS, sizeof(ThreadCalls));
    lives = VG_(calloc)("memspy.lives", VG_N_THREADS, sizeof(ThreadLife));
    alloc_frames = VG_(calloc)("memspy.allocframes", VG_N_THREADS, sizeof(Addr));

@@ -20,7 +20,7 @@ import (
 // Version is the stream version the builders write unless told otherwise:
 // the one memspy reads (valgrind.StreamVersion, which this package cannot
 // import).
-const Version = 9
+const Version = 10
 
 // Flags of the stream header.
 const (
@@ -140,18 +140,25 @@ func (s *Stream) Thread(tid uint32) *Stream { return s.Word(RecThread<<60 | uint
 
 // Alloc appends an ALLOC record: a block of size bytes at addr allocated
 // by the routine named by STRING name (0: none), with the call stack
-// stack (innermost first).
+// stack (innermost first) and no type.
 func (s *Stream) Alloc(name, addr, size uint64, stack ...uint64) *Stream {
-	return s.heap(RecAlloc, name, addr, size, stack)
+	return s.AllocType(name, addr, size, 0, stack...)
 }
 
-// Free appends a FREE record, as Alloc.
+// AllocType appends an ALLOC record as Alloc, of the type whose descriptor
+// is at typ.
+func (s *Stream) AllocType(name, addr, size, typ uint64, stack ...uint64) *Stream {
+	s.Word(RecAlloc<<60 | name<<16 | uint64(len(stack))).Word(addr).Word(size).Word(typ)
+	return s.words(stack)
+}
+
+// Free appends a FREE record, as Alloc (a FREE has no type).
 func (s *Stream) Free(name, addr, size uint64, stack ...uint64) *Stream {
-	return s.heap(RecFree, name, addr, size, stack)
+	s.Word(RecFree<<60 | name<<16 | uint64(len(stack))).Word(addr).Word(size)
+	return s.words(stack)
 }
 
-func (s *Stream) heap(typ, name, addr, size uint64, stack []uint64) *Stream {
-	s.Word(typ<<60 | name<<16 | uint64(len(stack))).Word(addr).Word(size)
+func (s *Stream) words(stack []uint64) *Stream {
 	for _, a := range stack {
 		s.Word(a)
 	}
