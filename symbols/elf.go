@@ -103,6 +103,7 @@ func (b *Binary) load(ef *elf.File, findDebug bool) error {
 	}
 	syms = append(syms, pltSymbols(ef, syms)...)
 	bld.finish(syms)
+	b.goTypes = readGoTypes(ef, syms)
 	return nil
 }
 

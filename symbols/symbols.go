@@ -68,6 +68,8 @@ type Binary struct {
 	names   Names // where the names came from
 
 	locals map[uint64][]attrib.Local // by link-time function range start
+
+	goTypes *goTypes // a Go executable's type descriptors, nil for others
 }
 
 // Frame is one source-level frame at a code address.
