@@ -50,6 +50,10 @@ type Bin struct {
 	// Site is the allocation call path of a heap bin, innermost first:
 	// the allocation call's PC, then return addresses.
 	Site []uint64
+	// Type is the run-time address of the descriptor of the type a heap
+	// bin's blocks were allocated as (Go's, trace.Ext.Type), 0 when
+	// unknown.
+	Type uint64
 	// Proc is the procedure of a stack bin; Name is then the variable's
 	// name for a bin of one local variable, "" for the rest of the frame.
 	Proc int32
@@ -77,7 +81,7 @@ type span struct {
 // takes precedence over a heap block, a heap block over a global.
 type Data struct {
 	bins   []Bin
-	sites  map[string]int32   // heap bins by encoded call path
+	sites  map[string]int32   // heap bins by encoded call path and type
 	stack  map[int32]int32    // stack bins by procedure
 	locals map[localKey]int32 // local variable bins by procedure and name
 	named  map[string]int32   // manual bins by name
@@ -116,15 +120,16 @@ func (d *Data) add(b Bin) int32 {
 }
 
 // Alloc records a heap block of size bytes at addr allocated by thread
-// through the call path stack (innermost first): its bin is that of every
-// block allocated through the same path. Any range it overlaps (a freed
-// range, or a block freed without a report, as a garbage collector does)
-// ends. It returns the bin.
-func (d *Data) Alloc(addr, size uint64, thread uint32, stack []uint64) int32 {
-	key := encodePath(stack)
+// through the call path stack (innermost first) as the type whose
+// descriptor is at typ (0: unknown): its bin is that of every block
+// allocated through the same path as the same type. Any range it overlaps
+// (a freed range, or a block freed without a report, as a garbage
+// collector does) ends. It returns the bin.
+func (d *Data) Alloc(addr, size uint64, thread uint32, stack []uint64, typ uint64) int32 {
+	key := siteKey(stack, typ)
 	id, ok := d.sites[key]
 	if !ok {
-		id = d.add(Bin{Kind: Heap, Name: heapName(stack), Site: slices.Clone(stack)})
+		id = d.add(Bin{Kind: Heap, Name: heapName(stack), Site: slices.Clone(stack), Type: typ})
 		d.sites[key] = id
 	}
 	b := &d.bins[id]
@@ -390,12 +395,13 @@ func (d *Data) Block(addr uint64) (start, end uint64, thread uint32, ok bool) {
 
 func contains(s span, a uint64) bool { return a >= s.start && a < s.end }
 
-// encodePath returns a map key for a call path.
-func encodePath(stack []uint64) string {
-	b := make([]byte, 8*len(stack))
+// siteKey returns a map key for a call path and a type.
+func siteKey(stack []uint64, typ uint64) string {
+	b := make([]byte, 8*len(stack)+8)
 	for i, pc := range stack {
 		binary.LittleEndian.PutUint64(b[8*i:], pc)
 	}
+	binary.LittleEndian.PutUint64(b[8*len(stack):], typ)
 	return string(b)
 }
 

@@ -9,14 +9,23 @@ func TestDataHeap(t *testing.T) {
 	d := NewData()
 	siteA := []uint64{0x401000, 0x402000}
 	siteB := []uint64{0x401000, 0x403000} // same allocation call, other path
-	a1 := d.Alloc(0x10000, 0x100, 0, siteA)
-	a2 := d.Alloc(0x20000, 0x100, 0, siteA)
-	b := d.Alloc(0x30000, 0x200000, 0, siteB)
+	a1 := d.Alloc(0x10000, 0x100, 0, siteA, 0)
+	a2 := d.Alloc(0x20000, 0x100, 0, siteA, 0)
+	b := d.Alloc(0x30000, 0x200000, 0, siteB, 0)
 	if a1 != a2 || a1 == b || a1 < 2 {
 		t.Fatalf("bins: %d %d %d: one per call path", a1, a2, b)
 	}
 	if got := d.Bin(a1); got.Kind != Heap || got.Blocks != 2 || got.Bytes != 0x200 || got.Name != "heap@0x401000" {
 		t.Fatalf("bin %+v", got)
+	}
+	// Blocks of one path but of other types (Go's) are bins of their own,
+	// one per type; a path whose last frame is another's type is not it.
+	t1 := d.Alloc(0x300000, 0x10, 0, siteA, 0x4a2000)
+	t2 := d.Alloc(0x300010, 0x10, 0, siteA, 0x4a2100)
+	t3 := d.Alloc(0x300020, 0x10, 0, siteA, 0x4a2000)
+	t4 := d.Alloc(0x300030, 0x10, 0, siteA[:1], 0x402000)
+	if t1 == a1 || t1 == t2 || t1 != t3 || t4 == a1 || t4 == t1 || d.Bin(t1).Type != 0x4a2000 || d.Bin(a1).Type != 0 {
+		t.Fatalf("bins by type: %d %d %d %d (untyped %d), type %#x", t1, t2, t3, t4, a1, d.Bin(t1).Type)
 	}
 	for _, c := range []struct {
 		addr uint64
@@ -36,7 +45,7 @@ func TestDataHeap(t *testing.T) {
 		t.Errorf("freed block: bin %d, want freed", got)
 	}
 	// A new block over part of the freed range ends it.
-	c := d.Alloc(0x10080, 0x10, 0, []uint64{0x404000})
+	c := d.Alloc(0x10080, 0x10, 0, []uint64{0x404000}, 0)
 	for addr, want := range map[uint64]int32{0x10000: OtherBin, 0x10080: c, 0x10090: OtherBin} {
 		if got := d.Lookup(addr); got != want {
 			t.Errorf("after reuse: Lookup(%#x) = %d, want %d", addr, got, want)
@@ -44,7 +53,7 @@ func TestDataHeap(t *testing.T) {
 	}
 	// A block allocated over a live one (never freed: garbage collected)
 	// replaces it.
-	e := d.Alloc(0x30000+0x1000, 0x40, 0, []uint64{0x405000})
+	e := d.Alloc(0x30000+0x1000, 0x40, 0, []uint64{0x405000}, 0)
 	if got := d.Lookup(0x30000); got != OtherBin {
 		t.Errorf("old block still mapped: %d", got)
 	}
@@ -52,7 +61,7 @@ func TestDataHeap(t *testing.T) {
 		t.Errorf("new block: %d, want %d", got, e)
 	}
 	// Bogus sizes count but map nothing.
-	g := d.Alloc(0x50000, 1<<62, 0, []uint64{0x406000})
+	g := d.Alloc(0x50000, 1<<62, 0, []uint64{0x406000}, 0)
 	if d.Lookup(0x50000) != OtherBin || d.Bin(g).Bytes != 1<<62 {
 		t.Errorf("a bogus size is mapped")
 	}
@@ -70,7 +79,7 @@ func TestDataPrecedence(t *testing.T) {
 			t.Errorf("Lookup(%#x) = %d, want %d", addr, got, want)
 		}
 	}
-	h := d.Alloc(0x1000, 16, 0, nil) // a heap block over a global (a test of precedence only)
+	h := d.Alloc(0x1000, 16, 0, nil, 0) // a heap block over a global (a test of precedence only)
 	m := d.Name(0x1008, 4, "flag")
 	m2 := d.Name(0x9000, 8, "flag")
 	if m != m2 || d.Bin(m).Bytes != 12 {
@@ -102,7 +111,7 @@ func TestDataRandom(t *testing.T) {
 				if rng.IntN(8) == 0 {
 					size = uint64(1 + rng.IntN(1<<18))
 				}
-				id := d.Alloc(addr, size, 0, []uint64{uint64(rng.IntN(5))})
+				id := d.Alloc(addr, size, 0, []uint64{uint64(rng.IntN(5))}, 0)
 				var keep []blk
 				for _, b := range model {
 					if b.start < addr+size && b.end > addr {
@@ -171,8 +180,8 @@ func TestDataGlobalsRemapped(t *testing.T) {
 // it; a freed one, or memory of no block, has none.
 func TestBlockThread(t *testing.T) {
 	d := NewData()
-	d.Alloc(0x1000, 0x20, 7, []uint64{0x400100})
-	d.Alloc(0x1020, 0x20, 9, []uint64{0x400100})
+	d.Alloc(0x1000, 0x20, 7, []uint64{0x400100}, 0)
+	d.Alloc(0x1020, 0x20, 9, []uint64{0x400100}, 0)
 	for _, c := range []struct {
 		addr, start, end uint64
 		thread           uint32
@@ -228,7 +237,7 @@ func TestDataRegions(t *testing.T) {
 // The allocator's bin keeps its name among the heap bins.
 func TestHeapNamesAllocator(t *testing.T) {
 	d := NewData()
-	d.Alloc(0x1000, 16, 0, []uint64{0x400100})
+	d.Alloc(0x1000, 16, 0, []uint64{0x400100}, 0)
 	a := d.AllocatorBin()
 	names := HeapNames(d.Bins())
 	if names[a] != "<allocator>" || names[a-1] != "heap@0x400100" {
@@ -241,7 +250,7 @@ func TestHeapNamesAllocator(t *testing.T) {
 func TestDataUnmap(t *testing.T) {
 	d := NewData()
 	d.AddGlobals([]Var{{Name: "g", Addr: 0x10000, Size: 0x1000}}, 64, "pool")
-	m := d.Alloc(0x10000, 0x4000, 0, []uint64{0x400100}) // a mapping over where a module will be
+	m := d.Alloc(0x10000, 0x4000, 0, []uint64{0x400100}, 0) // a mapping over where a module will be
 	if d.Lookup(0x10010) != m {
 		t.Fatalf("the mapping is not found")
 	}

@@ -524,7 +524,7 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 	case trace.Return:
 		at.code.Return(tid, e.SP)
 	case trace.Alloc:
-		at.data.Alloc(addr, e.Size, tid, e.Stack)
+		at.data.Alloc(addr, e.Size, tid, e.Stack, e.Type)
 		if end := addr + e.Size; end > addr {
 			h.retag(addr, end, false)
 		}

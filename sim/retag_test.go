@@ -19,7 +19,7 @@ type localsSymbolizer struct {
 
 func (s localsSymbolizer) Map(string, uint64) []attrib.Var { return nil }
 func (s localsSymbolizer) Code(uint64) sim.Source          { return sim.Source{} }
-func (s localsSymbolizer) HeapName([]uint64) (string, []string, bool) {
+func (s localsSymbolizer) HeapName([]uint64, uint64) (string, []string, bool) {
 	return "", nil, false
 }
 func (s localsSymbolizer) Place(uint64) (string, bool) { return "", false }

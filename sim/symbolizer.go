@@ -14,13 +14,15 @@ type Symbolizer interface {
 	Code(pc uint64) Source
 	// HeapName names the heap blocks allocated through a call path of
 	// return addresses, innermost first (the allocation routine's own
-	// frames removed): name is short (the variable that receives the
-	// pointer, e.g. "Y", else "heap@file:line"); path is the call path,
+	// frames removed), as the type whose descriptor is at run-time
+	// address typ (Go's; 0: unknown): name is short (the variable that
+	// receives the pointer, e.g. "Y", else "heap@file:line"; with a type,
+	// "v ([]int)", else "main.go:42 []int"); path is the call path,
 	// outermost first, one "func.line" per source frame, so that path and
 	// name joined with dots make a unique full name
 	// ("main.42.AllocMatrix.17.Y"). ok is false when nothing is known
 	// about the call path.
-	HeapName(site []uint64) (name string, path []string, ok bool)
+	HeapName(site []uint64, typ uint64) (name string, path []string, ok bool)
 	// Locals returns the variables kept at fixed offsets from the frame of
 	// the function entered at run-time address entry, sorted by offset
 	// (nil when unknown).

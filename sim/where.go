@@ -718,7 +718,7 @@ func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 		o.Name, o.FullName = n.heap[id], n.heap[id]
 		o.Blocks = b.Blocks
 		if sym := n.h.attr.sym; sym != nil {
-			if name, p, ok := sym.HeapName(b.Site); ok {
+			if name, p, ok := sym.HeapName(b.Site, b.Type); ok {
 				o.Name, o.FullName, path = name, strings.Join(append(slices.Clone(p), name), "."), p
 			}
 		}

@@ -3,6 +3,7 @@ package symbolize
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,9 +12,11 @@ import (
 
 // HeapName names the heap blocks allocated through site, a call path of
 // return addresses, innermost first, whose first entry returns into the
-// function that called the allocation routine. Each return address is
-// looked up at the address before it, inside the call instruction, and
-// expands into the source frames there (inlined calls included).
+// function that called the allocation routine, as the type whose
+// descriptor is at run-time address typ (Go's; 0: unknown). Each return
+// address is looked up at the address before it, inside the call
+// instruction, and expands into the source frames there (inlined calls
+// included).
 //
 // The short name is the variable that receives the pointer: the left-hand
 // side on the allocation line (`Y = malloc(n)` → "Y", see
@@ -30,13 +33,22 @@ import (
 // wrapper `m = malloc(n); if (!m) abort(); return m;`) counts as a return:
 // the name is looked for in the caller.
 //
+// A Go allocation (site begins in the Go runtime, with the function that
+// called runtime.mallocgc; or typ is known) is named from the frames after
+// the runtime's, walking out of the standard library as out of C's system
+// headers, with its type when typ names one (see [symbols.Space.GoType]):
+// "values ([]uint64)" for a variable, else "main.go:42 []int" (an array
+// when the runtime function that called mallocgc allocates one:
+// makeslice, growslice, newarray), and without a type as C's blocks are
+// named.
+//
 // path is the whole call path, outermost first, one "func.line" per source
 // frame (joined with the name: "main.42.AllocMatrix.17.Y", main's line 42
 // called AllocMatrix, whose line 17 called the allocator). A frame without
 // a line is just "func"; one in no known function is its module and
 // offset ("libfoo.so+0x11a3", or the address in hex outside every
 // module). ok is false when no frame of site is known at all.
-func (s *Symbolizer) HeapName(site []uint64) (name string, path []string, ok bool) {
+func (s *Symbolizer) HeapName(site []uint64, typ uint64) (name string, path []string, ok bool) {
 	var frames []siteFrame // innermost first
 	for _, ra := range site {
 		fs := s.space.Frames(ra - 1)
@@ -52,7 +64,11 @@ func (s *Symbolizer) HeapName(site []uint64) (name string, path []string, ok boo
 	if !ok {
 		return "", nil, false
 	}
-	name = s.shortName(frames)
+	if g, ok := goAllocation(frames); ok || typ != 0 {
+		name = s.goName(frames, g, typ)
+	} else {
+		name = s.shortName(frames)
+	}
 	for i := len(frames) - 1; i >= 0; i-- {
 		f := &frames[i]
 		elem := s.place(f.ra)
@@ -97,22 +113,105 @@ func inLibraryHeader(file string) bool {
 	return false
 }
 
-// shortName finds the variable receiving the pointer, walking outwards
-// while lines return it (or tell nothing) and through the library code
-// inlined from system headers: the first line of the program's own that
-// assigns it names it; one that uses a container's method through which
-// the allocation came names the container ("counts (std::map node)").
-// Otherwise the name is "heap@file:line" of the innermost line of the
-// program's own (of any line when there is none), else "heap@func", else
-// "heap@module+0xOFF".
+// goAlloc is what the frames of a Go allocation's call path tell.
+type goAlloc struct {
+	runtime int    // how many frames, innermost first, are the Go runtime's
+	root    string // the Go installation's source directory ("/usr/local/go/src/"), "" when unknown
+}
+
+// goAllocation reports whether frames, a call path innermost first, is a
+// Go allocation's: its first frame is the Go runtime's (mallocgc's
+// callers newobject, makeslice, growslice, the maps, ...; see inRuntime).
+func goAllocation(frames []siteFrame) (goAlloc, bool) {
+	var g goAlloc
+	for _, f := range frames {
+		for _, dir := range []string{"/src/runtime/", "/src/internal/runtime/"} {
+			if i := strings.LastIndex(f.File, dir); i >= 0 && strings.HasSuffix(f.File, ".go") {
+				g.root = f.File[:i+len("/src/")]
+				break
+			}
+		}
+		if g.root != "" || !g.inRuntime(f) {
+			break
+		}
+	}
+	for g.runtime < len(frames) && g.inRuntime(frames[g.runtime]) {
+		g.runtime++
+	}
+	return g, g.runtime > 0
+}
+
+// inRuntime reports whether f is a frame of the Go runtime: a function of
+// package runtime or internal/runtime/..., or one whose source is there
+// (the runtime's functions linked into other packages: reflect.unsafe_New).
+func (g goAlloc) inRuntime(f siteFrame) bool {
+	if strings.HasPrefix(f.Func, "runtime.") || strings.HasPrefix(f.Func, "internal/runtime/") {
+		return true
+	}
+	rel, ok := strings.CutPrefix(f.File, g.root)
+	return ok && strings.HasSuffix(rel, ".go") && (strings.HasPrefix(rel, "runtime/") || strings.HasPrefix(rel, "internal/runtime/"))
+}
+
+// goArrays are the Go runtime's functions whose call of mallocgc
+// allocates an array of the type it passes.
+var goArrays = map[string]bool{
+	"runtime.makeslice": true, "runtime.makeslicecopy": true, "runtime.growslice": true, "runtime.newarray": true,
+}
+
+// goName names a Go allocation (see HeapName): from the frames after the
+// runtime's, with the standard library's frames passed through, and the
+// type at typ. The runtime's own allocations (no frame after the
+// runtime's has a source file) are named from the frames after the one
+// that called mallocgc, the runtime's code taken as the program's.
+func (s *Symbolizer) goName(frames []siteFrame, g goAlloc, typ uint64) string {
+	name, typed := "", false
+	if typ != 0 {
+		name, typed = s.space.GoType(typ)
+	}
+	if typed && goArrays[frames[0].Func] {
+		name = "[]" + name
+	}
+	own := frames[g.runtime:]
+	std := func(f siteFrame) bool { return g.root != "" && strings.HasPrefix(f.File, g.root) }
+	if !slices.ContainsFunc(own, func(f siteFrame) bool { return f.File != "" }) {
+		own, std = frames[min(1, len(frames)-1):], nil
+	}
+	v := s.variable(own, std)
+	switch {
+	case v != "" && typed:
+		return v + " (" + name + ")"
+	case v != "":
+		return v
+	case typed:
+		return s.site(own, std) + " " + name
+	}
+	return "heap@" + s.site(own, std)
+}
+
+// shortName finds the variable receiving the pointer (see variable),
+// else names the blocks "heap@" and their site (see site).
 func (s *Symbolizer) shortName(frames []siteFrame) string {
+	if v := s.variable(frames, nil); v != "" {
+		return v
+	}
+	return "heap@" + s.site(frames, nil)
+}
+
+// variable finds the variable receiving the pointer, walking outwards
+// while lines return it (or tell nothing) and through the library code
+// inlined from system headers (and the frames library tells, if not
+// nil): the first line of the program's own that assigns it names it;
+// one that uses a container's method through which the allocation came
+// names the container ("counts (std::map node)"). It returns "" when no
+// line names it.
+func (s *Symbolizer) variable(frames []siteFrame, library func(siteFrame) bool) string {
 	local := ""           // a variable the function returns, if no caller names it
 	var method *siteFrame // the outermost library frame within the frame at hand
 	for i, f := range frames {
 		if f.File == "" || f.Line <= 0 {
 			continue
 		}
-		if inLibraryHeader(f.File) {
+		if inLibraryHeader(f.File) || library != nil && library(f) {
 			method = &frames[i]
 			continue
 		}
@@ -138,22 +237,28 @@ func (s *Symbolizer) shortName(frames []siteFrame) string {
 		}
 		break
 	}
-	if local != "" {
-		return local
-	}
+	return local
+}
+
+// site names where blocks were allocated: "file:line" (file as a base
+// name) of the innermost line of the program's own, outside the system
+// headers and the frames library tells (of any line when there is none),
+// else the innermost function, else the module and offset
+// ("libfoo.so+0x1a3").
+func (s *Symbolizer) site(frames []siteFrame, library func(siteFrame) bool) string {
 	for _, own := range []bool{true, false} {
 		for _, f := range frames {
-			if f.File != "" && f.Line > 0 && (!own || !inLibraryHeader(f.File)) {
-				return fmt.Sprintf("heap@%s:%d", filepath.Base(f.File), f.Line)
+			if f.File != "" && f.Line > 0 && (!own || !inLibraryHeader(f.File) && (library == nil || !library(f))) {
+				return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
 			}
 		}
 	}
 	for _, f := range frames {
 		if f.Func != "" {
-			return "heap@" + f.Func
+			return f.Func
 		}
 	}
-	return "heap@" + s.place(frames[0].ra)
+	return s.place(frames[0].ra)
 }
 
 // nodeContainers allocate a node per element; the other containers of the

@@ -550,24 +550,60 @@ func TestToolDescriptors(t *testing.T) {
 	}
 }
 
-// A Go program's heap objects are reported through runtime.mallocgc.
+// A Go program's heap objects are reported through runtime.mallocgc,
+// with their type and their call stack on the goroutine's stack: the
+// runtime function that called mallocgc (newobject), then the program's.
 func TestToolGoProgram(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "goalloc")
 	if out, err := exec.Command("go", "build", "-o", exe, filepath.Join("..", "..", "examples", "goalloc")).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ef, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := ef.Symbols()
+	ef.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(pc uint64, fn string) bool {
+		return slices.ContainsFunc(syms, func(s elf.Symbol) bool { return s.Name == fn && pc >= s.Value && pc < s.Value+s.Size })
 	}
 	evs, out := traceProgram(t, exe, Options{})
 	if out != "499500\n" {
 		t.Errorf("output %q", out)
 	}
 	nodes := map[uint64]bool{}
+	var nodeType uint64
 	for _, e := range evs {
-		if e.K == trace.Alloc && e.X.Size == 48 {
-			if e.X.Name != "runtime.mallocgc" {
-				t.Fatalf("allocation by %q", e.X.Name)
-			}
-			nodes[e.Addr] = true
+		if e.K != trace.Alloc || e.X.Size != 48 {
+			continue
 		}
+		if e.X.Name != "runtime.mallocgc" {
+			t.Fatalf("allocation by %q", e.X.Name)
+		}
+		var st []uint64
+		for _, f := range strings.Fields(strings.Trim(e.X.Stack, "[]")) {
+			pc, err := strconv.ParseUint(f, 16, 64)
+			if err != nil {
+				t.Fatalf("call stack %q", e.X.Stack)
+			}
+			st = append(st, pc)
+		}
+		if len(st) < 2 || !in(st[1], "main.main") {
+			continue // the runtime's
+		}
+		if !in(st[0], "runtime.newobject") {
+			t.Fatalf("a node's call stack %s is not newobject's, then main.main's", e.X.Stack)
+		}
+		if nodeType == 0 {
+			nodeType = e.X.Type
+		}
+		if e.X.Type == 0 || e.X.Type != nodeType {
+			t.Fatalf("a node of type %#x, another of %#x", e.X.Type, nodeType)
+		}
+		nodes[e.Addr] = true
 	}
 	if len(nodes) < 1000 {
 		t.Fatalf("%d allocations of 48-byte nodes, want at least 1000", len(nodes))

@@ -818,29 +818,39 @@ static Bool in_go_runtime(Addr a)
    return go_rt_cache[h].rt;
 }
 
-/* The call stack at the entry of a Go function (sp, fp: its RSP and RBP
-   there), from Go's frame pointers (amd64 keeps them): the return address
-   is at [sp], RBP is the caller's frame, whose [fp] is its caller's frame
-   and [fp+8] the return address into it. Valgrind's unwinder gives up on
-   goroutine stacks: Go allocates them in its heap, outside the thread's
-   stack. The chain also crosses Go's switches to the system stack
-   (systemstack keeps the goroutine's frame pointer). Entries are return
-   addresses minus one, as call_stack's; frames in the Go runtime come
-   first and do not count in --stack-depth. */
+/* The call stack of a Go allocation at the entry of runtime.mallocgc (sp,
+   fp: its RSP and RBP there), from Go's frame pointers (amd64 keeps
+   them): the return address is at [sp], RBP is the caller's frame, whose
+   [fp] is its caller's frame and [fp+8] the return address into it.
+   Valgrind's unwinder gives up on goroutine stacks: Go allocates them in
+   its heap, outside the thread's stack. The chain also crosses Go's
+   switches to the system stack (systemstack keeps the goroutine's frame
+   pointer). Entries are return addresses minus one, as call_stack's: the
+   runtime function that called mallocgc (newobject, makeslice, growslice,
+   newarray, ...), then up to --stack-depth frames from the first outside
+   the Go runtime on; the runtime's frames between are left out (a map's
+   groups allocated as it grows or splits are one site). When no frame is
+   outside the runtime (the runtime's own allocations), all of them (at
+   most MAX_STACK_DEPTH). */
 static Int go_call_stack(Addr sp, Addr fp, Addr* ips)
 {
    if (!VG_(am_is_valid_for_client)(sp, sizeof(Addr), VKI_PROT_READ))
       return 0;
    Addr ra = *(Addr*)sp;
-   Int n = 0, user = 0;
-   while (n < MAX_STACK_DEPTH && user < clo_stack_depth && VG_(am_is_valid_for_client)(ra, 1, VKI_PROT_EXEC)) {
+   Int n = 0, user = -1;   /* the first frame outside the runtime */
+   while (n < MAX_STACK_DEPTH && (user < 0 || n - user < clo_stack_depth)
+          && VG_(am_is_valid_for_client)(ra, 1, VKI_PROT_EXEC)) {
       ips[n++] = ra - 1;
-      if (user > 0 || !in_go_runtime(ra - 1))
-         user++;
+      if (user < 0 && !in_go_runtime(ra - 1))
+         user = n - 1;
       if (fp == 0 || fp % sizeof(Addr) != 0 || !VG_(am_is_valid_for_client)(fp, 2 * sizeof(Addr), VKI_PROT_READ))
          break;
       ra = ((Addr*)fp)[1];
       fp = ((Addr*)fp)[0];
+   }
+   if (user > 1) {
+      VG_(memmove)(&ips[1], &ips[user], (n - user) * sizeof(Addr));
+      n -= user - 1;
    }
    return n;
 }
