@@ -27,9 +27,10 @@ var (
 
 // checkNames reads the --where profile at path and returns what is wrong
 // with its names (issue 28): among the top objects and functions by stall
-// cycles, no name holds a bare address or a name from inside the C++
-// library, and <other> holds less than otherShare of the stall cycles.
-func checkNames(path string) []string {
+// cycles, no name holds a bare address, a name from inside the C++
+// library or an unnamed heap object ("heap@?", as Go's all were), and
+// (with other) <other> holds less than otherShare of the stall cycles.
+func checkNames(path string, other bool) []string {
 	p, err := profile.ReadFile(path)
 	if err != nil {
 		return []string{err.Error()}
@@ -57,7 +58,7 @@ func checkNames(path string) []string {
 		check("function", p.Functions[i].Name)
 	}
 	for _, o := range objs {
-		if o.Name == "<other>" && total > 0 && float64(o.StallCycles) > otherShare*float64(total) {
+		if other && o.Name == "<other>" && total > 0 && float64(o.StallCycles) > otherShare*float64(total) {
 			problems = append(problems, fmt.Sprintf("<other> holds %.1f%% of the stall cycles (%d of %d), more than %.0f%%",
 				100*float64(o.StallCycles)/float64(total), o.StallCycles, total, 100*otherShare))
 		}
