@@ -11,8 +11,9 @@ import (
 
 // goHeapMain allocates through the Go runtime's allocation paths: new
 // (runtime.newobject), make of a slice (makeslice), append (growslice,
-// whose elements without pointers come without a type) and a map's slot
-// groups (newarray under the map's code), on a goroutine's stack.
+// whose elements without pointers come without a type), a map's slot
+// groups (newarray under the map's code) and strings (slicebytetostring,
+// without a type), on a goroutine's stack.
 const goHeapMain = `package main
 
 import "fmt"
@@ -39,6 +40,15 @@ func main() {
 	for i := range 20000 {
 		counts[i*31%4096]++ // COUNTS
 	}
+	raw := make([]byte, 200)
+	for i := range raw {
+		raw[i] = byte('a' + i%26)
+	}
+	var texts []string
+	for i := range 2000 {
+		text := string(raw[i%100 : i%100+100])
+		texts = append(texts, text)
+	}
 	sum := 0
 	for n := head; n != nil; n = n.next {
 		sum += int(n.val[0])
@@ -49,6 +59,9 @@ func main() {
 	for _, v := range grown {
 		sum += int(v)
 	}
+	for _, s := range texts {
+		sum += int(s[7])
+	}
 	fmt.Println(sum, len(counts))
 }
 `
@@ -57,7 +70,8 @@ func main() {
 // and their type from runtime.mallocgc's type argument: the variable that
 // receives them ("head (main.node)", "nums ([]int)"), else the line
 // ("main.go:N []map.group[int]int"); growslice of elements without
-// pointers passes no type: the variable alone. None is "heap@?".
+// pointers passes no type: the variable alone; a string's bytes are a
+// string. None is "heap@?".
 func TestRunGoHeap(t *testing.T) {
 	lib := toolLib(t)
 	gobin, err := exec.LookPath("go")
@@ -95,7 +109,7 @@ func TestRunGoHeap(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"head (main.node)", "nums ([]int)", "grown",
+	for _, want := range []string{"head (main.node)", "nums ([]int)", "grown", "text (string)",
 		fmt.Sprintf("main.go:%d []map.group[int]int", lineOf("COUNTS"))} {
 		if objects[want] == 0 {
 			t.Errorf("no accesses to an object %q; heap objects: %v", want, objects)

@@ -39,8 +39,9 @@ import (
 // headers, with its type when typ names one (see [symbols.Space.GoType]):
 // "values ([]uint64)" for a variable, else "main.go:42 []int" (an array
 // when the runtime function that called mallocgc allocates one:
-// makeslice, growslice, newarray), and without a type as C's blocks are
-// named.
+// makeslice, growslice, newarray; "string" or "[]uint8" for the runtime's
+// functions that allocate those without a type), and without a type as
+// C's blocks are named.
 //
 // path is the whole call path, outermost first, one "func.line" per source
 // frame (joined with the name: "main.42.AllocMatrix.17.Y", main's line 42
@@ -158,18 +159,28 @@ var goArrays = map[string]bool{
 	"runtime.makeslice": true, "runtime.makeslicecopy": true, "runtime.growslice": true, "runtime.newarray": true,
 }
 
+// goUntyped are the types of what the Go runtime's functions that call
+// mallocgc without a type allocate: the bytes of strings and byte slices
+// (growslice's elements without pointers come without a type, whatever
+// they are).
+var goUntyped = map[string]string{
+	"runtime.rawstring": "string", "runtime.slicebytetostring": "string",
+	"runtime.rawbyteslice": "[]uint8", "runtime.gobytes": "[]uint8", "internal/bytealg.MakeNoZero": "[]uint8",
+	"runtime.rawruneslice": "[]int32",
+}
+
 // goName names a Go allocation (see HeapName): from the frames after the
 // runtime's, with the standard library's frames passed through, and the
 // type at typ. The runtime's own allocations (no frame after the
 // runtime's has a source file) are named from the frames after the one
 // that called mallocgc, the runtime's code taken as the program's.
 func (s *Symbolizer) goName(frames []siteFrame, g goAlloc, typ uint64) string {
-	name, typed := "", false
+	name, typed := goUntyped[frames[0].Func]
 	if typ != 0 {
 		name, typed = s.space.GoType(typ)
-	}
-	if typed && goArrays[frames[0].Func] {
-		name = "[]" + name
+		if typed && goArrays[frames[0].Func] {
+			name = "[]" + name
+		}
 	}
 	own := frames[g.runtime:]
 	std := func(f siteFrame) bool { return g.root != "" && strings.HasPrefix(f.File, g.root) }
