@@ -423,38 +423,33 @@ func (at *attribution) missPC() {
 	}
 }
 
-// processAttributed is Process when attributing. Its hit bypass is that of
-// Process (a hit on the line last accessed, or on one of the two lines
-// last used in its set) with the hit and its stride
-// counted at its access point (unless counting misses only); the current
-// calling context holds while events stay on one thread that is not
-// passing a call on (hitTid), and anything else takes the slow path.
-func (h *Hierarchy) processAttributed(b *trace.Batch, il, dl *level) {
-	at := h.attr
-	for i, k := range b.Kind {
-		// A reference of size 0 touches 1 byte, as in ref.
-		a, s, kk := b.Addr[i], max(uint64(b.Size[i]), 1), kRead
-		l := dl
-		switch k {
-		case trace.IFetch:
-			l, kk = il, kIFetch
-		case trace.Write:
-			kk = kWrite
-		case trace.Read:
-		default:
-			l = nil
-		}
-		if l != nil && l.attr != nil && b.Thread[i] == at.hitTid && a&l.offMask+s-1 < l.fastLimit {
-			// A write hit changes nothing only on a line already dirty.
-			if slot := l.bypassSlot(a); slot >= 0 && (kk != kWrite || l.writeBack && l.c.Dirty(slot)) {
-				l.acc[kk]++
-				h.kinds[k]++
-				h.attributedHit(l, kk, slot, b.PC[i], a, s)
-				continue
-			}
-		}
-		h.slow(b, i, il)
+// attribHits is attribution's hitObserver: the bypass takes fetches,
+// reads and writes to lines already dirty (a write hit changes nothing
+// else there), and counts each at its access point (attributedHit). The
+// current calling context holds while the bypass stays on the thread that
+// is not passing a call on (hitTid, see Process).
+type attribHits struct{ h *Hierarchy }
+
+func (attribHits) takes(l *level, k trace.Kind, slot int) bool {
+	switch k {
+	case trace.IFetch, trace.Read:
+		return true
+	case trace.Write:
+		return l.c.Dirty(slot)
 	}
+	return false // a modify, or a run of fetches: the slow path's
+}
+
+func (o attribHits) hit(l *level, b *trace.Batch, i, slot int) {
+	kk := kRead
+	switch b.Kind[i] {
+	case trace.IFetch:
+		kk = kIFetch
+	case trace.Write:
+		kk = kWrite
+	}
+	// A reference of size 0 touches 1 byte, as in ref.
+	o.h.attributedHit(l, kk, slot, b.PC[i], b.Addr[i], max(uint64(b.Size[i]), 1))
 }
 
 // attributedHit counts, at its access point, a hit of kind kk on bytes

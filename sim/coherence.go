@@ -95,6 +95,10 @@ func (h *Hierarchy) newCoherence() error {
 		c.gran = l.shift - 6
 	}
 	h.coh = c
+	for _, l := range h.levels {
+		l.attach(cohHits{c})
+		l.mruCache = noMRU
+	}
 	for _, p := range h.procs {
 		for _, l := range p.private {
 			l.used = make([]uint64, l.c.Sets()*l.c.Ways())
@@ -125,53 +129,29 @@ func (h *Hierarchy) switchThread(tid uint32) {
 	h.use(p)
 }
 
-// processParallel is Process on several processors: each event runs on its
-// thread's processor. Its hit bypass takes a repeated access to the line
-// its processor's first cache accessed last, when no other processor can
-// hold the line dirty (the cache is private, or there is no coherence; a
-// dirty fill elsewhere disarms it, see privateFilled) and
-// a write would change nothing (the line is dirty, and in state M when
-// coherent), and records the bytes used; everything else takes the slow
-// path.
-func (h *Hierarchy) processParallel(b *trace.Batch) {
-	at := h.attr
-	if h.opt.Monitor == MonitorProtocol {
-		at = nil // nothing to count on hits
+// cohHits is coherence's hitObserver, on every level: the bypass takes
+// hits only in a processor's private caches, where no other processor can
+// hold the line dirty (a dirty fill elsewhere disarms level.memo, see
+// privateFilled, and coherent levels take no hit on a line of the set's
+// state: level.mruCache), and writes only to a line in state M; it
+// records the bytes that the processor used.
+type cohHits struct{ c *coherence }
+
+func (cohHits) takes(l *level, k trace.Kind, slot int) bool {
+	switch {
+	case l.proc < 0:
+		return false
+	case k == trace.IFetch || k == trace.Read:
+		return true
+	case k == trace.Write:
+		return l.mod != nil && l.mod[slot] && l.c.Dirty(slot)
 	}
-	for i, k := range b.Kind {
-		if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
-			h.switchThread(t)
-		}
-		a, s := b.Addr[i], max(uint64(b.Size[i]), 1) // size 0 touches 1 byte, as in ref
-		var l *level
-		kk := kRead
-		switch k {
-		case trace.IFetch:
-			l, kk = h.ifirst, kIFetch
-		case trace.Read:
-			l = h.dfirst
-		case trace.Write:
-			l, kk = h.dfirst, kWrite
-		}
-		if l != nil && l.memo == a&^l.offMask && a&l.offMask+s-1 < l.fastLimit &&
-			(kk != kWrite || l.writeBack && l.c.Dirty(l.memoSlot)) && (at == nil || b.Thread[i] == at.hitTid) &&
-			(h.coh == nil || l.proc >= 0 && (kk != kWrite || l.mod[l.memoSlot])) {
-			slot := l.memoSlot
-			l.acc[kk]++
-			h.kinds[k]++
-			if l.used != nil && kk != kIFetch {
-				l.used[slot] |= h.coh.granules(a, s)
-			}
-			if at != nil {
-				h.attributedHit(l, kk, slot, b.PC[i], a, s)
-			}
-			continue
-		}
-		il := h.ifirst
-		if il == nil {
-			il = &h.none
-		}
-		h.slow(b, i, il)
+	return false // a modify, or a run of fetches: the slow path's
+}
+
+func (o cohHits) hit(l *level, b *trace.Batch, i, slot int) {
+	if k := b.Kind[i]; k != trace.IFetch && l.used != nil {
+		l.used[slot] |= o.c.granules(b.Addr[i], uint64(b.Size[i]))
 	}
 }
 

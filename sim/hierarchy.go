@@ -107,8 +107,10 @@ type level struct {
 	// fastLimit bounds offset+size-1 (exclusive) of a reference that the
 	// hit bypass may count as one access: the line size, no bound under
 	// --cachelab (one line per reference), 0 (no bypass) for 1-byte lines.
-	// A size of 0 wraps around and takes the slow path.
-	fastLimit uint64
+	// A size of 0 at the start of a line wraps around and takes the slow
+	// path. memoLimit is fastLimit on a level without observers, else 0:
+	// the bound of hitRun's loop, which only counts.
+	fastLimit, memoLimit uint64
 	// memo is the first address of the line of the last access when nothing
 	// has changed the cache's state since (noMemo: none). A repeated access
 	// to that line is a hit that changes no replacement state: the fast path
@@ -116,7 +118,7 @@ type level struct {
 	// needs no shift.)
 	memo     uint64
 	memoSlot int
-	// memo2 is, during a run of bypassed hits in Process, the first address
+	// memo2 is, during a run of bypassed hits (hitRun), the first address
 	// of the second most recent line of memo's set (noMemo: not known), in
 	// slot memo2Slot. A read of it is a hit that only swaps the two lines'
 	// places: the bypass swaps memo and memo2 and flips swapped, and settle
@@ -125,6 +127,9 @@ type level struct {
 	memo2     uint64
 	memo2Slot int
 	swapped   bool
+	// obs are the features that see the hits the bypass takes here (see
+	// hitObserver, attach); nil: none.
+	obs []hitObserver
 	// mruCache is c when a hit on the line last used in a set changes no
 	// state that the bypass would skip, and a hit on the line used before
 	// it needs only Promote (no 3C twin: see cache.Cache.MRU), else an
@@ -198,6 +203,9 @@ type Hierarchy struct {
 	timing       *timing      // the threads' clocks: nil on one processor
 	numa         *numa        // nil unless the machine has several nodes
 	samp         *sampling    // nil unless sampling
+	// threaded says that the hit bypass's runs stay on one thread: on
+	// several processors, or when attributing (see Process).
+	threaded bool
 	// none stands in for a missing first cache in Process; it never takes
 	// the hit bypass.
 	none level
@@ -336,7 +344,13 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	h.use(h.procs[0])
 	if opt.Attribute {
 		h.attr = newAttribution(opt)
+		for _, l := range h.levels {
+			if l.attr != nil {
+				l.attach(attribHits{h})
+			}
+		}
 	}
+	h.threaded = len(h.procs) > 1 || h.attr != nil
 	if opt.Sample.Active() {
 		if err := h.newSampling(); err != nil {
 			return nil, err
@@ -403,6 +417,7 @@ func newLevel(spec *machine.Cache, opt Options) (*level, error) {
 	case opt.CacheLab:
 		l.fastLimit = 1 << 63
 	}
+	l.memoLimit = l.fastLimit // until an observer is attached
 	return l, nil
 }
 
@@ -421,51 +436,126 @@ func reaches(u, l *level) bool {
 // and 3C state stay), a dump marker saves a snapshot of the counters, the
 // others change nothing.
 //
-// The inner loop is the engine's hot path. A reference to the line that the
-// first cache of its path accessed last, when nothing has changed that
-// cache's state since (level.memo), is a hit that changes no replacement
-// state: it is only counted, in registers added to the level when the run of
-// such hits ends. So is a read or fetch of the line last used in its set
-// (cache.Cache.MRU), and one of the line used before it after Promote
-// swaps the two; from then on until the run ends, reads of either line
-// only swap them in the level (memo2), and the cache does the swap once at
-// the end.
-// Every other event takes the slow path.
+// Runs of hits go through the hit bypass (hitRun), the engine's one hot
+// loop; every other event takes the slow path (missPlain, else slow). When
+// threaded, a run stays on one thread: the processor of the thread of its
+// first event is made current, and when attributing a run begins only on
+// the thread whose calling context holds (hitTid: otherwise the slow path
+// follows the context).
 func (h *Hierarchy) Process(b *trace.Batch) {
-	if len(h.procs) > 1 && h.samp == nil {
-		h.processParallel(b)
+	if h.samp != nil {
+		h.processSampled(b)
 		return
 	}
-	kinds := b.Kind
-	addrs := b.Addr[:len(kinds)]
-	sizes := b.Size[:len(kinds)]
-	il, dl := h.ifirst, h.dfirst
+	n := len(b.Kind)
+	end := 0 // when threaded, the end of the run of one thread's events that holds event i
+	for i := 0; i < n; {
+		stop := n
+		if h.threaded {
+			t := b.Thread[i]
+			if len(h.procs) > 1 && (t != h.curTid || len(h.tids) == 0) {
+				h.switchThread(t)
+			}
+			if i >= end {
+				for end = i + 1; end < n && b.Thread[end] == t; end++ {
+				}
+			}
+			stop = end
+			if h.attr != nil && !h.attr.protocol && t != h.attr.hitTid {
+				stop = i
+			}
+		}
+		j := h.hitRun(b, i, stop, true)
+		if j == stop && j > i {
+			i = j
+			continue
+		}
+		il, _ := h.firsts()
+		h.slow(b, j, il)
+		i = j + 1
+	}
+}
+
+// hitObserver is a feature that must see the hits that the hit bypass
+// takes at a level (attribution, coherence, the sampling estimate). New
+// attaches it to the levels it watches (level.obs); levels without one pay
+// nothing per hit.
+type hitObserver interface {
+	// takes reports whether the bypass may take a hit of an event of kind
+	// k on slot of l (else the slow path takes it). It changes nothing.
+	takes(l *level, k trace.Kind, slot int) bool
+	// hit counts the hit of event i of b on slot of l.
+	hit(l *level, b *trace.Batch, i, slot int)
+}
+
+// attach makes o see the hits that the bypass takes at l.
+func (l *level) attach(o hitObserver) {
+	l.obs = append(l.obs, o)
+	l.memoLimit = 0
+}
+
+// observe shows the hit of event i of b on slot of l to l's observers and
+// reports whether all of them let the bypass take it; when one does not,
+// none has counted it.
+func (l *level) observe(b *trace.Batch, i, slot int) bool {
+	for _, o := range l.obs {
+		if !o.takes(l, b.Kind[i], slot) {
+			return false
+		}
+	}
+	for _, o := range l.obs {
+		o.hit(l, b, i, slot)
+	}
+	return true
+}
+
+// firsts returns the current processor's first instruction and data
+// caches, h.none for a missing one.
+func (h *Hierarchy) firsts() (il, dl *level) {
+	il, dl = h.ifirst, h.dfirst
 	if il == nil {
 		il = &h.none
 	}
 	if dl == nil {
 		dl = &h.none
 	}
-	if h.samp != nil {
-		h.processSampled(b)
-		return
-	}
-	if h.attr != nil {
-		h.processAttributed(b, il, dl)
-		return
-	}
-	for i := 0; i < len(kinds); i++ {
-		// The inner loop makes no calls, so its counters stay in registers.
+	return il, dl
+}
+
+// hitRun is the hit bypass, the engine's one hot loop. It takes the events
+// of b from i on, up to stop, while each is a hit that changes no
+// replacement state in the first cache of its path, and returns the index
+// of the first event it did not take. It takes fetches (and runs of them),
+// reads and, in a write-back cache, writes and modifies that fall in one
+// line of the cache (fastLimit) and hit there: the line of the cache's
+// last access when nothing has changed its state since (level.memo), the
+// line last used in its set (cache.Cache.MRU), or the one used before it,
+// which Promote makes the last; from then on until the run ends, reads of
+// either of these two lines only swap them in the level (memo2), and the
+// cache does the swap once at the end (settle). With misses, hitRun also
+// simulates the events that missPlain takes and, when not threaded, every
+// other event (slow), and goes on after them.
+//
+// At levels without observers a hit is only counted, in registers added
+// to the levels when the loop stops: the loop makes no calls but to the
+// cache, so its counters stay in registers. A hit at a level with
+// observers, which must see it (and may refuse it), takes hitOne.
+func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
+	kinds := b.Kind[:stop]
+	addrs := b.Addr[:stop]
+	sizes := b.Size[:stop]
+	il, dl := h.firsts()
+	for {
 		// (The fetch and data cases repeat the lookup on purpose: as a
 		// shared method it exceeds Go's inlining budget and costs a call
 		// per event.)
 		var iHits, rHits, wHits, mHits uint64
-	bypass:
+	loop:
 		for ; i < len(kinds); i++ {
 			a, s := addrs[i], uint64(sizes[i])
 			switch kinds[i] {
 			case trace.IFetch:
-				if a&il.offMask+s-1 < il.fastLimit {
+				if a&il.offMask+s-1 < il.memoLimit {
 					if il.memo == a&^il.offMask {
 						iHits++
 						continue
@@ -482,9 +572,9 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 					}
 				}
 			case trace.IFetchRun:
-				// s fetches of one line: all hits that change nothing
-				// once the first one is.
-				if a&il.offMask < il.fastLimit {
+				// s fetches of one line: all hits that change nothing once
+				// the first one is.
+				if a&il.offMask < il.memoLimit {
 					if il.memo == a&^il.offMask {
 						iHits += s
 						continue
@@ -501,7 +591,7 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 					}
 				}
 			case trace.Read:
-				if a&dl.offMask+s-1 < dl.fastLimit {
+				if a&dl.offMask+s-1 < dl.memoLimit {
 					line := a &^ dl.offMask
 					if dl.memo == line {
 						rHits++
@@ -528,9 +618,9 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 					}
 				}
 			case trace.Write, trace.Modify:
-				// A write hit of a write-back cache only sets the dirty bit;
-				// a modify is a read and a write hit of the same line.
-				if a&dl.offMask+s-1 < dl.fastLimit && dl.writeBack {
+				// A write hit of a write-back cache only sets the dirty
+				// bit; a modify is a read and a write hit of the same line.
+				if a&dl.offMask+s-1 < dl.memoLimit && dl.writeBack {
 					line := a &^ dl.offMask
 					slot := dl.memoSlot
 					if dl.memo != line {
@@ -552,10 +642,8 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 					continue
 				}
 			}
-			break bypass
+			break loop
 		}
-		il.settle()
-		dl.settle()
 		il.acc[kIFetch] += iHits
 		dl.acc[kRead] += rHits + mHits
 		dl.acc[kWrite] += wHits + mHits
@@ -563,18 +651,103 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 		h.kinds[trace.Read] += rHits
 		h.kinds[trace.Write] += wHits
 		h.kinds[trace.Modify] += mHits
-		if i < len(kinds) && !h.missPlain(b, i, il, dl) {
+		if i < len(kinds) && (il.obs != nil || dl.obs != nil) && h.hitOne(b, i, il, dl) {
+			i++
+			continue
+		}
+		il.settle()
+		dl.settle()
+		if i == len(kinds) || !misses {
+			return i
+		}
+		if !h.missPlain(b, i, il, dl) {
+			if h.threaded {
+				return i // slow may change the processor or the context
+			}
 			h.slow(b, i, il)
 		}
+		i++
 	}
+}
+
+// hitOne takes event i of b, for hitRun, when it is a hit that hitRun may
+// take (see there) at a level with observers, and reports whether it did.
+// il and dl are the first caches (h.firsts).
+func (h *Hierarchy) hitOne(b *trace.Batch, i int, il, dl *level) bool {
+	k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
+	l := dl
+	switch k {
+	case trace.IFetch, trace.IFetchRun:
+		l = il
+		if k == trace.IFetchRun {
+			s = 1 // the fetches are of one line
+		}
+	case trace.Read:
+	case trace.Write, trace.Modify:
+		if !dl.writeBack {
+			return false
+		}
+	default:
+		return false
+	}
+	if l.obs == nil || a&l.offMask+s-1 >= l.fastLimit {
+		return false // hitRun's loop did what can be done
+	}
+	line := a &^ l.offMask
+	slot := l.memoSlot
+	swap := false
+	switch {
+	case l.memo == line:
+	case l.memo2 == line:
+		slot, swap = l.memo2Slot, true
+	default:
+		l.settle()
+		if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
+			var second int
+			if slot, second = l.mruCache.Promote(a >> l.shift); slot < 0 {
+				return false
+			}
+			if k == trace.Read {
+				l.memo2, l.memo2Slot = l.mruCache.Line(second)<<l.shift, second
+			}
+		}
+		l.memo, l.memoSlot = line, slot
+	}
+	if !l.observe(b, i, slot) {
+		return false
+	}
+	if swap {
+		l.memo, l.memo2, l.memoSlot, l.memo2Slot = line, l.memo, l.memo2Slot, l.memoSlot
+		l.swapped = !l.swapped
+	}
+	n := uint64(1)
+	switch k {
+	case trace.IFetch:
+		l.acc[kIFetch]++
+	case trace.IFetchRun:
+		n = uint64(b.Size[i])
+		l.acc[kIFetch] += n
+		k = trace.IFetch // the kind the fetches count as
+	case trace.Read:
+		l.acc[kRead]++
+	case trace.Write:
+		l.acc[kWrite]++
+		l.c.SetDirty(slot, true)
+	case trace.Modify:
+		l.acc[kRead]++
+		l.acc[kWrite]++
+		l.c.SetDirty(slot, true)
+	}
+	h.kinds[k] += n
+	return true
 }
 
 // missPlain simulates event i of b, which the hit bypass did not take,
 // when it is a fetch or a data read or write within one line of a plain
-// first cache (most misses), as slow would but without its dispatch. It
-// reports whether it did.
+// first cache (most misses), without coherence or attribution, as slow
+// would but without its dispatch. It reports whether it did.
 func (h *Hierarchy) missPlain(b *trace.Batch, i int, il, dl *level) bool {
-	if h.coh != nil {
+	if h.coh != nil || h.attr != nil {
 		return false
 	}
 	a, s := b.Addr[i], uint64(b.Size[i])
@@ -610,32 +783,6 @@ func (h *Hierarchy) missPlain(b *trace.Batch, i int, il, dl *level) bool {
 		return false
 	}
 	return true
-}
-
-// bypassSlot returns the slot holding the line of a when a hit on it
-// changes no replacement state, so that the hit bypass may only count it:
-// the line of l's last access (memo), else (setSlot) the line last used in
-// its set or the one used before it. It returns -1 when there is none.
-// Process repeats this inline, to keep its counters in registers.
-func (l *level) bypassSlot(a uint64) int {
-	if l.memo == a&^l.offMask {
-		return l.memoSlot
-	}
-	return l.setSlot(a)
-}
-
-// setSlot returns the slot holding the line of a when it is the line last
-// used in its set, or the one used before it, which Promote makes the last
-// (see cache.Cache.MRU), and arms l.memo with it; else -1.
-func (l *level) setSlot(a uint64) int {
-	slot := l.mruCache.MRU(a >> l.shift)
-	if slot < 0 {
-		slot, _ = l.mruCache.Promote(a >> l.shift)
-	}
-	if slot >= 0 {
-		l.memo, l.memoSlot = a&^l.offMask, slot
-	}
-	return slot
 }
 
 // settle ends a run of bypassed hits on l: the cache learns of a pending
@@ -746,7 +893,8 @@ func (h *Hierarchy) fetch(il *level, a, s uint64) {
 // line: the first fetch of a run is a read for the protocol, the others find
 // nothing to do). With no instruction cache any block does: fetches are
 // only counted. Attribution needs every fetch, unless it
-// counts misses only.
+// counts misses only. Nor does sampling (its estimate counts every
+// fetch), unless there is no instruction cache.
 func (h *Hierarchy) IFetchRunBlock() int {
 	if h.attr != nil && !h.attr.missOnly {
 		return 0 // attribution counts every fetch at its access point
@@ -755,7 +903,7 @@ func (h *Hierarchy) IFetchRunBlock() int {
 	if il == nil {
 		return 4096
 	}
-	if il.spec.HoldsData() || il.fastLimit == 0 {
+	if il.spec.HoldsData() || il.fastLimit == 0 || h.samp != nil {
 		return 0
 	}
 	for _, l := range h.levels {
@@ -850,11 +998,11 @@ func (h *Hierarchy) cpuRef(l *level, k int, a, s uint64) {
 
 // cpuHit handles a reference from the CPU that falls in one line of l (as
 // the caller checked against fastLimit) and hits it, when that needs
-// nothing beyond l's own state: no 3C twin to update and no write to send
-// through. It reports whether it did; the caller then counts the access.
-// Everything else takes ref.
+// nothing beyond l's own state: no 3C twin to update, no estimate to tell
+// and no write to send through. It reports whether it did; the caller then
+// counts the access. Everything else takes ref.
 func (l *level) cpuHit(k int, a, s uint64) bool {
-	if l.c == nil || l.shadow != nil || l.attr != nil || k == kWrite && !l.writeBack {
+	if l.c == nil || l.shadow != nil || l.attr != nil || l.est != nil || k == kWrite && !l.writeBack {
 		return false
 	}
 	line := a >> l.shift

@@ -76,9 +76,8 @@ type sinks struct {
 	numa numaSinks
 }
 
-// newSampling sets h up for sampling: no reference takes Process's hit
-// bypass, which does not tell known from unknown; processSampled has its
-// own (sampledHit).
+// newSampling sets h up for sampling: every level estimates, and shows the
+// estimate the hits that the hit bypass takes (estHits).
 func (h *Hierarchy) newSampling() error {
 	spec := h.opt.Sample
 	if spec.ProcDen > 0 && len(h.procs) == 1 {
@@ -98,8 +97,8 @@ func (h *Hierarchy) newSampling() error {
 		h.samp.scratch.numa = newNumaSinks(len(h.procs))
 	}
 	for _, l := range h.levels {
-		l.fastLimit = 0
 		l.est = newEstimate(l, h.samp)
+		l.attach(estHits{})
 	}
 	return nil
 }
@@ -109,7 +108,8 @@ func (h *Hierarchy) newSampling() error {
 func (h *Hierarchy) processSampled(b *trace.Batch) {
 	s, g := h.samp, h.samp.gate
 	multi := len(h.procs) > 1
-	// The bypass of sampledHit needs no more than the first caches' states.
+	// The hit bypass, on one processor without attribution: it sees the
+	// first caches only.
 	bypass := sampledShortcuts && !multi && h.attr == nil && h.coh == nil && h.numa == nil
 	for i := 0; i < len(b.Kind); i++ {
 		if multi {
@@ -117,15 +117,11 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 				h.switchThread(t)
 			}
 		}
-		il := h.ifirst // the processor's
-		if il == nil {
-			il = &h.none
-		}
 		// In a sample already entered, a run of hits needs no per-event
 		// decision of the gate.
 		if bypass && s.counting && s.epoch == g.Epoch {
 			if n := g.OnRun(); n > 0 {
-				j := h.sampledRun(b, i, n, il)
+				j := h.hitRun(b, i, i+int(min(n, uint64(len(b.Kind)-i))), false)
 				g.Count(uint64(j - i))
 				s.counted += uint64(j - i)
 				if i = j; i == len(b.Kind) {
@@ -157,7 +153,7 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 			s.enter(h, ph)
 			if ph == sample.On {
 				s.counted += n
-				if bypass && h.sampledHit(k, b.Addr[i], uint64(b.Size[i]), il) {
+				if bypass && h.hitRun(b, i, i+1, false) > i {
 					continue
 				}
 			}
@@ -179,126 +175,28 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 				g.Step(false)
 			}
 		}
+		il, _ := h.firsts() // the processor's
 		h.slow(b, i, il)
 	}
 }
 
-// sampledRun takes the events of b from i on, at most n, while sampledHit
-// takes them, and returns the index of the first it did not take. Fetches
-// and reads that repeat the line of the first cache's last access, known
-// already, it counts itself: most references.
-func (h *Hierarchy) sampledRun(b *trace.Batch, i int, n uint64, il *level) int {
-	kinds, addrs, sizes := b.Kind[i:], b.Addr[i:], b.Size[i:]
-	kinds = kinds[:min(uint64(len(kinds)), n)]
-	dl := h.dfirst
-	if dl == nil {
-		dl = &h.none // whose lineSize 0 takes nothing
-	}
-	epoch := h.samp.epoch
-	var iHits, rHits uint64
-	j := 0
-	for ; j < len(kinds); j++ {
-		k, a := kinds[j], addrs[j]
-		l := dl
-		if k == trace.IFetch {
-			l = il
-		} else if k != trace.Read {
-			goto other
-		}
-		if l.memo == a&^l.offMask && a&l.offMask+uint64(sizes[j])-1 < l.lineSize {
-			if e, se := l.est, &l.est.slots[l.memoSlot]; se.stamp == epoch {
-				e.clock++
-				e.knownHits++
-				se.lastAt = e.clock
-				if k == trace.IFetch {
-					iHits++
-				} else {
-					rHits++
-				}
-				continue
-			}
-		}
-	other:
-		if !h.sampledHit(k, a, uint64(sizes[j]), il) {
-			break
-		}
-	}
-	il.acc[kIFetch] += iHits
-	dl.acc[kRead] += rHits
-	h.kinds[trace.IFetch] += iHits
-	h.kinds[trace.Read] += rHits
-	return i + j
-}
-
-// sampledShortcuts enables sampledHit and plainRef on levels that
+// sampledShortcuts enables the hit bypass and plainRef on levels that
 // estimate (tests turn it off to compare with refLine alone).
 var sampledShortcuts = true
 
-// sampledHit takes a counted reference of kind k to bytes [a, a+s) when
-// it falls in one line of the first cache and hits there, on one
-// processor without attribution: a hit that level.bypassSlot finds or,
-// without a 3C twin, any hit. A hit changes nothing but the
-// counters, the estimate (known or unknown), the line's dirty bit and the
-// cache's replacement state. It reports whether it took the reference;
-// slow takes the rest (a miss looks the line up again there). il is the
-// first instruction cache or h.none.
-func (h *Hierarchy) sampledHit(k trace.Kind, a, s uint64, il *level) bool {
-	l := h.dfirst
-	switch k {
-	case trace.IFetch:
-		l = il
-	case trace.Read:
-	case trace.Write, trace.Modify:
-		if l == nil || !l.writeBack {
-			return false
-		}
-	default:
-		return false // IFetchRun does not come: IFetchRunBlock is 0 when sampling
+// estHits is the sampling estimate's hitObserver: it takes every hit but
+// a run of fetches (which does not come: IFetchRunBlock) and counts it,
+// known or unknown (a modify is two hits).
+type estHits struct{}
+
+func (estHits) takes(_ *level, k trace.Kind, _ int) bool { return k != trace.IFetchRun }
+
+func (estHits) hit(l *level, b *trace.Batch, i, slot int) {
+	line := b.Addr[i] >> l.shift
+	l.est.hit(slot, line)
+	if b.Kind[i] == trace.Modify {
+		l.est.hit(slot, line)
 	}
-	// h.none's lineSize is 0: nothing falls in one of its lines.
-	if l == nil || a&l.offMask+s-1 >= l.lineSize {
-		return false
-	}
-	slot := l.bypassSlot(a)
-	if slot < 0 {
-		// Any other hit, when no 3C twin must follow it.
-		if l.shadow != nil {
-			return false
-		}
-		if slot = l.c.Access(a >> l.shift); slot < 0 {
-			return false
-		}
-		l.memo, l.memoSlot = a&^l.offMask, slot // settled after a hit
-	}
-	n := uint64(1)
-	if k == trace.Modify {
-		n = 2 // a read and a write hit
-	}
-	if e, se := l.est, &l.est.slots[slot]; se.stamp == h.samp.epoch {
-		// Known, and stamped already: est.hit's work, inlined.
-		e.clock += n
-		e.knownHits += n
-		se.lastAt = e.clock
-	} else {
-		for range n {
-			e.hit(slot, a>>l.shift)
-		}
-	}
-	switch k {
-	case trace.IFetch:
-		l.acc[kIFetch]++
-	case trace.Read:
-		l.acc[kRead]++
-	case trace.Write:
-		l.acc[kWrite]++
-		l.c.SetDirty(slot, true)
-	case trace.Modify:
-		l.acc[kRead]++
-		l.acc[kWrite]++
-		l.c.SetDirty(slot, true)
-	}
-	h.kinds[k]++
-	return true
 }
 
 // enter prepares the caches for a reference of phase ph: a new epoch when
