@@ -34,6 +34,7 @@ const (
 	AdviceSpatialLocality   = "spatial-locality"
 	AdviceCapacity          = "capacity"
 	AdviceUseAfterFree      = "use-after-free"
+	AdviceOverRead          = "over-read"
 	AdviceFalseSharing      = "false-sharing"
 	AdviceTrueSharing       = "true-sharing"
 	AdvicePrivateShared     = "private-shared"
@@ -102,7 +103,10 @@ const (
 //     lines with other threads' (when the other processors had used only
 //     neighbouring bytes) or is used by them;
 //   - use-after-free: any object of kind freed that was accessed, whatever
-//     its stall cycles (listed first).
+//     its stall cycles (listed first); over-read (listed last) when every
+//     reference to it is in the C library's vectorized string and memory
+//     functions (__strlen_avx2, __memchr_evex, ...), which read whole
+//     aligned blocks past the end of a string or buffer by design.
 //
 // On several processors, rules on the synchronization objects follow (they
 // need no where-and-why data): at a lock, barrier or condition variable
@@ -141,10 +145,14 @@ func adviseObjects(p *profile.Profile) []Advice {
 		a.focus = "the focus cache"
 	}
 	objects := rankObjects(p)
-	var out []Advice
+	var out, overReads []Advice
 	for _, o := range objects {
 		if o.Kind == "freed" && touched(o) {
-			out = append(out, a.useAfterFree(o))
+			if adv := a.useAfterFree(o); adv.Kind == AdviceOverRead {
+				overReads = append(overReads, adv)
+			} else {
+				out = append(out, adv)
+			}
 		}
 	}
 	cross := map[[2]string]int{} // {victim, evictor} → index in out
@@ -180,7 +188,7 @@ func adviseObjects(p *profile.Profile) []Advice {
 			out = append(out, adv)
 		}
 	}
-	return out
+	return append(out, overReads...)
 }
 
 type adviser struct {
@@ -642,11 +650,48 @@ func (a *adviser) useAfterFree(o *profile.Object) Advice {
 	if len(refs) > 0 {
 		adv.Function = refs[0].Function
 	}
+	if len(refs) > 0 && !slices.ContainsFunc(refs, func(r *profile.Reference) bool { return !overReader(r.Function) }) {
+		var fns []string
+		for _, r := range refs {
+			if !slices.Contains(fns, r.Function) {
+				fns = append(fns, r.Function)
+			}
+		}
+		adv.Kind = AdviceOverRead
+		adv.Message = fmt.Sprintf("%s %s to freed memory (%s), all by the C library's vectorized string and memory functions (%s): "+
+			"most likely their reads of whole aligned blocks past the end of a string or buffer, harmless; a use after free only if the program passed them freed memory",
+			Count(n), what, o.Name, strings.Join(fns, ", "))
+		return adv
+	}
 	adv.Message = fmt.Sprintf("use after free: %s %s to freed memory (%s)", Count(n), what, o.Name)
 	if len(places) > 0 {
 		adv.Message += fmt.Sprintf(" from %d references, at %s", len(refs), strings.Join(places, ", "))
 	}
 	return adv
+}
+
+// overReader reports whether fn is one of the C library's vectorized
+// string and memory functions (glibc's __strlen_avx2, __memchr_evex,
+// __strcmp_sse2_unaligned, ...), which read whole aligned blocks that may
+// lie past the end of their string or buffer, within its page.
+func overReader(fn string) bool {
+	name, ok := strings.CutPrefix(fn, "__")
+	if !ok {
+		return false
+	}
+	family := false
+	for _, p := range []string{"mem", "str", "stp", "wcs", "wmem", "wcp", "rawmem"} {
+		family = family || strings.HasPrefix(name, p)
+	}
+	if !family {
+		return false
+	}
+	for _, isa := range []string{"_avx", "_evex", "_sse", "_ssse3"} {
+		if strings.Contains(name, isa) {
+			return true
+		}
+	}
+	return false
 }
 
 // frac is a/b, 0 when b is 0.
