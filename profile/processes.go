@@ -64,6 +64,7 @@ func (p *Profile) AddProgram(q *Profile, pid int, cmd string) error {
 func (p *Profile) Summary() (*Profile, error) {
 	s := *p
 	s.Functions, s.Objects, s.Pairs, s.Lines, s.References, s.Modules, s.Processes = nil, nil, nil, nil, nil, nil, nil
+	s.OmittedReferences = nil
 	s.Options.Where, s.Options.MissOnly, s.Focus = false, false, ""
 	if p.Numa != nil {
 		n := *p.Numa

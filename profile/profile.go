@@ -93,6 +93,9 @@ type Profile struct {
 	Pairs      []Pair      `json:"pairs,omitempty"`
 	Lines      []Line      `json:"lines,omitempty"`
 	References []Reference `json:"references,omitempty"`
+	// OmittedReferences add up the references left out of References when
+	// there are more than MaxReferences (nil when none were).
+	OmittedReferences *OmittedReferences `json:"omitted_references,omitempty"`
 	// Processes, in a run that followed a process tree (memspy run), hold
 	// each program each process ran, in the order they started; every
 	// other counter of the profile is their total. Nil for one program.
@@ -426,6 +429,7 @@ func (p *Profile) Merge(q *Profile) error {
 		if err := p.SetFocus(p.Focus); err != nil {
 			return err
 		}
+		p.TrimReferences()
 	}
 	return nil
 }

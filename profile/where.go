@@ -262,6 +262,81 @@ type Reference struct {
 	Levels map[string]*Stats `json:"levels"`
 }
 
+// MaxReferences bounds the references a profile lists, so that its size
+// follows what a person reads rather than the program's number of
+// instructions: beyond it, the references that come last in the
+// profile's order (CompareReferences: fewest stall cycles first) are left
+// out and added up in OmittedReferences. Every reference listed keeps its
+// exact counts, and one left out had at most the stall cycles of the last
+// one listed (in the profile of one run; after a merge, a reference
+// listed may lack what shards that left it out counted for it, at most
+// their omitted references' counts).
+const MaxReferences = 1 << 15
+
+// OmittedReferences add up the references a profile leaves out (beyond
+// MaxReferences): how many, and their counters, without evictor lists.
+type OmittedReferences struct {
+	References uint64 `json:"references"`
+	Stats
+	Levels map[string]*Stats `json:"levels"`
+}
+
+func (o *OmittedReferences) parts() (*Stats, map[string]*Stats) { return &o.Stats, o.Levels }
+
+// add adds the counters of levels, without evictor lists, as those of
+// one more reference left out.
+func (o *OmittedReferences) add(levels map[string]*Stats) {
+	o.References++
+	for name, st := range levels {
+		if o.Levels[name] == nil {
+			o.Levels[name] = &Stats{}
+		}
+		AddWithoutEvictors(o.Levels[name], st)
+	}
+}
+
+// AddWithoutEvictors adds the counters of st to into, but not st's
+// evictor list.
+func AddWithoutEvictors(into, st *Stats) {
+	evictors := st.Evictors
+	st.Evictors = nil
+	into.Add(st)
+	st.Evictors = evictors
+}
+
+// ByStall orders counters most stall cycles first, then most misses, then
+// most accesses.
+func ByStall(a, b *Stats) int {
+	return cmp.Or(cmp.Compare(b.StallCycles, a.StallCycles), cmp.Compare(b.Misses, a.Misses), cmp.Compare(b.Accesses, a.Accesses))
+}
+
+// CompareReferences orders references as a profile lists them: ByStall,
+// then by PC, function and object.
+func CompareReferences(a, b *Reference) int {
+	return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+}
+
+// TrimReferences keeps the first MaxReferences references in the
+// profile's order and adds the others up in OmittedReferences; it does
+// nothing (and sorts nothing) when there are not more. The top-level
+// counters of the references must be those of the focus cache.
+func (p *Profile) TrimReferences() {
+	if len(p.References) <= MaxReferences {
+		return
+	}
+	slices.SortFunc(p.References, func(a, b Reference) int { return CompareReferences(&a, &b) })
+	o := p.OmittedReferences
+	if o == nil {
+		o = &OmittedReferences{Levels: map[string]*Stats{}}
+		p.OmittedReferences = o
+	}
+	for i := range p.References[MaxReferences:] {
+		o.add(p.References[MaxReferences+i].Levels)
+	}
+	p.References = slices.Clone(p.References[:MaxReferences])
+	focusOn(o, p.Focus)
+}
+
 // levelled is what everything with counters per cache shares: the focus
 // copy at the top and the counters by cache.
 type levelled interface {
@@ -412,22 +487,26 @@ func (p *Profile) SetFocus(cache string) error {
 		return fmt.Errorf("no cache %q to focus on (caches: [%s])", cache, printableAll(names, " "))
 	}
 	p.Focus = cache
-	p.forLevelled(func(e levelled) {
-		top, levels := e.parts()
-		var stall uint64
-		for _, s := range levels {
-			stall += s.StallCycles
-		}
-		if s, ok := levels[cache]; ok {
-			*top = *s
-			top.EvictedBy = s.EvictedBy
-			top.Evictors = s.Evictors
-		} else {
-			*top = Stats{}
-		}
-		top.StallCycles = stall
-	})
+	p.forLevelled(func(e levelled) { focusOn(e, cache) })
 	return nil
+}
+
+// focusOn makes e's top-level counters a copy of its counters at cache,
+// except StallCycles, its total over every cache.
+func focusOn(e levelled, cache string) {
+	top, levels := e.parts()
+	var stall uint64
+	for _, s := range levels {
+		stall += s.StallCycles
+	}
+	if s, ok := levels[cache]; ok {
+		*top = *s
+		top.EvictedBy = s.EvictedBy
+		top.Evictors = s.Evictors
+	} else {
+		*top = Stats{}
+	}
+	top.StallCycles = stall
 }
 
 // DefaultFocus returns the first cache holding data, else the first cache.
@@ -446,7 +525,7 @@ func (p *Profile) DefaultFocus() string {
 }
 
 // forLevelled calls f on every function (and its inclusive counters),
-// object, pair, line and reference.
+// object, pair, line and reference, and on the omitted references.
 func (p *Profile) forLevelled(f func(levelled)) {
 	for i := range p.Functions {
 		f(&p.Functions[i])
@@ -465,6 +544,9 @@ func (p *Profile) forLevelled(f func(levelled)) {
 	}
 	for i := range p.References {
 		f(&p.References[i])
+	}
+	if p.OmittedReferences != nil {
+		f(p.OmittedReferences)
 	}
 }
 
@@ -496,6 +578,15 @@ func (p *Profile) mergeWhere(q *Profile) {
 	p.Pairs = mergeEntries(p.Pairs, q.Pairs, func(a, b *Pair) { a.Strides = a.Strides.Merged(b.Strides) })
 	p.Lines = mergeEntries(p.Lines, q.Lines, nil)
 	p.References = mergeEntries(p.References, q.References, func(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) })
+	if b := q.OmittedReferences; b != nil {
+		a := p.OmittedReferences
+		if a == nil {
+			a = &OmittedReferences{Levels: map[string]*Stats{}}
+			p.OmittedReferences = a
+		}
+		a.References += b.References
+		addLevels(a.Levels, b.Levels)
+	}
 	for _, m := range q.Modules {
 		if !slices.Contains(p.Modules, m) {
 			p.Modules = append(p.Modules, m)

@@ -42,3 +42,58 @@ func TestAddEvictorsRepeats(t *testing.T) {
 		}
 	}
 }
+
+// Merging profiles keeps at most MaxReferences references, those with
+// the most stall cycles, and adds the others up in OmittedReferences with
+// those the profiles had left out already.
+func TestMergeBoundsReferences(t *testing.T) {
+	shard := func(first uint64) *Profile {
+		p := &Profile{Version: Version, Options: Options{Where: true}, Focus: "L1", Caches: []CacheStats{{Name: "L1", Level: 1}},
+			OmittedReferences: &OmittedReferences{References: 2, Levels: map[string]*Stats{"L1": {Misses: 1, StallCycles: 3}}}}
+		for i := range uint64(MaxReferences) {
+			pc := first + i
+			p.References = append(p.References, Reference{PC: pc, Function: "f", Object: "o",
+				Levels: map[string]*Stats{"L1": {Accesses: pc, Misses: pc % 7, StallCycles: pc % 7 * 10}}})
+		}
+		if err := p.SetFocus("L1"); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p, q := shard(0), shard(MaxReferences/2) // half of q's references are p's too
+	var all []Reference
+	for _, r := range p.References {
+		all = append(all, r)
+	}
+	for _, r := range q.References[MaxReferences/2:] {
+		all = append(all, r)
+	}
+	for j, r := range q.References[:MaxReferences/2] { // the references of both add up
+		all[MaxReferences/2+j].Accesses += r.Accesses
+		all[MaxReferences/2+j].Misses += r.Misses
+		all[MaxReferences/2+j].StallCycles += r.StallCycles
+	}
+	slices.SortFunc(all, func(a, b Reference) int { return CompareReferences(&a, &b) })
+	if err := p.Merge(q); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.References) != MaxReferences {
+		t.Fatalf("%d references after the merge, want %d", len(p.References), MaxReferences)
+	}
+	for i, r := range p.References {
+		if r.PC != all[i].PC || r.Misses != all[i].Misses || r.StallCycles != all[i].StallCycles {
+			t.Fatalf("reference %d: pc %#x, %d misses, %d stall cycles; want pc %#x, %d, %d", i, r.PC, r.Misses, r.StallCycles,
+				all[i].PC, all[i].Misses, all[i].StallCycles)
+		}
+	}
+	var misses, stall uint64
+	for _, r := range all[MaxReferences:] {
+		misses += r.Misses
+		stall += r.StallCycles
+	}
+	o := p.OmittedReferences
+	if want := uint64(len(all) - MaxReferences + 4); o.References != want || o.Misses != misses+2 || o.StallCycles != stall+6 {
+		t.Errorf("omitted: %d references, %d misses, %d stall cycles; want %d, %d, %d", o.References, o.Misses, o.StallCycles,
+			want, misses+2, stall+6)
+	}
+}

@@ -772,6 +772,10 @@ func (v *viewer) refs() ([]*Table, error) {
 		t.Columns = append(t.Columns, Column{Name: s.name})
 	}
 	t.Notes = append(t.Notes, "pos: the reference's place among those of its source line, by column, from 0", strideNote)
+	if o := v.p.OmittedReferences; o != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("the profile leaves out %s references, those with the fewest stall cycles (%s misses in all); each had at most the stall cycles of the last one listed",
+			Count(o.References), Count(o.Misses)))
+	}
 	if v.opt.Evictors {
 		t.SubTitle = "evictor references (" + v.focus + ")"
 		t.SubColumns = []Column{{Name: "evictor pc"}, {Name: "evictor file:line"}, {Name: "evictor object"}, {Name: "lines"}, {Name: "share"}}

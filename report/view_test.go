@@ -374,6 +374,13 @@ func TestRefs(t *testing.T) {
 	if strings.Contains(got, "←") {
 		t.Errorf("evictors without --evictors:\n%s", got)
 	}
+	if strings.Contains(got, "leaves out") {
+		t.Errorf("a note on omitted references in a profile that has none:\n%s", got)
+	}
+	p.OmittedReferences = &profile.OmittedReferences{References: 1234, Stats: profile.Stats{Misses: 56789}}
+	if got := viewText(t, p, "refs", ViewOptions{}); !strings.Contains(got, "the profile leaves out 1,234 references, those with the fewest stall cycles (56,789 misses in all)") {
+		t.Errorf("no note on the omitted references:\n%s", got)
+	}
 	// CSV and JSON: the file's path, every stride.
 	recs := readCSV(t, viewText(t, p, "refs", ViewOptions{Format: "csv"}))
 	if !slices.Equal(recs[0][:7], []string{"pc", "file_line", "pos", "function", "object", "kind", "strides"}) ||

@@ -23,6 +23,11 @@ import (
 // pairs and calling contexts add them up in counters by cache name, and
 // functions, objects, lines and inclusive counters add those up at the
 // end, which gives the same sums with far fewer additions.
+//
+// A first pass finds the references and their order (selectReferences):
+// beyond profile.MaxReferences, those that come last are left out, their
+// counters added up in p.OmittedReferences and in their lines, and their
+// evictor lists never made.
 func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	at := h.attr
 	p.Options.Where = true
@@ -35,6 +40,9 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		p.Caches[i].Causes = &profile.Causes{}
 	}
 	lc := h.newLevelCounters(nm)
+	heads, headOf := lc.selectReferences(p.DefaultFocus())
+	var omitted levelSums // the counters of the references left out
+	lines := map[lineKey]*profile.Line{}
 	funcs := funcTable{}
 	objs := map[string]*profile.Object{}
 	pairs := map[pairKey]*pairSums{}
@@ -43,7 +51,8 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	ctxs := map[int32]levelSums{}                  // non-root calling contexts' counters
 	rootIncl := map[*profile.Inclusive]levelSums{} // the root context's, by function
 	for id, key := range at.refs {
-		per := lc.of(int32(id), p)
+		kept := headOf[id] >= 0 && heads[headOf[id]].kept
+		per := lc.of(int32(id), p, kept)
 		if per == nil {
 			continue
 		}
@@ -61,12 +70,26 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		}
 		pr.Strides = pr.Strides.Merged(strides)
 		pr.sums.add(per)
-		if key.pc != 0 {
+		switch {
+		case key.pc != 0 && !kept:
+			if omitted == nil {
+				omitted = make(levelSums, len(lc.names))
+			}
+			omitted.add(per)
+			if hd := &heads[headOf[id]]; hd.file != "" && hd.line > 0 {
+				ln := lineEntry(lines, hd.file, hd.line, f.Name)
+				for j, st := range per {
+					if st != nil {
+						profile.AddWithoutEvictors(levelEntry(ln.Levels, lc.names[j]), st)
+					}
+				}
+			}
+		case key.pc != 0:
 			i, ok := refs[refName{key.pc, pairKey{f, key.bin}}]
 			if !ok {
 				i = len(made)
 				refs[refName{key.pc, pairKey{f, key.bin}}] = i
-				made = append(made, refEntry{pc: key.pc, fn: f.Name, obj: o.Name, levels: map[string]*profile.Stats{}})
+				made = append(made, refEntry{pc: key.pc, fn: f.Name, obj: o.Name, head: headOf[id], levels: map[string]*profile.Stats{}})
 			}
 			r := &made[i]
 			r.strides = r.strides.Merged(strides)
@@ -147,34 +170,32 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		o.Levels = byObj[o.Name].levels(lc.names)
 		p.Objects = append(p.Objects, *o)
 	}
-	lines := map[lineKey]*profile.Line{}
 	p.References = make([]profile.Reference, len(made))
 	for i, e := range made {
-		src := nm.code(e.pc)
-		p.References[i] = profile.Reference{PC: e.pc, File: src.File, Line: src.Line, Column: src.Column,
+		hd := &heads[e.head]
+		p.References[i] = profile.Reference{PC: e.pc, File: hd.file, Line: hd.line, Column: hd.column, Position: hd.position,
 			Function: e.fn, Object: e.obj, Kind: refKind(e.levels, h.levels), Strides: e.strides, Levels: e.levels}
 		r := &p.References[i]
 		if r.File == "" || r.Line <= 0 {
 			continue
 		}
-		ln := entry(lines, lineKey{r.File, r.Line, r.Function},
-			&profile.Line{File: r.File, Line: r.Line, Function: r.Function, Levels: map[string]*profile.Stats{}})
+		ln := lineEntry(lines, r.File, r.Line, r.Function)
 		for name, st := range r.Levels {
-			addWithoutEvictors(levelEntry(ln.Levels, name), st)
+			profile.AddWithoutEvictors(levelEntry(ln.Levels, name), st)
 		}
+	}
+	if omitted != nil {
+		p.OmittedReferences = &profile.OmittedReferences{References: uint64(len(heads) - len(made)), Levels: omitted.levels(lc.names)}
 	}
 	p.Lines = make([]profile.Line, 0, len(lines))
 	for _, ln := range lines {
 		p.Lines = append(p.Lines, *ln)
 	}
-	positions(p.References)
 	p.TrimSharing()
 	if err := p.SetFocus(""); err != nil {
 		panic(err) // the profile's own caches
 	}
-	byStall := func(a, b *profile.Stats) int {
-		return cmp.Or(cmp.Compare(b.StallCycles, a.StallCycles), cmp.Compare(b.Misses, a.Misses), cmp.Compare(b.Accesses, a.Accesses))
-	}
+	byStall := profile.ByStall
 	slices.SortFunc(p.Functions, func(a, b profile.Function) int {
 		return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles+b.SyncCycles, a.StallCycles+a.ComputeCycles+a.SyncCycles),
 			byStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
@@ -186,9 +207,112 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	slices.SortFunc(p.Lines, func(a, b profile.Line) int {
 		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
 	})
-	slices.SortFunc(p.References, func(a, b profile.Reference) int {
-		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
-	})
+	slices.SortFunc(p.References, func(a, b profile.Reference) int { return profile.CompareReferences(&a, &b) })
+}
+
+// lineEntry returns the line of function fn at file:line in lines, made
+// fresh on first use.
+func lineEntry(lines map[lineKey]*profile.Line, file string, line int, fn string) *profile.Line {
+	return entry(lines, lineKey{file, line, fn}, &profile.Line{File: file, Line: line, Function: fn, Levels: map[string]*profile.Stats{}})
+}
+
+// refHead is a reference of the profile as the first pass finds it: its
+// place in the source and the counters that order it among the others.
+type refHead struct {
+	pc                      uint64
+	fn, obj                 string
+	file                    string
+	line, column, position  int
+	stall, misses, accesses uint64 // as the profile's order sees them (profile.ByStall)
+	kept                    bool   // listed in the profile, not left out
+}
+
+// headKey identifies a reference of the profile: access points of one
+// instruction in different calling contexts of one function add up.
+type headKey struct {
+	pc  uint64
+	fn  string
+	bin int32
+}
+
+// selectReferences finds the references of the profile, with focus as its
+// focus cache, and which of them it lists: all, or the first
+// profile.MaxReferences in its order. It returns them and the index of
+// each access point's reference among them (-1 for an access point of
+// no reference: without a PC or without counters), and numbers the
+// references of each source line (positions).
+func (lc *levelCounters) selectReferences(focus string) (heads []refHead, headOf []int32) {
+	at, nm := lc.h.attr, lc.nm
+	index := map[headKey]int32{}
+	headOf = make([]int32, len(at.refs))
+	for id, key := range at.refs {
+		headOf[id] = -1
+		if key.pc == 0 {
+			continue
+		}
+		stall, misses, accesses, ok := lc.sortKey(int32(id), focus)
+		if !ok {
+			continue
+		}
+		fn := nm.function(key).Name
+		hk := headKey{key.pc, fn, key.bin}
+		i, seen := index[hk]
+		if !seen {
+			i = int32(len(heads))
+			index[hk] = i
+			src := nm.code(key.pc)
+			heads = append(heads, refHead{pc: key.pc, fn: fn, obj: nm.bins[key.bin].Name, file: src.File, line: src.Line,
+				column: src.Column, kept: true})
+		}
+		hd := &heads[i]
+		hd.stall += stall
+		hd.misses += misses
+		hd.accesses += accesses
+		headOf[id] = i
+	}
+	if len(heads) > profile.MaxReferences {
+		order := make([]int32, len(heads))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(i, j int32) int {
+			a, b := &heads[i], &heads[j]
+			return cmp.Or(cmp.Compare(b.stall, a.stall), cmp.Compare(b.misses, a.misses), cmp.Compare(b.accesses, a.accesses),
+				cmp.Compare(a.pc, b.pc), cmp.Compare(a.fn, b.fn), cmp.Compare(a.obj, b.obj))
+		})
+		for _, i := range order[profile.MaxReferences:] {
+			heads[i].kept = false
+		}
+	}
+	positions(heads)
+	return heads, headOf
+}
+
+// sortKey returns what the profile's order sees of access point id's
+// counters, with focus as the focus cache: its stall cycles at every
+// level, its misses and accesses at focus; ok is false when it has no
+// counters at any level (refLevel's test).
+func (lc *levelCounters) sortKey(id int32, focus string) (stall, misses, accesses uint64, ok bool) {
+	for i, l := range lc.h.levels {
+		r := l.attr.refs.find(id)
+		if r == nil {
+			r = &noRefStats
+		}
+		if !hasCounters(r, lc.resident[i][id]) {
+			continue
+		}
+		ok = true
+		for k := range numAccessKinds {
+			stall += r.miss[k] * lc.h.penalty(l, k)
+		}
+		if l.spec.Name == focus {
+			misses += r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
+			if !lc.h.attr.missOnly {
+				accesses += r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
+			}
+		}
+	}
+	return stall, misses, accesses, ok
 }
 
 // lineKey identifies a source line of a function.
@@ -202,6 +326,7 @@ type lineKey struct {
 type refEntry struct {
 	pc      uint64
 	fn, obj string
+	head    int32 // its refHead
 	strides *profile.Strides
 	levels  map[string]*profile.Stats
 }
@@ -222,25 +347,25 @@ type refName struct {
 
 // positions numbers the references of each source line by column, then
 // PC.
-func positions(refs []profile.Reference) {
-	byLine := map[lineKey][]*profile.Reference{}
+func positions(refs []refHead) {
+	byLine := map[lineKey][]*refHead{}
 	for i := range refs {
 		r := &refs[i]
-		if r.File != "" && r.Line > 0 {
-			k := lineKey{r.File, r.Line, ""}
+		if r.file != "" && r.line > 0 {
+			k := lineKey{r.file, r.line, ""}
 			byLine[k] = append(byLine[k], r)
 		}
 	}
 	for _, rs := range byLine {
-		slices.SortFunc(rs, func(a, b *profile.Reference) int {
-			return cmp.Or(cmp.Compare(a.Column, b.Column), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+		slices.SortFunc(rs, func(a, b *refHead) int {
+			return cmp.Or(cmp.Compare(a.column, b.column), cmp.Compare(a.pc, b.pc), cmp.Compare(a.fn, b.fn), cmp.Compare(a.obj, b.obj))
 		})
 		pos := 0
 		for i, r := range rs {
-			if i > 0 && r.PC != rs[i-1].PC {
+			if i > 0 && r.pc != rs[i-1].pc {
 				pos++ // the same instruction in several functions or objects keeps one position
 			}
-			r.Position = pos
+			r.position = pos
 		}
 	}
 }
@@ -301,14 +426,14 @@ func (h *Hierarchy) newLevelCounters(nm *namer) *levelCounters {
 
 // of returns the counters of access point id by cache name, the copies of
 // a private cache added up, or nil when it has none at any level; they
-// are valid until the next call. It adds their causes of misses to those
-// of p's caches.
-func (lc *levelCounters) of(id int32, p *profile.Profile) levelSums {
+// are valid until the next call, with evictor lists only when evictors
+// is set. It adds their causes of misses to those of p's caches.
+func (lc *levelCounters) of(id int32, p *profile.Profile, evictors bool) levelSums {
 	clear(lc.per)
 	found := false
 	for i, l := range lc.h.levels {
 		st := &lc.scratch[i]
-		if !lc.h.refLevel(st, l, id, lc.resident[i][id], lc.nm) {
+		if !lc.h.refLevel(st, l, id, lc.resident[i][id], lc.nm, evictors) {
 			continue
 		}
 		p.Caches[l.cache].Causes.Add(st.Causes)
@@ -327,19 +452,20 @@ func (lc *levelCounters) of(id int32, p *profile.Profile) levelSums {
 
 // refLevel sets st to the profile counters of access point id at l, whose
 // resident lines it filled used u[0] bytes of u[1], and reports whether it
-// has any. st's evictor table and list are reused.
-func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64, nm *namer) bool {
+// has any. st's evictor table and list are reused; the list is made only
+// when evictors is set.
+func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64, nm *namer, evictors bool) bool {
 	at, la := h.attr, l.attr
 	r := la.refs.find(id)
 	if r == nil {
 		r = &noRefStats // no counts here, but it may have filled lines in a warm-up
 	}
-	acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
-	miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
-	if acc == 0 && miss == 0 && r.fetched == 0 && u[1] == 0 && len(r.evictedBy) == 0 && len(r.invBy) == 0 && len(r.invOf) == 0 {
+	if !hasCounters(r, u) {
 		return false
 	}
-	evictedBy, evictors := st.EvictedBy, st.Evictors[:0]
+	acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
+	miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
+	evictedBy, list := st.EvictedBy, st.Evictors[:0]
 	clear(evictedBy)
 	*st = profile.Stats{
 		Accesses: acc, Misses: miss,
@@ -366,9 +492,11 @@ func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64,
 			evictedBy = map[string]uint64{}
 		}
 		evictedBy[obj] += n
-		evictors = append(evictors, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(at.refs[by].pc, 16), Object: obj, Count: n})
+		if evictors {
+			list = append(list, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(at.refs[by].pc, 16), Object: obj, Count: n})
+		}
 	}
-	st.EvictedBy, st.Evictors = evictedBy, evictors
+	st.EvictedBy, st.Evictors = evictedBy, list
 	st.InvalidatedBy, st.Invalidated = sharingLists(r, at, nm)
 	profile.SortEvictors(st.Evictors)
 	if len(st.Evictors) > maxRefEvictors {
@@ -385,6 +513,13 @@ func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64,
 // level (never written).
 var noRefStats refStats
 
+// hasCounters reports whether r, with resident lines it filled of u[1]
+// bytes, has anything for the profile at its level.
+func hasCounters(r *refStats, u [2]uint64) bool {
+	return r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 || u[1] != 0 ||
+		len(r.evictedBy) != 0 || len(r.invBy) != 0 || len(r.invOf) != 0
+}
+
 // levelSums are counters by cache name (indexed as levelCounters.names),
 // nil for a cache without any.
 type levelSums []*profile.Stats
@@ -399,7 +534,7 @@ func (s levelSums) add(b levelSums) {
 		if s[j] == nil {
 			s[j] = &profile.Stats{}
 		}
-		addWithoutEvictors(s[j], st)
+		profile.AddWithoutEvictors(s[j], st)
 	}
 }
 
@@ -412,15 +547,6 @@ func (s levelSums) levels(names []string) map[string]*profile.Stats {
 		}
 	}
 	return m
-}
-
-// addWithoutEvictors adds the counters of st to into, but not st's
-// evictor list.
-func addWithoutEvictors(into, st *profile.Stats) {
-	evictors := st.Evictors
-	st.Evictors = nil
-	into.Add(st)
-	st.Evictors = evictors
 }
 
 // sumsEntry returns m[k], made fresh for n caches on first use.
