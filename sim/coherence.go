@@ -149,7 +149,7 @@ func (cohHits) takes(l *level, k trace.Kind, slot int) bool {
 	return false // a modify, or a run of fetches: the slow path's
 }
 
-func (o cohHits) hit(l *level, b *trace.Batch, i, slot int) {
+func (o cohHits) see(l *level, b *trace.Batch, i, slot int) {
 	if k := b.Kind[i]; k != trace.IFetch && l.used != nil {
 		l.used[slot] |= o.c.granules(b.Addr[i], uint64(b.Size[i]))
 	}

@@ -108,9 +108,11 @@ type level struct {
 	// hit bypass may count as one access: the line size, no bound under
 	// --cachelab (one line per reference), 0 (no bypass) for 1-byte lines.
 	// A size of 0 at the start of a line wraps around and takes the slow
-	// path. memoLimit is fastLimit on a level without observers, else 0:
-	// the bound of hitRun's loop, which only counts.
-	fastLimit, memoLimit uint64
+	// path. memoLimit and mruLimit bound the hits that hitRun's loop
+	// takes on memo, and on the lines of the set's state: fastLimit at a
+	// level without observers, else 0; memoLimit stays fastLimit when the
+	// one observer counts runs of hits on memo at once (runObs).
+	fastLimit, memoLimit, mruLimit uint64
 	// memo is the first address of the line of the last access when nothing
 	// has changed the cache's state since (noMemo: none). A repeated access
 	// to that line is a hit that changes no replacement state: the fast path
@@ -128,8 +130,10 @@ type level struct {
 	memo2Slot int
 	swapped   bool
 	// obs are the features that see the hits the bypass takes here (see
-	// hitObserver, attach); nil: none.
-	obs []hitObserver
+	// hitObserver, attach); nil: none. runObs is obs[0] when it is the
+	// only one and a runObserver, else nil.
+	obs    []hitObserver
+	runObs runObserver
 	// mruCache is c when a hit on the line last used in a set changes no
 	// state that the bypass would skip, and a hit on the line used before
 	// it needs only Promote (no 3C twin: see cache.Cache.MRU), else an
@@ -417,7 +421,7 @@ func newLevel(spec *machine.Cache, opt Options) (*level, error) {
 	case opt.CacheLab:
 		l.fastLimit = 1 << 63
 	}
-	l.memoLimit = l.fastLimit // until an observer is attached
+	l.memoLimit, l.mruLimit = l.fastLimit, l.fastLimit // until an observer is attached
 	return l, nil
 }
 
@@ -484,29 +488,45 @@ type hitObserver interface {
 	// takes reports whether the bypass may take a hit of an event of kind
 	// k on slot of l (else the slow path takes it). It changes nothing.
 	takes(l *level, k trace.Kind, slot int) bool
-	// hit counts the hit of event i of b on slot of l.
-	hit(l *level, b *trace.Batch, i, slot int)
+	// see counts the hit of event i of b on slot of l.
+	see(l *level, b *trace.Batch, i, slot int)
+}
+
+// runObserver is a hitObserver that can see a run of hits on one slot at
+// once (the sampling estimate, whose hits on a line it knows only count).
+// The hits on memo at a level whose one observer is a runObserver are
+// counted in hitRun's loop, which gives them to it when it stops; memo is
+// armed there only on a line the observer has seen (and so knows).
+type runObserver interface {
+	hitObserver
+	// seeRun counts n hits on slot, the level's memo.
+	seeRun(slot int, n uint64)
 }
 
 // attach makes o see the hits that the bypass takes at l.
 func (l *level) attach(o hitObserver) {
 	l.obs = append(l.obs, o)
-	l.memoLimit = 0
+	l.mruLimit = 0
+	if r, ok := o.(runObserver); ok && len(l.obs) == 1 {
+		l.runObs = r
+	} else {
+		l.memoLimit, l.runObs = 0, nil
+	}
 }
 
-// observe shows the hit of event i of b on slot of l to l's observers and
-// reports whether all of them let the bypass take it; when one does not,
-// none has counted it.
-func (l *level) observe(b *trace.Batch, i, slot int) bool {
-	for _, o := range l.obs {
-		if !o.takes(l, b.Kind[i], slot) {
-			return false
-		}
+// seeRuns gives the runObservers of the first caches il and dl the hits on
+// memo that hitRun's loop counted: fetches at il, data references at dl
+// (a modify is two).
+func seeRuns(il, dl *level, fetches, data uint64) {
+	if il == dl {
+		fetches, data = 0, fetches+data
 	}
-	for _, o := range l.obs {
-		o.hit(l, b, i, slot)
+	if il.runObs != nil && fetches > 0 {
+		il.runObs.seeRun(il.memoSlot, fetches)
 	}
-	return true
+	if dl.runObs != nil && data > 0 {
+		dl.runObs.seeRun(dl.memoSlot, data)
+	}
 }
 
 // firsts returns the current processor's first instruction and data
@@ -539,7 +559,7 @@ func (h *Hierarchy) firsts() (il, dl *level) {
 // At levels without observers a hit is only counted, in registers added
 // to the levels when the loop stops: the loop makes no calls but to the
 // cache, so its counters stay in registers. A hit at a level with
-// observers, which must see it (and may refuse it), takes hitOne.
+// observers, which must see it (and may refuse it), takes hitsObserved.
 func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 	kinds := b.Kind[:stop]
 	addrs := b.Addr[:stop]
@@ -560,6 +580,9 @@ func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 						iHits++
 						continue
 					}
+					if a&il.offMask+s-1 >= il.mruLimit {
+						break
+					}
 					il.settle()
 					slot := il.mruCache.MRU(a >> il.shift)
 					if slot < 0 {
@@ -579,6 +602,9 @@ func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 						iHits += s
 						continue
 					}
+					if a&il.offMask >= il.mruLimit {
+						break
+					}
 					il.settle()
 					slot := il.mruCache.MRU(a >> il.shift)
 					if slot < 0 {
@@ -596,6 +622,9 @@ func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 					if dl.memo == line {
 						rHits++
 						continue
+					}
+					if a&dl.offMask+s-1 >= dl.mruLimit {
+						break
 					}
 					if dl.memo2 == line {
 						dl.memo, dl.memo2, dl.memoSlot, dl.memo2Slot = line, dl.memo, dl.memo2Slot, dl.memoSlot
@@ -624,6 +653,9 @@ func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 					line := a &^ dl.offMask
 					slot := dl.memoSlot
 					if dl.memo != line {
+						if a&dl.offMask+s-1 >= dl.mruLimit {
+							break
+						}
 						dl.settle()
 						if slot = dl.mruCache.MRU(a >> dl.shift); slot < 0 {
 							slot, _ = dl.mruCache.Promote(a >> dl.shift)
@@ -651,9 +683,14 @@ func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 		h.kinds[trace.Read] += rHits
 		h.kinds[trace.Write] += wHits
 		h.kinds[trace.Modify] += mHits
-		if i < len(kinds) && (il.obs != nil || dl.obs != nil) && h.hitOne(b, i, il, dl) {
-			i++
-			continue
+		if il.runObs != nil || dl.runObs != nil {
+			seeRuns(il, dl, iHits, rHits+wHits+2*mHits)
+		}
+		if i < len(kinds) && (il.obs != nil || dl.obs != nil) {
+			if j := h.hitsObserved(b, i, len(kinds), il, dl); j > i {
+				i = j
+				continue
+			}
 		}
 		il.settle()
 		dl.settle()
@@ -670,76 +707,94 @@ func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 	}
 }
 
-// hitOne takes event i of b, for hitRun, when it is a hit that hitRun may
-// take (see there) at a level with observers, and reports whether it did.
-// il and dl are the first caches (h.firsts).
-func (h *Hierarchy) hitOne(b *trace.Batch, i int, il, dl *level) bool {
-	k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
-	l := dl
-	switch k {
-	case trace.IFetch, trace.IFetchRun:
-		l = il
-		if k == trace.IFetchRun {
-			s = 1 // the fetches are of one line
-		}
-	case trace.Read:
-	case trace.Write, trace.Modify:
-		if !dl.writeBack {
-			return false
-		}
-	default:
-		return false
-	}
-	if l.obs == nil || a&l.offMask+s-1 >= l.fastLimit {
-		return false // hitRun's loop did what can be done
-	}
-	line := a &^ l.offMask
-	slot := l.memoSlot
-	swap := false
-	switch {
-	case l.memo == line:
-	case l.memo2 == line:
-		slot, swap = l.memo2Slot, true
-	default:
-		l.settle()
-		if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
-			var second int
-			if slot, second = l.mruCache.Promote(a >> l.shift); slot < 0 {
-				return false
+// hitsObserved takes the events of b from i on, up to stop, for hitRun,
+// while each is a hit that hitRun may take (see there) at a level with
+// observers, and returns the index of the first it did not take. il and
+// dl are the first caches (h.firsts).
+func (h *Hierarchy) hitsObserved(b *trace.Batch, i, stop int, il, dl *level) int {
+	for ; i < stop; i++ {
+		k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
+		l := dl
+		switch k {
+		case trace.IFetch, trace.IFetchRun:
+			l = il
+			if k == trace.IFetchRun {
+				s = 1 // the fetches are of one line
 			}
-			if k == trace.Read {
+		case trace.Read:
+		case trace.Write, trace.Modify:
+			if !dl.writeBack {
+				return i
+			}
+		default:
+			return i
+		}
+		if l.obs == nil || a&l.offMask+s-1 >= l.fastLimit {
+			return i // hitRun's loop did what can be done
+		}
+		line := a &^ l.offMask
+		if l.memo == line && a&l.offMask+s-1 < l.memoLimit {
+			return i // hitRun's loop counts it
+		}
+		slot, second := l.memoSlot, -1
+		swap, used := false, false // used: the cache recorded the use
+		switch {
+		case l.memo == line:
+		case l.memo2 == line:
+			slot, swap = l.memo2Slot, true
+		default:
+			l.settle()
+			if slot = l.mruCache.MRU(a >> l.shift); slot < 0 {
+				if slot, second = l.mruCache.Promote(a >> l.shift); slot < 0 {
+					return i
+				}
+			}
+			used = true
+		}
+		// The observers see the hit when all of them take it; memo is
+		// armed only on a line they saw (see runObserver).
+		for _, o := range l.obs {
+			if !o.takes(l, k, slot) {
+				if used {
+					l.memo = noMemo // the line of the last access changed
+				}
+				return i
+			}
+		}
+		for _, o := range l.obs {
+			o.see(l, b, i, slot)
+		}
+		switch {
+		case swap:
+			l.memo, l.memo2, l.memoSlot, l.memo2Slot = line, l.memo, l.memo2Slot, l.memoSlot
+			l.swapped = !l.swapped
+		case used:
+			if second >= 0 && k == trace.Read {
 				l.memo2, l.memo2Slot = l.mruCache.Line(second)<<l.shift, second
 			}
+			l.memo, l.memoSlot = line, slot
 		}
-		l.memo, l.memoSlot = line, slot
+		n := uint64(1)
+		switch k {
+		case trace.IFetch:
+			l.acc[kIFetch]++
+		case trace.IFetchRun:
+			n = uint64(b.Size[i])
+			l.acc[kIFetch] += n
+			k = trace.IFetch // the kind the fetches count as
+		case trace.Read:
+			l.acc[kRead]++
+		case trace.Write:
+			l.acc[kWrite]++
+			l.c.SetDirty(slot, true)
+		case trace.Modify:
+			l.acc[kRead]++
+			l.acc[kWrite]++
+			l.c.SetDirty(slot, true)
+		}
+		h.kinds[k] += n
 	}
-	if !l.observe(b, i, slot) {
-		return false
-	}
-	if swap {
-		l.memo, l.memo2, l.memoSlot, l.memo2Slot = line, l.memo, l.memo2Slot, l.memoSlot
-		l.swapped = !l.swapped
-	}
-	n := uint64(1)
-	switch k {
-	case trace.IFetch:
-		l.acc[kIFetch]++
-	case trace.IFetchRun:
-		n = uint64(b.Size[i])
-		l.acc[kIFetch] += n
-		k = trace.IFetch // the kind the fetches count as
-	case trace.Read:
-		l.acc[kRead]++
-	case trace.Write:
-		l.acc[kWrite]++
-		l.c.SetDirty(slot, true)
-	case trace.Modify:
-		l.acc[kRead]++
-		l.acc[kWrite]++
-		l.c.SetDirty(slot, true)
-	}
-	h.kinds[k] += n
-	return true
+	return i
 }
 
 // missPlain simulates event i of b, which the hit bypass did not take,

@@ -76,8 +76,8 @@ type sinks struct {
 	numa numaSinks
 }
 
-// newSampling sets h up for sampling: every level estimates, and shows the
-// estimate the hits that the hit bypass takes (estHits).
+// newSampling sets h up for sampling: every level estimates, and the
+// estimate sees the hits that the hit bypass takes.
 func (h *Hierarchy) newSampling() error {
 	spec := h.opt.Sample
 	if spec.ProcDen > 0 && len(h.procs) == 1 {
@@ -98,7 +98,7 @@ func (h *Hierarchy) newSampling() error {
 	}
 	for _, l := range h.levels {
 		l.est = newEstimate(l, h.samp)
-		l.attach(estHits{})
+		l.attach(l.est)
 	}
 	return nil
 }
@@ -184,19 +184,29 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 // estimate (tests turn it off to compare with refLine alone).
 var sampledShortcuts = true
 
-// estHits is the sampling estimate's hitObserver: it takes every hit but
-// a run of fetches (which does not come: IFetchRunBlock) and counts it,
-// known or unknown (a modify is two hits).
-type estHits struct{}
+// takes makes the estimate a hitObserver: it takes every hit but a run of
+// fetches (which does not come: IFetchRunBlock).
+func (e *estimate) takes(_ *level, k trace.Kind, _ int) bool { return k != trace.IFetchRun }
 
-func (estHits) takes(_ *level, k trace.Kind, _ int) bool { return k != trace.IFetchRun }
-
-func (estHits) hit(l *level, b *trace.Batch, i, slot int) {
+// see counts a hit that the bypass took, known or unknown (a modify is
+// two hits).
+func (e *estimate) see(l *level, b *trace.Batch, i, slot int) {
 	line := b.Addr[i] >> l.shift
-	l.est.hit(slot, line)
+	e.hit(slot, line)
 	if b.Kind[i] == trace.Modify {
-		l.est.hit(slot, line)
+		e.hit(slot, line)
 	}
+}
+
+// seeRun counts n hits on slot, memo of its level: known, as memo holds a
+// line that the estimate saw in this epoch (enter disarms it when a new
+// one begins), during a sample.
+func (e *estimate) seeRun(slot int, n uint64) {
+	e.clock += n
+	if e.s.counting {
+		e.knownHits += n
+	}
+	e.slots[slot].lastAt = e.clock
 }
 
 // enter prepares the caches for a reference of phase ph: a new epoch when
@@ -207,6 +217,7 @@ func (s *sampling) enter(h *Hierarchy, ph sample.Phase) {
 		s.exact = !s.dropped
 		for _, l := range h.levels {
 			l.est.begin()
+			l.memo = noMemo // a line the estimate knows (see runObserver)
 		}
 	}
 	switch {

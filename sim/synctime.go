@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 
 	"memspy/attrib"
@@ -64,8 +65,9 @@ type syncKey struct {
 // the bin's range.
 type syncObj struct {
 	profile.SyncObject
-	bin int32
-	off uint64
+	bin  int32
+	off  uint64
+	name string // the small global variable holding it, when pooled with others
 }
 
 // stallLevel is a cache whose misses stall a processor, h.levels[i], with
@@ -232,6 +234,7 @@ func (h *Hierarchy) syncEvent(t *sthread, a uint64, e *trace.Ext) {
 			var start uint64
 			o.bin, start, _ = h.attr.data.Locate(a)
 			o.off = a - start
+			o.name, _ = h.attr.data.PooledVar(start)
 		}
 		tm.objs[syncKey{kind, a}] = o
 	}
@@ -297,7 +300,7 @@ func (h *Hierarchy) syncObjects(nm *namer) []profile.SyncObject {
 		case s.Kind == "join":
 			s.Name = fmt.Sprintf("thread %d", s.Addr)
 		case nm != nil && o.bin != attrib.OtherBin:
-			s.Name = nm.binName(o.bin)
+			s.Name = cmp.Or(o.name, nm.binName(o.bin))
 			if o.off != 0 {
 				s.Name += fmt.Sprintf("+%d", o.off)
 			}
