@@ -21,7 +21,7 @@ const (
 	Other     BinKind = iota // memory of no known data structure
 	Freed                    // heap memory freed and not allocated again: references to it are use-after-free bugs
 	Heap                     // the heap blocks of one allocation site and call path
-	Global                   // a global or static variable, or a module's small ones pooled
+	Global                   // a global or static variable, or a region of a module's image
 	Stack                    // the stack frames of one procedure
 	Manual                   // a range named with memspy.h
 	CodeLines                // the program's code, as instruction fetches touch it: not data
@@ -61,6 +61,10 @@ type Bin struct {
 	// their total size; Bytes is the size of a global, manual or local
 	// variable bin.
 	Blocks, Bytes uint64
+	// Module is the base name of a global variable's object file; Pool,
+	// for one smaller than AddGlobals' minSize, the entry its module's
+	// cold small variables are shown in together (profile.Object.Pool).
+	Module, Pool string
 }
 
 // granuleShift is the log2 size of the address blocks under which Data
@@ -86,11 +90,10 @@ type Data struct {
 	locals map[localKey]int32 // local variable bins by procedure and name
 	named  map[string]int32   // manual bins by name
 
-	heap    rangeMap          // live heap blocks and freed ranges
-	manual  rangeMap          // named ranges
-	globals []span            // sorted by start, not overlapping
-	regions []span            // the modules' regions, sorted by start, not overlapping
-	pooled  map[uint64]string // the names of the pooled small globals, by start
+	heap    rangeMap // live heap blocks and freed ranges
+	manual  rangeMap // named ranges
+	globals []span   // sorted by start, not overlapping
+	regions []span   // the modules' regions, sorted by start, not overlapping
 
 	last span // the heap span of the last Lookup, to check first
 
@@ -200,12 +203,14 @@ func (d *Data) Name(addr, size uint64, name string) int32 {
 }
 
 // AddGlobals makes a bin of each variable of vars (which must not overlap
-// one another) of at least minSize bytes, and pools the smaller ones into
-// one bin called pool. Variables of size 0 are skipped. A region's bin
+// one another) of the object file module (a base name); those smaller
+// than minSize bytes have the Pool SmallGlobals(module) (the profile shows
+// the cold ones there together, the hot ones by their own names).
+// Variables of size 0 are skipped. A region's bin
 // (one per name) holds its addresses that no variable covers. Earlier
 // globals and regions that the new ones overlap (a module mapped again)
 // stop mapping addresses.
-func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
+func (d *Data) AddGlobals(vars []Var, minSize uint64, module string) {
 	if len(vars) == 0 {
 		return
 	}
@@ -218,7 +223,6 @@ func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
 	overlaps := func(s span) bool { return s.start < hi && s.end > lo }
 	d.globals = slices.DeleteFunc(d.globals, overlaps)
 	d.regions = slices.DeleteFunc(d.regions, overlaps)
-	poolID := int32(-1)
 	regionIDs := map[string]int32{}
 	for _, v := range vars {
 		end, ok := rangeEnd(v.Addr, v.Size)
@@ -237,17 +241,9 @@ func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
 			d.regions = append(d.regions, span{v.Addr, end, id, 0})
 			continue
 		case v.Size >= minSize:
-			id = d.add(Bin{Kind: Global, Name: v.Name, Bytes: v.Size})
+			id = d.add(Bin{Kind: Global, Name: v.Name, Bytes: v.Size, Module: module})
 		default:
-			if poolID < 0 {
-				poolID = d.add(Bin{Kind: Global, Name: pool})
-			}
-			id = poolID
-			d.bins[id].Bytes += v.Size
-			if d.pooled == nil {
-				d.pooled = map[uint64]string{}
-			}
-			d.pooled[v.Addr] = v.Name
+			id = d.add(Bin{Kind: Global, Name: v.Name, Bytes: v.Size, Module: module, Pool: SmallGlobals(module)})
 		}
 		d.globals = append(d.globals, span{v.Addr, end, id, 0})
 	}
@@ -255,12 +251,8 @@ func (d *Data) AddGlobals(vars []Var, minSize uint64, pool string) {
 	sort.Slice(d.regions, func(i, j int) bool { return d.regions[i].start < d.regions[j].start })
 }
 
-// PooledVar returns the name of the small global variable that starts at
-// start and shares a pool bin with others, if there is one.
-func (d *Data) PooledVar(start uint64) (string, bool) {
-	name, ok := d.pooled[start]
-	return name, ok
-}
+// SmallGlobals names the entry of module's cold small global variables.
+func SmallGlobals(module string) string { return "<small globals>@" + module }
 
 // Var is a global variable for AddGlobals, or a region of a module's
 // memory image.

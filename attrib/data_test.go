@@ -69,12 +69,14 @@ func TestDataHeap(t *testing.T) {
 
 func TestDataPrecedence(t *testing.T) {
 	d := NewData()
-	d.AddGlobals([]Var{{Name: "A", Addr: 0x1000, Size: 4096}, {Name: "n", Addr: 0x2000, Size: 4}, {Name: "m", Addr: 0x2004, Size: 4}, {Name: "B", Addr: 0x3000, Size: 64}, {Name: "z", Addr: 0x4000, Size: 0}}, 64, "<small globals>")
+	d.AddGlobals([]Var{{Name: "A", Addr: 0x1000, Size: 4096}, {Name: "n", Addr: 0x2000, Size: 4}, {Name: "m", Addr: 0x2004, Size: 4}, {Name: "B", Addr: 0x3000, Size: 64}, {Name: "z", Addr: 0x4000, Size: 0}}, 64, "m")
 	bins := d.Bins()
-	if len(bins) != 5 || bins[2].Name != "A" || bins[3].Name != "<small globals>" || bins[3].Bytes != 8 || bins[4].Name != "B" {
+	// Small variables have bins of their own that name their pool.
+	if len(bins) != 6 || bins[2].Name != "A" || bins[2].Pool != "" || bins[3].Name != "n" || bins[3].Bytes != 4 || bins[3].Pool != "<small globals>@m" ||
+		bins[4].Name != "m" || bins[4].Pool != "<small globals>@m" || bins[4].Module != "m" || bins[5].Name != "B" || bins[5].Pool != "" {
 		t.Fatalf("bins %+v", bins)
 	}
-	for addr, want := range map[uint64]int32{0x1000: 2, 0x1fff: 2, 0x2000: 3, 0x2007: 3, 0x2008: OtherBin, 0x303f: 4, 0x3040: OtherBin, 0x4000: OtherBin} {
+	for addr, want := range map[uint64]int32{0x1000: 2, 0x1fff: 2, 0x2000: 3, 0x2003: 3, 0x2004: 4, 0x2007: 4, 0x2008: OtherBin, 0x303f: 5, 0x3040: OtherBin, 0x4000: OtherBin} {
 		if got := d.Lookup(addr); got != want {
 			t.Errorf("Lookup(%#x) = %d, want %d", addr, got, want)
 		}
@@ -167,8 +169,8 @@ func TestHeapNames(t *testing.T) {
 // A module mapped again replaces the globals it overlaps.
 func TestDataGlobalsRemapped(t *testing.T) {
 	d := NewData()
-	d.AddGlobals([]Var{{Name: "old", Addr: 0x1000, Size: 128}, {Name: "kept", Addr: 0x9000, Size: 128}}, 64, "pool")
-	d.AddGlobals([]Var{{Name: "new", Addr: 0x1040, Size: 128}}, 64, "pool")
+	d.AddGlobals([]Var{{Name: "old", Addr: 0x1000, Size: 128}, {Name: "kept", Addr: 0x9000, Size: 128}}, 64, "m")
+	d.AddGlobals([]Var{{Name: "new", Addr: 0x1040, Size: 128}}, 64, "m")
 	for addr, want := range map[uint64]string{0x1000: "<other>", 0x1040: "new", 0x9000: "kept"} {
 		if got := d.Bin(d.Lookup(addr)).Name; got != want {
 			t.Errorf("Lookup(%#x): %s, want %s", addr, got, want)
@@ -215,7 +217,7 @@ func TestDataRegions(t *testing.T) {
 		{Name: "table", Addr: 0x1100, Size: 256},
 		{Name: "<bss>@m", Addr: 0x2000, Size: 0x800, Region: true},
 		{Name: "<data>@m", Addr: 0x3000, Size: 0x100, Region: true}, // a second part of one region
-	}, 64, "<small globals>@m")
+	}, 64, "m")
 	name := func(addr uint64) string { return d.Bin(d.Lookup(addr)).Name }
 	for addr, want := range map[uint64]string{0x1000: "<data>@m", 0x1100: "table", 0x11ff: "table", 0x1200: "<data>@m",
 		0x2000: "<bss>@m", 0x27ff: "<bss>@m", 0x2800: "<other>", 0x3000: "<data>@m", 0x3100: "<other>"} {
@@ -226,7 +228,7 @@ func TestDataRegions(t *testing.T) {
 	if b := d.Bin(d.Lookup(0x1000)); b.Bytes != 0x1100 || b.Kind != Global {
 		t.Errorf("the data region's bin: %+v", b)
 	}
-	d.AddGlobals([]Var{{Name: "<rodata>@n", Addr: 0x1800, Size: 0x1000, Region: true}}, 64, "<small globals>@n")
+	d.AddGlobals([]Var{{Name: "<rodata>@n", Addr: 0x1800, Size: 0x1000, Region: true}}, 64, "n")
 	for addr, want := range map[uint64]string{0x1000: "<other>", 0x1900: "<rodata>@n", 0x3000: "<data>@m"} {
 		if got := name(addr); got != want {
 			t.Errorf("after a remap, Lookup(%#x): %s, want %s", addr, got, want)
@@ -249,7 +251,7 @@ func TestHeapNamesAllocator(t *testing.T) {
 // starts no block changes nothing.
 func TestDataUnmap(t *testing.T) {
 	d := NewData()
-	d.AddGlobals([]Var{{Name: "g", Addr: 0x10000, Size: 0x1000}}, 64, "pool")
+	d.AddGlobals([]Var{{Name: "g", Addr: 0x10000, Size: 0x1000}}, 64, "m")
 	m := d.Alloc(0x10000, 0x4000, 0, []uint64{0x400100}, 0) // a mapping over where a module will be
 	if d.Lookup(0x10010) != m {
 		t.Fatalf("the mapping is not found")

@@ -157,6 +157,10 @@ type Object struct {
 	// CallPath is a heap object's allocation call path, innermost first,
 	// each frame "function file:line" (or its PC when unknown).
 	CallPath []string `json:"call_path,omitempty"`
+	// Pool, for a small global variable, names the entry its module's
+	// small variables are shown in together unless they are hot
+	// (PoolColdGlobals); a pool has the kind global and no Pool.
+	Pool string `json:"pool,omitempty"`
 	// Size is the bytes of a global or manual object, or the bytes
 	// allocated into a heap object over the run; Blocks counts those
 	// allocations.
@@ -680,63 +684,6 @@ func (p *Profile) Rename(names map[string]string) error {
 			return fmt.Errorf("--rename %s=%s: no object or function is called %q", old, new, old)
 		}
 	}
-	obj := func(s *string) {
-		if n, ok := objs[*s]; ok {
-			*s = n
-		}
-	}
-	fn := func(s *string) {
-		if n, ok := funcs[*s]; ok {
-			*s = n
-		}
-	}
-	stats := func(s *Stats) {
-		for old, n := range s.EvictedBy {
-			if new, ok := objs[old]; ok {
-				delete(s.EvictedBy, old)
-				s.EvictedBy[new] += n
-			}
-		}
-		for i := range s.Evictors {
-			obj(&s.Evictors[i].Object)
-		}
-		for _, sh := range [][]Sharing{s.InvalidatedBy, s.Invalidated} {
-			for i := range sh {
-				obj(&sh[i].Object)
-			}
-		}
-	}
-	for i := range p.Functions {
-		fn(&p.Functions[i].Name)
-	}
-	for i := range p.Objects {
-		o := &p.Objects[i]
-		if n, ok := objs[o.Name]; ok {
-			if o.FullName == o.Name {
-				o.FullName = n
-			}
-			o.Name = n
-		}
-	}
-	for i := range p.Pairs {
-		fn(&p.Pairs[i].Function)
-		obj(&p.Pairs[i].Object)
-	}
-	for i := range p.Lines {
-		fn(&p.Lines[i].Function)
-	}
-	for i := range p.References {
-		fn(&p.References[i].Function)
-		obj(&p.References[i].Object)
-	}
-	p.forLevelled(func(e levelled) {
-		top, levels := e.parts()
-		stats(top)
-		for _, s := range levels {
-			if s != top {
-				stats(s)
-			}
-		}
-	})
+	p.renameAll(objs, funcs)
 	return nil
 }

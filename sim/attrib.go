@@ -10,8 +10,9 @@ import (
 	"memspy/trace"
 )
 
-// DefaultMinObjectSize is the size below which global variables share
-// their module's pooled bin unless Options say otherwise.
+// DefaultMinObjectSize is the size below which global variables are
+// small: the profile shows the cold ones in their module's pool
+// (profile.Object.Pool) unless Options say otherwise.
 const DefaultMinObjectSize = 64
 
 // stackReach is how far below a thread's innermost frame's entry stack
@@ -200,7 +201,7 @@ type attribution struct {
 	protocol bool
 	batch    *trace.Batch
 	event    int
-	minSize  uint64      // globals below it are pooled per module
+	minSize  uint64      // globals below it are small: pooled per module when cold
 	modules  []moduleMap // object files mapped, in order
 	tid      uint32      // thread of the current reference
 	// inAlloc holds the threads running the program's allocator (between
@@ -552,7 +553,7 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 			at.loader = [2]uint64{addr, addr + e.Size}
 		}
 		if at.sym != nil {
-			at.data.AddGlobals(at.sym.Map(e.Name, addr), at.minSize, "<small globals>@"+filepath.Base(e.Name))
+			at.data.AddGlobals(at.sym.Map(e.Name, addr), at.minSize, filepath.Base(e.Name))
 		}
 	}
 }

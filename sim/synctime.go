@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 
 	"memspy/attrib"
@@ -65,9 +64,8 @@ type syncKey struct {
 // the bin's range.
 type syncObj struct {
 	profile.SyncObject
-	bin  int32
-	off  uint64
-	name string // the small global variable holding it, when pooled with others
+	bin int32
+	off uint64
 }
 
 // stallLevel is a cache whose misses stall a processor, h.levels[i], with
@@ -234,7 +232,6 @@ func (h *Hierarchy) syncEvent(t *sthread, a uint64, e *trace.Ext) {
 			var start uint64
 			o.bin, start, _ = h.attr.data.Locate(a)
 			o.off = a - start
-			o.name, _ = h.attr.data.PooledVar(start)
 		}
 		tm.objs[syncKey{kind, a}] = o
 	}
@@ -300,7 +297,7 @@ func (h *Hierarchy) syncObjects(nm *namer) []profile.SyncObject {
 		case s.Kind == "join":
 			s.Name = fmt.Sprintf("thread %d", s.Addr)
 		case nm != nil && o.bin != attrib.OtherBin:
-			s.Name = cmp.Or(o.name, nm.binName(o.bin))
+			s.Name = nm.binName(o.bin)
 			if o.off != 0 {
 				s.Name += fmt.Sprintf("+%d", o.off)
 			}

@@ -195,19 +195,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	if err := p.SetFocus(""); err != nil {
 		panic(err) // the profile's own caches
 	}
-	byStall := profile.ByStall
-	slices.SortFunc(p.Functions, func(a, b profile.Function) int {
-		return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles+b.SyncCycles, a.StallCycles+a.ComputeCycles+a.SyncCycles),
-			byStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
-	})
-	slices.SortFunc(p.Objects, func(a, b profile.Object) int { return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name)) })
-	slices.SortFunc(p.Pairs, func(a, b profile.Pair) int {
-		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
-	})
-	slices.SortFunc(p.Lines, func(a, b profile.Line) int {
-		return cmp.Or(byStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
-	})
-	slices.SortFunc(p.References, func(a, b profile.Reference) int { return profile.CompareReferences(&a, &b) })
+	p.SortWhere()
 }
 
 // lineEntry returns the line of function fn at file:line in lines, made
@@ -652,6 +640,24 @@ func (h *Hierarchy) newNamer() *namer {
 		n.bins[r.bin], paths[r.bin] = o, path
 		groups[o.Name] = append(groups[o.Name], r.bin)
 	}
+	// A small global takes no name from another object: where names
+	// meet, the small ones are named after their module too.
+	for name, ids := range groups {
+		if len(ids) < 2 {
+			continue
+		}
+		var rest []int32
+		for _, id := range ids {
+			if b := n.h.attr.data.Bin(id); b.Pool != "" {
+				o := n.bins[id]
+				o.Name = name + "@" + b.Module
+				o.FullName = o.Name
+				continue
+			}
+			rest = append(rest, id)
+		}
+		groups[name] = rest
+	}
 	suffix := func(id int32, k int) string {
 		p := paths[id]
 		return strings.Join(append(slices.Clone(p[len(p)-k:]), n.bins[id].Name), ".")
@@ -833,7 +839,7 @@ func (n *namer) binName(id int32) string {
 // call path as "func.line" elements for a heap bin the Symbolizer knows.
 func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 	b := n.h.attr.data.Bin(id)
-	o = &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes}
+	o = &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes, Pool: b.Pool}
 	switch b.Kind {
 	case attrib.Stack:
 		o.Name = "locals@" + n.procs[b.Proc].Name

@@ -256,7 +256,7 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.where, "where", false, "split the counters by procedure × data structure (heap allocation path, global, stack frame, named range) and by access point, with the causes of misses, who evicted whom and how much of each fetched line was used")
 	fl.BoolVar(&f.missOnly, "miss-only", false, "with --where: count misses only, no bookkeeping per hit (faster; hits, temporal/spatial hits and spatial use are then unknown)")
 	fl.StringVar(&f.focus, "focus", "", "with --where: the cache whose counters the summary and the profile entries show (default: the first cache holding data)")
-	fl.Uint64Var(&f.minObject, "min-object-size", sim.DefaultMinObjectSize, "with --where: global variables smaller than `BYTES` share one bin per module")
+	fl.Uint64Var(&f.minObject, "min-object-size", sim.DefaultMinObjectSize, "with --where: global variables smaller than `BYTES` are shown together, one entry per module, unless they have 1% of a cache's stall cycles")
 	fl.StringArrayVar(&f.renames, "rename", nil, "with --where: rename an object or function in the results, `OLD=NEW` (repeatable)")
 	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
 	fl.StringVar(&f.profOut, "profile", "", "write the profile to `FILE` for `memspy report` (gzip-compressed JSON when FILE ends in .memspy or .gz)")
@@ -382,10 +382,13 @@ func (f *simulationFlags) renameMap() (map[string]string, error) {
 }
 
 // finishProfile applies the where-and-why options to the profile of a run:
-// the focus cache and the renames.
+// the cold small globals in their pools, the focus cache and the renames.
 func (f *simulationFlags) finishProfile(p *profile.Profile) error {
 	if !p.Options.Where {
 		return nil
+	}
+	if _, err := p.PoolColdGlobals(); err != nil {
+		return err
 	}
 	// The engine (or the merge of a process tree) made the entries'
 	// counters for p.Focus already: another pass over them only for

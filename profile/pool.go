@@ -1,0 +1,164 @@
+package profile
+
+import (
+	"cmp"
+	"slices"
+)
+
+// HotShare is the share of a cache's stall cycles at which a small global
+// variable is hot: PoolColdGlobals keeps it under its own name.
+const HotShare = 0.01
+
+// PoolColdGlobals shows the small global variables (those with a Pool)
+// that are cold, under HotShare of the stall cycles at every cache, in
+// their pools, and keeps the hot ones under their own names, so that a
+// hot small variable (a falsely shared counter, a lock) is named and the
+// many cold ones do not crowd the views. A pool adds up its variables'
+// counters entry by entry (objects, pairs, references, evicted-by and
+// sharing tables, NUMA entries): its totals are exact; its references'
+// evictor and sharing lists are those of its variables merged (each kept
+// its most frequent entries); its size is the bytes of the variables in
+// it that the run touched. It returns how many variables it pooled.
+func (p *Profile) PoolColdGlobals() (int, error) {
+	total := map[string]uint64{}
+	for i := range p.Objects {
+		for name, s := range p.Objects[i].Levels {
+			total[name] += s.StallCycles
+		}
+	}
+	hot := func(o *Object) bool {
+		for name, s := range o.Levels {
+			if t := total[name]; t > 0 && float64(s.StallCycles) >= HotShare*float64(t) {
+				return true
+			}
+		}
+		return false
+	}
+	names := map[string]string{}
+	size := map[string]uint64{}
+	for i := range p.Objects {
+		o := &p.Objects[i]
+		if o.Pool != "" && !hot(o) {
+			names[o.Name] = o.Pool
+			size[o.Pool] += o.Size
+			o.FullName = o.Name // renamed with it: a pool is one entry
+		}
+	}
+	if len(names) == 0 {
+		return 0, nil
+	}
+	p.renameAll(names, nil)
+	p.Objects = mergeEntries(nil, p.Objects, func(a, b *Object) { AddSharingWrites(&a.SharingWrites, b.SharingWrites) })
+	for i := range p.Objects {
+		if o := &p.Objects[i]; size[o.Name] > 0 {
+			o.Size, o.Pool = size[o.Name], ""
+		}
+	}
+	p.Pairs = mergeEntries(nil, p.Pairs, func(a, b *Pair) { a.Strides = a.Strides.Merged(b.Strides) })
+	p.References = mergeEntries(nil, p.References, func(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) })
+	if n := p.Numa; n != nil {
+		n.Objects = mergeNumaEntries(nil, n.Objects)
+		n.Pairs = mergeNumaEntries(nil, n.Pairs)
+	}
+	if err := p.SetFocus(p.Focus); err != nil {
+		return 0, err
+	}
+	p.SortWhere()
+	return len(names), nil
+}
+
+// renameAll renames objects and functions, old name → new name, wherever
+// the profile names them (no new name may be an old one: an entry's top
+// counters share their tables with those of the focus cache, renamed
+// once through each). Entries that come to share a name are not merged
+// (PoolColdGlobals merges them), except in evicted-by tables.
+func (p *Profile) renameAll(objs, funcs map[string]string) {
+	obj := func(s *string) {
+		if n, ok := objs[*s]; ok {
+			*s = n
+		}
+	}
+	fn := func(s *string) {
+		if n, ok := funcs[*s]; ok {
+			*s = n
+		}
+	}
+	stats := func(s *Stats) {
+		for old, n := range s.EvictedBy {
+			if new, ok := objs[old]; ok {
+				delete(s.EvictedBy, old)
+				s.EvictedBy[new] += n
+			}
+		}
+		for i := range s.Evictors {
+			obj(&s.Evictors[i].Object)
+		}
+		for _, sh := range [][]Sharing{s.InvalidatedBy, s.Invalidated} {
+			for i := range sh {
+				obj(&sh[i].Object)
+			}
+		}
+	}
+	for i := range p.Functions {
+		fn(&p.Functions[i].Name)
+	}
+	for i := range p.Objects {
+		o := &p.Objects[i]
+		if n, ok := objs[o.Name]; ok {
+			if o.FullName == o.Name {
+				o.FullName = n
+			}
+			o.Name = n
+		}
+	}
+	for i := range p.Pairs {
+		fn(&p.Pairs[i].Function)
+		obj(&p.Pairs[i].Object)
+	}
+	for i := range p.Lines {
+		fn(&p.Lines[i].Function)
+	}
+	for i := range p.References {
+		fn(&p.References[i].Function)
+		obj(&p.References[i].Object)
+	}
+	if n := p.Numa; n != nil {
+		for i := range n.Objects {
+			obj(&n.Objects[i].Name)
+		}
+		for i := range n.Pairs {
+			fn(&n.Pairs[i].Function)
+			obj(&n.Pairs[i].Name)
+		}
+		for i := range n.Hints {
+			obj(&n.Hints[i].Object)
+		}
+	}
+	p.forLevelled(func(e levelled) {
+		top, levels := e.parts()
+		stats(top)
+		for _, s := range levels {
+			if s != top {
+				stats(s)
+			}
+		}
+	})
+}
+
+// SortWhere puts the where-and-why entries in the profile's order: most
+// stall cycles first (functions with their compute and synchronization
+// cycles), then by name.
+func (p *Profile) SortWhere() {
+	slices.SortFunc(p.Functions, func(a, b Function) int {
+		return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles+b.SyncCycles, a.StallCycles+a.ComputeCycles+a.SyncCycles),
+			ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
+	})
+	slices.SortFunc(p.Objects, func(a, b Object) int { return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(p.Pairs, func(a, b Pair) int {
+		return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+	})
+	slices.SortFunc(p.Lines, func(a, b Line) int {
+		return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
+	})
+	slices.SortFunc(p.References, func(a, b Reference) int { return CompareReferences(&a, &b) })
+}
