@@ -225,10 +225,10 @@ type attribution struct {
 	strideAddr uint64
 
 	refs     []refKey // access points by id; id 0 is the zero key
-	refIDs   map[refKey]int32
+	refIDs   refIndex
 	refCache [256]refSlot
-	syncWait []uint64             // cycles waited at synchronization, by calling context
-	strides  chunked[strideStats] // by access point id
+	syncWait []uint64 // cycles waited at synchronization, by calling context
+	strides  strideTable
 	// procLocals caches the Symbolizer's local variables by procedure.
 	procLocals map[int32][]attrib.Local
 	attribSinks
@@ -256,22 +256,67 @@ const noThread = ^uint32(0)
 // every stride making more than 1/strideSlots of the total is kept).
 const strideSlots = 8
 
+// strideTable holds the strides of the access points, by id. Most access
+// points see one distinct stride (or none): each keeps its first in place,
+// and those that see a second move to a table of strideSlots slots of
+// their own.
+type strideTable struct {
+	points chunked[strideStats]
+	slots  chunked[[strideSlots]strideSlot]
+	n      int32 // slot tables in use
+}
+
 // strideStats are the strides of one access point's data references.
 type strideStats struct {
 	last    uint64 // address of its previous reference
-	started bool
 	n       uint64 // strides counted
-	slots   [strideSlots]strideSlot
+	first   strideSlot
+	slots   int32 // its slot table in strideTable.slots plus one, 0 while it has seen one distinct stride
+	started bool
 }
 
-// strideSlot counts one stride; c == 0 marks a free slot.
+// strideSlot counts one stride; c == 0 marks a free slot. err is 0 but in
+// a slot table (space-saving's error).
 type strideSlot struct {
 	d      int64
 	c, err uint64
 }
 
+// reset forgets every stride.
+func (t *strideTable) reset() {
+	t.points.reset()
+	t.slots.reset()
+	t.n = 0
+}
+
+// find returns the strides of access point id, nil when none were ever
+// counted.
+func (t *strideTable) find(id int32) *strideStats { return t.points.find(int(id)) }
+
+// slotsOf returns the slots of st: its slot table, made from its first
+// stride when it has none.
+func (t *strideTable) slotsOf(st *strideStats) *[strideSlots]strideSlot {
+	if st.slots == 0 {
+		t.n++
+		st.slots = t.n
+		sl := t.slots.at(int(t.n - 1))
+		sl[0] = st.first
+		return sl
+	}
+	return t.slots.find(int(st.slots - 1))
+}
+
+// counted returns the slots of st: its first stride alone, or its slot
+// table.
+func (t *strideTable) counted(st *strideStats) []strideSlot {
+	if st.slots == 0 {
+		return []strideSlot{st.first}
+	}
+	return t.slotsOf(st)[:]
+}
+
 // strideOf returns the strides of access point ref.
-func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.at(int(ref)) }
+func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.points.at(int(ref)) }
 
 // stride counts the stride of access point ref's data reference at a.
 func (at *attribution) stride(ref int32, a uint64) {
@@ -283,7 +328,18 @@ func (at *attribution) stride(ref int32, a uint64) {
 	d := int64(a - st.last)
 	st.last = a
 	st.n++
-	sl := &st.slots
+	if st.slots == 0 {
+		switch {
+		case st.first.c == 0:
+			st.first = strideSlot{d: d, c: 1}
+			return
+		case st.first.d == d:
+			st.first.c++
+			return
+		}
+	}
+	// A second distinct stride, or more: as with every slot in place.
+	sl := at.strides.slotsOf(st)
 	least := 0
 	for i := range sl {
 		if sl[i].c == 0 {
@@ -318,13 +374,12 @@ func newAttribution(opt Options) *attribution {
 	}
 	at := &attribution{code: attrib.NewCode(link), data: attrib.NewData(), sym: opt.Symbols,
 		missOnly: opt.MissOnly || protocol, protocol: protocol,
-		minSize: opt.MinObjectSize, refIDs: map[refKey]int32{}, procLocals: map[int32][]attrib.Local{},
+		minSize: opt.MinObjectSize, procLocals: map[int32][]attrib.Local{},
 		inAlloc: map[uint32]bool{}}
 	if at.minSize == 0 {
 		at.minSize = DefaultMinObjectSize
 	}
 	at.refs = append(at.refs, refKey{})
-	at.refIDs[refKey{}] = 0
 	return at
 }
 
@@ -340,14 +395,60 @@ func (at *attribution) ref(bin int32) int32 {
 	if e.key == k {
 		return e.id
 	}
-	id, ok := at.refIDs[k]
-	if !ok {
-		id = int32(len(at.refs))
-		at.refs = append(at.refs, k)
-		at.refIDs[k] = id
+	e.key, e.id = k, at.refIDs.id(k, &at.refs)
+	return e.id
+}
+
+// refIndex finds the ids of access points by key: an open-addressing
+// table of ids (0 marks a free place), probed linearly from the key's
+// hash, at most half full. It holds 4 bytes per place where a map holds
+// the key too.
+type refIndex struct {
+	places []int32
+}
+
+// id returns the id of access point k in refs, appending k to refs as a
+// new one when it has none.
+func (x *refIndex) id(k refKey, refs *[]refKey) int32 {
+	if k == (refKey{}) {
+		return 0 // id 0, never in the table
 	}
-	e.key, e.id = k, id
-	return id
+	if 2*len(*refs) >= len(x.places) {
+		x.grow(*refs)
+	}
+	mask := len(x.places) - 1
+	for i := refHash(k) & mask; ; i = (i + 1) & mask {
+		id := x.places[i]
+		if id == 0 {
+			id = int32(len(*refs))
+			*refs = append(*refs, k)
+			x.places[i] = id
+			return id
+		}
+		if (*refs)[id] == k {
+			return id
+		}
+	}
+}
+
+// grow doubles the table (makes it, the first time) and places the ids
+// of refs again.
+func (x *refIndex) grow(refs []refKey) {
+	x.places = make([]int32, max(1024, 2*len(x.places)))
+	mask := len(x.places) - 1
+	for id := 1; id < len(refs); id++ {
+		i := refHash(refs[id]) & mask
+		for x.places[i] != 0 {
+			i = (i + 1) & mask
+		}
+		x.places[i] = int32(id)
+	}
+}
+
+// refHash mixes the fields of an access point's key.
+func refHash(k refKey) int {
+	h := k.pc*0x9e3779b97f4a7c15 ^ (uint64(uint32(k.ctx))<<32|uint64(uint32(k.bin)))*0xc2b2ae3d27d4eb4f
+	return int(h ^ h>>31)
 }
 
 // waited counts w cycles waited at synchronization in calling context ctx.
@@ -475,12 +576,12 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 // strideSummary returns the strides counted for access point id, nil when
 // none.
 func (at *attribution) strideSummary(id int32) *profile.Strides {
-	st := at.strides.find(int(id))
+	st := at.strides.find(id)
 	if st == nil || st.n == 0 {
 		return nil
 	}
 	out := &profile.Strides{Samples: st.n}
-	for _, sl := range st.slots {
+	for _, sl := range at.strides.counted(st) {
 		if sl.c > sl.err {
 			out.Top = append(out.Top, profile.Stride{Bytes: sl.d, Count: sl.c - sl.err})
 		}

@@ -2,13 +2,16 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
 // TestStrideCounting checks the space-saving stride counter against exact
 // counts on random address sequences: counts are lower bounds, exact when
 // an access point has at most strideSlots distinct strides, and every
-// stride making more than 1/strideSlots of them is kept.
+// stride making more than 1/strideSlots of them is kept. Its slots are
+// those of space-saving with every slot in place (modelStrides) after
+// every reference, whether it keeps one stride in place or a slot table.
 func TestStrideCounting(t *testing.T) {
 	for seed := range uint64(500) {
 		rng := rand.New(rand.NewPCG(seed, 11))
@@ -22,19 +25,27 @@ func TestStrideCounting(t *testing.T) {
 		a := uint64(1 << 40)
 		n := 1 + rng.IntN(400)
 		at.stride(3, a)
+		at.stride(5, a) // another access point, sharing the table of slot tables
+		var model [strideSlots]strideSlot
 		for range n {
 			// Skewed: low-numbered strides come more often.
 			d := strides[min(rng.IntN(distinct), rng.IntN(distinct))]
 			a += uint64(d)
 			exact[d]++
 			at.stride(3, a)
+			at.stride(5, a+uint64(rng.IntN(3)))
+			modelStrides(&model, d)
+			got := at.strides.counted(at.strides.find(3))
+			if want := model[:len(got)]; !slices.Equal(got, want) || slices.ContainsFunc(model[len(got):], func(s strideSlot) bool { return s.c != 0 }) {
+				t.Fatalf("seed %d: slots %v, space-saving's %v", seed, got, model)
+			}
 		}
 		st := at.strides.find(3)
 		if st.n != uint64(n) {
 			t.Fatalf("seed %d: %d strides counted, want %d", seed, st.n, n)
 		}
 		kept := map[int64]bool{}
-		for _, sl := range st.slots {
+		for _, sl := range at.strides.counted(st) {
 			if sl.c == 0 {
 				continue
 			}
@@ -58,4 +69,28 @@ func TestStrideCounting(t *testing.T) {
 			}
 		}
 	}
+}
+
+// modelStrides counts stride d in slots as space-saving does with every
+// slot in place: the stride's own slot, else a free one, else the least
+// counted, which it takes with that count as its error; a slot that comes
+// to count more than the one before it moves before it.
+func modelStrides(slots *[strideSlots]strideSlot, d int64) {
+	least := 0
+	for i := range slots {
+		switch {
+		case slots[i].c == 0:
+			slots[i] = strideSlot{d: d, c: 1}
+			return
+		case slots[i].d == d:
+			slots[i].c++
+			if i > 0 && slots[i].c > slots[i-1].c {
+				slots[i], slots[i-1] = slots[i-1], slots[i]
+			}
+			return
+		case slots[i].c < slots[least].c:
+			least = i
+		}
+	}
+	slots[least] = strideSlot{d: d, c: slots[least].c + 1, err: slots[least].c}
 }
