@@ -1239,28 +1239,10 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		}
 		dirty = h.ref(l.next(k), fetchKind(k), line<<l.shift, l.lineSize, true, ref)
 	}
-	slot = l.c.Victim(line)
-	var v victim
-	if l.c.Valid(slot) {
-		v = h.evict(l, slot, ref)
-	}
-	l.c.Install(slot, line)
-	if l.est != nil {
-		l.est.filled(slot, line)
-	}
-	if l.used != nil {
-		h.privateFilled(l, slot, line, dirty)
-	}
-	if l.attr != nil {
-		h.filled(l, slot, line, ref, true, pa, ps)
-	}
-	if k == kWrite && l.writeBack {
-		dirty = true
-	}
 	// The line is installed with its dirty bit before a write-through
 	// below, which may back-invalidate it (its dirty data then merges
 	// into the victim below).
-	l.c.SetDirty(slot, dirty)
+	slot, v := h.fill(l, line, dirty, dirty || k == kWrite && l.writeBack, ref, true, pa, ps)
 	l.setMemo(line, slot, twinSettled && l.c.FillSettled())
 	if k == kWrite && !l.writeBack {
 		l.bytesToBelow += ps
@@ -1451,22 +1433,35 @@ func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, ref int32) {
 		}
 		return
 	}
-	slot := x.c.Victim(line)
-	var v victim
-	if x.c.Valid(slot) {
-		v = h.evict(x, slot, ref)
-	}
-	x.c.Install(slot, line)
-	if x.est != nil {
-		x.est.filled(slot, line)
-	}
-	x.c.SetDirty(slot, dirty)
-	if x.attr != nil {
-		h.filled(x, slot, line, ref, false, a, 0)
-	}
-	if v.valid {
+	if _, v := h.fill(x, line, dirty, dirty, ref, false, a, 0); v.valid {
 		h.sendVictim(x, v.line, v.dirty, v.ref)
 	}
+}
+
+// fill puts line into l, for access point ref, into the slot the policy
+// chooses: it evicts the line there, which it returns for sendVictim, and
+// installs line with the dirty bit dirty. A demand fill is for a miss
+// touching bytes [pa, pa+ps), whose line came back from below dirty or not
+// (fetched); the other fills are victims from above (insertVictim). This
+// is the one way a line enters a level but for plainRef's.
+func (h *Hierarchy) fill(l *level, line uint64, fetched, dirty bool, ref int32, demand bool, pa, ps uint64) (int, victim) {
+	slot := l.c.Victim(line)
+	var v victim
+	if l.c.Valid(slot) {
+		v = h.evict(l, slot, ref)
+	}
+	l.c.Install(slot, line)
+	if l.est != nil {
+		l.est.filled(slot, line)
+	}
+	if l.used != nil {
+		h.privateFilled(l, slot, line, fetched)
+	}
+	if l.attr != nil {
+		h.filled(l, slot, line, ref, demand, pa, ps)
+	}
+	l.c.SetDirty(slot, dirty)
+	return slot, v
 }
 
 // backInvalidateUppers removes line, leaving the inclusive cache l, from
