@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -23,18 +22,7 @@ int main(int argc, char **argv) { printf("%d\n", exported(argc)); return 0; }
 // static functions as the unstripped binary does; a .gnu_debugdata that is
 // not xz leaves the dynamic symbols, and opening does not fail.
 func TestMiniDebugInfo(t *testing.T) {
-	needGCC(t)
-	for _, tool := range []string{"objcopy", "strip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip(tool + " not installed")
-		}
-	}
-	run := func(name string, args ...string) {
-		t.Helper()
-		if msg, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, msg)
-		}
-	}
+	run := binutils(t)
 	dir := t.TempDir()
 	full := compile(t, dir, "prog", miniProg, "-O1", "-fpie", "-pie", "-rdynamic")
 	ref, err := Open(full)

@@ -569,19 +569,26 @@ func FuzzOpen(f *testing.F) {
 	})
 }
 
-func TestSeparateDebugFile(t *testing.T) {
+// binutils skips t without gcc, objcopy or strip, and returns a function
+// that runs a command and fails t when it fails.
+func binutils(t *testing.T) func(name string, args ...string) {
+	t.Helper()
 	needGCC(t)
 	for _, tool := range []string{"objcopy", "strip"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skip(tool + " not installed")
 		}
 	}
-	run := func(name string, args ...string) {
+	return func(name string, args ...string) {
 		t.Helper()
 		if msg, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s %v: %v\n%s", name, args, err, msg)
 		}
 	}
+}
+
+func TestSeparateDebugFile(t *testing.T) {
+	run := binutils(t)
 	dir := t.TempDir()
 	full := compile(t, dir, "prog", testProg, "-g", "-O2", "-fpie", "-pie", "-Wl,--build-id")
 	src := filepath.Join(dir, "prog.c")
