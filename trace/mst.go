@@ -55,7 +55,7 @@ import (
 //	        sync; their op entries have size 0), its Ext: u8 fields present,
 //	        then uvarint size, uvarint zigzag SP delta, uvarint depth and
 //	        zigzag stack deltas, uvarint name length and name, u8 mark,
-//	        u8 sync
+//	        u8 sync, uvarint type
 //
 // Flags bit 0 puts an event in the instruction stream (else the data
 // stream). Each stream predicts its next address as its last address plus
@@ -76,9 +76,10 @@ const (
 	// writes. Readers reject files with a higher major version.
 	MSTVersionMajor = 1
 	// MSTVersionMinor is the minor .mst version this package writes
-	// (1.1 added extended events, 1.2 the map event, 1.3 the sync event).
-	// Readers accept any minor version of their major version.
-	MSTVersionMinor = 3
+	// (1.1 added extended events, 1.2 the map event, 1.3 the sync event,
+	// 1.4 an allocation's type). Readers accept any minor version of their
+	// major version.
+	MSTVersionMinor = 4
 	// MSTMaxChunkEvents is the largest number of events in one chunk.
 	MSTMaxChunkEvents = 1 << 20
 	// MSTDefaultChunkEvents is the writer's default chunk size in events.
@@ -137,7 +138,8 @@ const (
 	mstExtName  = 1 << 3
 	mstExtMark  = 1 << 4
 	mstExtSync  = 1 << 5 // since 1.3
-	mstExtKnown = mstExtSize | mstExtSP | mstExtStack | mstExtName | mstExtMark | mstExtSync
+	mstExtType  = 1 << 6 // since 1.4
+	mstExtKnown = mstExtSize | mstExtSP | mstExtStack | mstExtName | mstExtMark | mstExtSync | mstExtType
 
 	// mstMaxNames bounds the reader's table of interned names.
 	mstMaxNames = 1024
@@ -1079,6 +1081,9 @@ func (r *MSTReader) ext(pc uint64) (Ext, error) {
 		if !x.bad && !e.Sync.Valid() {
 			return e, r.fail(ErrMSTUnsupported, r.chunkOff, r.chunks-1, "%s", r.newer(fmt.Sprintf("synchronization kind %d", e.Sync)))
 		}
+	}
+	if fields&mstExtType != 0 {
+		e.Type = x.uvarint()
 	}
 	if x.bad {
 		return e, r.decodeErr("ext column too short")

@@ -33,6 +33,9 @@ func extEdgeEvents() *Batch {
 		{Mark: MarkReset},
 		{Size: 24, SP: 0x7ffc0000, Stack: []uint64{0x401000, 0x400800}, Name: "calloc", Mark: MarkRange},
 		{Size: 0x1a2b5, Name: "/usr/lib/x86_64-linux-gnu/libc.so.6"}, // a Map's
+		{Type: 1},
+		{Type: math.MaxUint64},
+		{Size: 48, Stack: []uint64{0x4a1f20, 0x49e2c4}, Type: 0x4b6e40, Name: "runtime.makeslice"}, // a Go allocation's
 	}
 	b := NewBatch(0)
 	for i, e := range exts {
@@ -214,8 +217,10 @@ func TestMSTBadExtColumn(t *testing.T) {
 			ErrMSTCorrupt, "ext column too short"},
 		{"ext column long", mstColExt, chunk(alloc, rep([]byte{0}, 11)),
 			ErrMSTCorrupt, "column lengths do not match"},
-		{"unknown ext field", mstColExt, chunk(alloc, cat(rep([]byte{0}, 9), []byte{0x40})),
-			ErrMSTUnsupported, "field bits 0x40"},
+		{"type cut off", mstColExt, chunk(alloc, cat(rep([]byte{0}, 9), []byte{0x40, 0x80})),
+			ErrMSTCorrupt, "ext column too short"},
+		{"unknown ext field", mstColExt, chunk(alloc, cat(rep([]byte{0}, 9), []byte{0x80})),
+			ErrMSTUnsupported, "field bits 0x80"},
 		{"unknown marker kind", mstColExt, chunk(marker, cat(rep([]byte{0}, 9), []byte{0x10, 99})),
 			ErrMSTUnsupported, "marker kind 99"},
 		{"marker kind cut off", mstColExt, chunk(marker, cat(rep([]byte{0}, 9), []byte{0x10})),
@@ -262,11 +267,11 @@ func TestMSTBadExtColumn(t *testing.T) {
 
 // The examples of docs/mst.md §13, byte for byte.
 const (
-	mstSpecExample = "894d53540d0a1a0a0100030000000000140000007b2263726561746f72223a226d656d737079227d446d2bb443000000" +
+	mstSpecExample = "894d53540d0a1a0a0100040000000000140000007b2263726561746f72223a226d656d737079227d7baa0bdc43000000" +
 		"0600000000000000000000002700000027000000eca62a1d9e5164b10502010304020100040000040801000108020102040a00" +
 		"0001020103040000401000fe7ff0f40049000000010000000600000000000000140000001400000027906beef81367632c0000" +
 		"0000000000000000000000000006000000730000000000000006000000000000000100000059c8bffc894d5354454e440a"
-	mstSpecExtExample = "894d53540d0a1a0a0100030000000000140000007b2263726561746f72223a226d656d737079227d446d2bb443000500" +
+	mstSpecExtExample = "894d53540d0a1a0a0100040000000000140000007b2263726561746f72223a226d656d737079227d7baa0bdc43000500" +
 		"0500000000000000000000004d0000004d0000008972f75d741ff65e050801330002012004060013000a001300090112000b00" +
 		"081c0001020304001240a0524060adbf01fe001040000204040402f0bfe0ff0f0d400200fd07066d616c6c6f631804696e6974" +
 		"0802104900000001000000050000000000000014000000140000001e19498c568ce7e12c000000000000000000000000000000" +
@@ -301,8 +306,9 @@ func TestMSTSpecExamples(t *testing.T) {
 			t.Errorf("%s: writer output differs from the documented bytes:\n%x", tc.name, got)
 		}
 		// The same file marked 1.0 (chunks without extended events are
-		// unchanged since) reads the same.
-		for _, data := range [][]byte{want, rewriteHeader(want, func(h []byte) { h[10] = 0 })} {
+		// unchanged since) or 1.3 (the last version before Ext.Type) reads
+		// the same.
+		for _, data := range [][]byte{want, rewriteHeader(want, func(h []byte) { h[10] = 0 }), rewriteHeader(want, func(h []byte) { h[10] = 3 })} {
 			events, err := readAllMST(NewMSTReader(bytes.NewReader(data), Options{}), 4)
 			if err != nil {
 				t.Fatal(err)
@@ -387,6 +393,7 @@ func FuzzMSTRoundTrip(f *testing.F) {
 			if fields&32 != 0 {
 				e.Sync = SyncKind(in.next() % numSyncKinds)
 			}
+			e.Type = in.u64()
 			b.AppendExt(k, addr, pc, thread, e)
 		}
 		data = encodeMST(t, b, opt, 1+b.Len()/3)

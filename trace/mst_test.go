@@ -71,6 +71,9 @@ func randExt(rng *rand.Rand) Ext {
 	if rng.IntN(2) == 0 {
 		e.Sync = SyncKind(rng.IntN(numSyncKinds))
 	}
+	if rng.IntN(2) == 0 {
+		e.Type = []uint64{1, 0x4b6e40, math.MaxUint64, rng.Uint64()}[rng.IntN(4)]
+	}
 	return e
 }
 
@@ -303,7 +306,7 @@ func batchEqual(a, b *Batch) string {
 // extEqual reports whether x and y are equal, a nil Stack equal to an
 // empty one.
 func extEqual(x, y *Ext) bool {
-	return x.Size == y.Size && x.SP == y.SP && slices.Equal(x.Stack, y.Stack) && x.Name == y.Name && x.Mark == y.Mark && x.Sync == y.Sync
+	return x.Size == y.Size && x.SP == y.SP && slices.Equal(x.Stack, y.Stack) && x.Type == y.Type && x.Name == y.Name && x.Mark == y.Mark && x.Sync == y.Sync
 }
 
 // prefixOf reports whether a's events are the first events of b.

@@ -335,14 +335,14 @@ func (w *MSTWriter) appendExt(b *Batch, i int) error {
 
 // mstExtMaxBytes bounds the length of e's ext column entry.
 func mstExtMaxBytes(e *Ext) int {
-	return 1 + 10 + 10 + 2 + 10*len(e.Stack) + 2 + len(e.Name) + 1 + 1
+	return 1 + 10 + 10 + 2 + 10*len(e.Stack) + 2 + len(e.Name) + 1 + 1 + 10
 }
 
 // appendExtEntry appends the ext column entry of e, the Ext of an event
 // whose PC is pc: u8 fields, then the fields present (those that are not
 // zero) in this order: uvarint size, uvarint zigzag SP delta, uvarint depth
 // and depth uvarint zigzag stack deltas, uvarint name length and the name,
-// u8 marker kind, u8 synchronization kind.
+// u8 marker kind, u8 synchronization kind, uvarint type.
 func (w *MSTWriter) appendExtEntry(p []byte, e *Ext, pc uint64) []byte {
 	var fields byte
 	if e.Size != 0 {
@@ -362,6 +362,9 @@ func (w *MSTWriter) appendExtEntry(p []byte, e *Ext, pc uint64) []byte {
 	}
 	if e.Sync != 0 {
 		fields |= mstExtSync
+	}
+	if e.Type != 0 {
+		fields |= mstExtType
 	}
 	p = append(p, fields)
 	if e.Size != 0 {
@@ -388,6 +391,9 @@ func (w *MSTWriter) appendExtEntry(p []byte, e *Ext, pc uint64) []byte {
 	}
 	if e.Sync != 0 {
 		p = append(p, byte(e.Sync))
+	}
+	if e.Type != 0 {
+		p = binary.AppendUvarint(p, e.Type)
 	}
 	return p
 }
