@@ -3,6 +3,7 @@ package sim
 import (
 	"math/bits"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"memspy/attrib"
@@ -56,7 +57,6 @@ type refStats struct {
 	unknown, unknownHits            uint64 // sampling: misses and hits whose outcome is not known
 	temporal, spatial               uint64
 	used, fetched                   uint64            // bytes touched of the lines it filled, and their size, as they left
-	evictedBy                       map[int32]uint64  // evicting access point → lines of this one's fills it evicted
 	invBy                           map[invKey]uint64 // lines of this one's fills other processors' writes invalidated (sharing.go)
 	invOf                           map[invKey]uint64 // lines of other processors this one's writes invalidated
 }
@@ -67,9 +67,65 @@ type levelAttrib struct {
 	fill   []int32 // access point whose miss filled the slot
 	demand []bool  // the slot was filled by a miss (not a victim from above): its byte use counts
 	mask   []uint64
-	words  int              // mask words per slot: a bit per byte of the line
-	state  map[uint64]uint8 // line → neverHeld (absent), held, replaced or invalidated
+	words  int        // mask words per slot: a bit per byte of the line
+	state  lineStates // line → neverHeld, held, replaced or invalidated
 	refs   refTable
+}
+
+// lineStates holds the state of every line a level has held (neverHeld
+// for the others), 4 bits a line, in pages of stateLines lines found by a
+// map of page numbers: the lines a program touches come in runs, and a
+// map of lines would hold 8 bytes of key for each.
+type lineStates struct {
+	pages map[uint64]*statePage
+	last  uint64     // the number of page
+	page  *statePage // the page used last, nil before the first
+}
+
+// stateLines is how many lines' states a page holds.
+const stateLines = 256
+
+// statePage holds the states of stateLines lines, two a byte.
+type statePage [stateLines / 2]uint8
+
+// pageOf returns the page holding line's state, nil when there is none
+// and create is false.
+func (s *lineStates) pageOf(line uint64, create bool) *statePage {
+	n := line / stateLines
+	if s.page != nil && s.last == n {
+		return s.page
+	}
+	p := s.pages[n]
+	if p == nil {
+		if !create {
+			return nil
+		}
+		if s.pages == nil {
+			s.pages = map[uint64]*statePage{}
+		}
+		p = new(statePage)
+		s.pages[n] = p
+	}
+	s.last, s.page = n, p
+	return p
+}
+
+// get returns the state of line.
+func (s *lineStates) get(line uint64) uint8 {
+	p := s.pageOf(line, false)
+	if p == nil {
+		return neverHeld
+	}
+	i := line % stateLines
+	return p[i/2] >> (4 * (i % 2)) & 15
+}
+
+// set makes v (below 16) the state of line.
+func (s *lineStates) set(line uint64, v uint8) {
+	p := s.pageOf(line, true)
+	i := line % stateLines
+	shift := 4 * (i % 2)
+	p[i/2] = p[i/2]&^(15<<shift) | v<<shift
 }
 
 // refTable holds the counters of the access points that have any at one
@@ -79,9 +135,10 @@ type levelAttrib struct {
 // in order of first use, found through an index by access point id. They
 // are kept in chunks, which never move: the table grows without copying.
 type refTable struct {
-	index []int32           // by access point id: its place in stats plus one, 0 for none
-	stats chunked[refStats] // in order of first use
-	n     int32             // counters in use
+	index   []int32           // by access point id: its place in stats plus one, 0 for none
+	stats   chunked[refStats] // in order of first use
+	n       int32             // counters in use
+	evicted evictTable        // the lines of each one's fills that others' fills evicted
 }
 
 // find returns the counters of access point id, nil when it has none.
@@ -105,7 +162,85 @@ func (t *refTable) add(id int32) *refStats {
 }
 
 // reset zeroes every counter and keeps the access points' places.
-func (t *refTable) reset() { t.stats.reset() }
+func (t *refTable) reset() {
+	t.stats.reset()
+	t.evicted = evictTable{}
+}
+
+// evictTable counts, by access point, the lines of its fills that each
+// other access point's fills evicted: an open-addressing table of (victim,
+// evictor) pairs, probed linearly, at most half full, instead of a map per
+// access point (16 bytes a place: most access points evict few others).
+type evictTable struct {
+	pairs []evictPair
+	n     int // pairs in use
+}
+
+// evictPair counts the lines of victim's fills that by's fills evicted; n
+// == 0 marks a free place.
+type evictPair struct {
+	victim, by int32
+	n          uint64
+}
+
+// add counts a line of victim's fill that by's fill evicted.
+func (t *evictTable) add(victim, by int32) {
+	if 2*(t.n+1) > len(t.pairs) {
+		old := t.pairs
+		t.pairs = make([]evictPair, max(1024, 2*len(old)))
+		for _, p := range old {
+			if p.n != 0 {
+				*t.place(p.victim, p.by) = p
+			}
+		}
+	}
+	p := t.place(victim, by)
+	if p.n == 0 {
+		*p = evictPair{victim: victim, by: by}
+		t.n++
+	}
+	p.n++
+}
+
+// place returns the place of the pair (victim, by): its own, or the free
+// one where it goes.
+func (t *evictTable) place(victim, by int32) *evictPair {
+	mask := len(t.pairs) - 1
+	h := (uint64(uint32(victim))<<32 | uint64(uint32(by))) * 0x9e3779b97f4a7c15
+	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
+		if p := &t.pairs[i]; p.n == 0 || p.victim == victim && p.by == by {
+			return p
+		}
+	}
+}
+
+// byVictim returns the pairs of the table grouped by victim, and where
+// each access point's begin among them: those of id are
+// pairs[start[id]:start[id+1]] (none beyond start's end). ids is the
+// number of access points.
+func (t *evictTable) byVictim(ids int) (pairs []evictPair, start []int32) {
+	if t.n == 0 {
+		return nil, nil
+	}
+	start = make([]int32, ids+1)
+	for _, p := range t.pairs {
+		if p.n != 0 {
+			start[p.victim+1]++
+		}
+	}
+	for i := 1; i <= ids; i++ {
+		start[i] += start[i-1]
+	}
+	pairs = make([]evictPair, t.n)
+	next := slices.Clone(start[:ids])
+	for _, p := range t.pairs {
+		if p.n != 0 {
+			pairs[next[p.victim]] = p
+			next[p.victim]++
+		}
+	}
+	return pairs, start
+}
 
 // chunked is a growable array kept in chunks of chunkLen elements that
 // never move: it grows without copying, and pointers into it stay valid.
@@ -141,7 +276,7 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 	words := int(max(1, lineSize/64))
 	return &levelAttrib{
 		bin: make([]int32, slots), fill: make([]int32, slots), demand: make([]bool, slots),
-		mask: make([]uint64, slots*words), words: words, state: map[uint64]uint8{},
+		mask: make([]uint64, slots*words), words: words,
 	}
 }
 
@@ -181,6 +316,9 @@ func (a *levelAttrib) used(slot int) uint64 {
 	}
 	return uint64(n)
 }
+
+// evicted counts a line of victim's fill here that by's fill evicted.
+func (a *levelAttrib) evicted(victim, by int32) { a.refs.evicted.add(victim, by) }
 
 // resetStats zeroes the counters and keeps the line state.
 func (a *levelAttrib) resetStats() {
@@ -788,7 +926,7 @@ func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown b
 		st.unknown++
 		return
 	}
-	switch l.attr.state[line] {
+	switch l.attr.state.get(line) {
 	case neverHeld, held: // held: a write that did not allocate, missing again
 		st.cold++
 	case replaced:
@@ -809,8 +947,8 @@ func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown b
 func (l *level) removed(slot int, why uint8) {
 	a := l.attr
 	line := l.c.Line(slot)
-	if a.state[line] == held {
-		a.state[line] = why
+	if a.state.get(line) == held {
+		a.state.set(line, why)
 	}
 	if a.demand[slot] {
 		st := a.stats(a.fill[slot])
@@ -826,7 +964,7 @@ func (h *Hierarchy) filled(l *level, slot int, line uint64, ref int32, demand bo
 	at := l.attr
 	at.bin[slot] = h.attr.refs[ref].bin
 	at.fill[slot] = ref
-	at.state[line] = held
+	at.state.set(line, held)
 	at.demand[slot] = demand && !h.attr.missOnly
 	if at.demand[slot] {
 		clear(at.mask[slot*at.words : (slot+1)*at.words])

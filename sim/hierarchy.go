@@ -1371,11 +1371,7 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) victim {
 	}
 	if l.attr != nil {
 		v.ref = l.attr.fill[slot]
-		st := l.attr.stats(v.ref)
-		if st.evictedBy == nil {
-			st.evictedBy = map[int32]uint64{}
-		}
-		st.evictedBy[by]++
+		l.attr.evicted(v.ref, by)
 		l.removed(slot, replaced)
 	}
 	if l.inclusive && h.backInvalidateUppers(l, v.line) {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"math/rand/v2"
 	"testing"
 )
@@ -32,6 +33,69 @@ func TestRefIndex(t *testing.T) {
 		for k, id := range model {
 			if refs[id] != k {
 				t.Fatalf("seed %d: id %d is %+v, want %+v", seed, id, refs[id], k)
+			}
+		}
+	}
+}
+
+// The eviction table counts what a map of maps would, through its growth,
+// and byVictim groups every pair under its victim.
+func TestEvictTable(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		ids := 1 + rng.IntN(2000)
+		var x evictTable
+		model := map[int32]map[int32]uint64{}
+		for range rng.IntN(30000) {
+			victim, by := int32(rng.IntN(ids)), int32(rng.IntN(1+rng.IntN(ids)))
+			x.add(victim, by)
+			if model[victim] == nil {
+				model[victim] = map[int32]uint64{}
+			}
+			model[victim][by]++
+		}
+		pairs, start := x.byVictim(ids)
+		for id := range int32(ids) {
+			got := map[int32]uint64{}
+			if int(id)+1 < len(start) {
+				for _, p := range pairs[start[id]:start[id+1]] {
+					if p.victim != id || got[p.by] != 0 {
+						t.Fatalf("seed %d: pair %+v among those of %d", seed, p, id)
+					}
+					got[p.by] = p.n
+				}
+			}
+			if want := model[id]; !maps.Equal(got, want) {
+				t.Fatalf("seed %d: access point %d evicted by %v, want %v", seed, id, got, want)
+			}
+		}
+	}
+}
+
+// The states of lines read back as a map of lines would hold them (absent:
+// neverHeld), lines near and far apart.
+func TestLineStates(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		var s lineStates
+		model := map[uint64]uint8{}
+		base := rng.Uint64() >> 1
+		for range 20000 {
+			line := base + uint64(rng.IntN(3000))
+			if rng.IntN(10) == 0 {
+				line = rng.Uint64() // far away
+			}
+			if rng.IntN(2) == 0 {
+				v := uint8(rng.IntN(16))
+				s.set(line, v)
+				model[line] = v
+			} else if got := s.get(line); got != model[line] {
+				t.Fatalf("seed %d: line %#x in state %d, want %d", seed, line, got, model[line])
+			}
+		}
+		for line, v := range model {
+			if got := s.get(line); got != v {
+				t.Fatalf("seed %d: line %#x in state %d, want %d", seed, line, got, v)
 			}
 		}
 	}

@@ -286,7 +286,7 @@ func (lc *levelCounters) sortKey(id int32, focus string) (stall, misses, accesse
 		if r == nil {
 			r = &noRefStats
 		}
-		if !hasCounters(r, lc.resident[i][id]) {
+		if !hasCounters(r, lc.resident[i][id], lc.evictedBy(i, id)) {
 			continue
 		}
 		ok = true
@@ -383,8 +383,20 @@ type levelCounters struct {
 	// resident holds, by level, the bytes used and fetched of the lines
 	// still there, by the access point that filled them.
 	resident []map[int32][2]uint64
-	scratch  []profile.Stats // by level
-	per      levelSums
+	// evictions and evictStart hold, by level, the pairs of its
+	// evictTable grouped by victim (evictTable.byVictim).
+	evictions  [][]evictPair
+	evictStart [][]int32
+	scratch    []profile.Stats // by level
+	per        levelSums
+}
+
+// evictedBy returns the evictors of access point id's lines at level i.
+func (lc *levelCounters) evictedBy(i int, id int32) []evictPair {
+	if start := lc.evictStart[i]; int(id)+1 < len(start) {
+		return lc.evictions[i][start[id]:start[id+1]]
+	}
+	return nil
 }
 
 // newLevelCounters counts the byte use of the lines still resident as if
@@ -407,6 +419,8 @@ func (h *Hierarchy) newLevelCounters(nm *namer) *levelCounters {
 			}
 		})
 		lc.resident = append(lc.resident, resident)
+		pairs, start := la.refs.evicted.byVictim(len(h.attr.refs))
+		lc.evictions, lc.evictStart = append(lc.evictions, pairs), append(lc.evictStart, start)
 	}
 	lc.per = make(levelSums, len(lc.names))
 	return lc
@@ -421,7 +435,7 @@ func (lc *levelCounters) of(id int32, p *profile.Profile, evictors bool) levelSu
 	found := false
 	for i, l := range lc.h.levels {
 		st := &lc.scratch[i]
-		if !lc.h.refLevel(st, l, id, lc.resident[i][id], lc.nm, evictors) {
+		if !lc.h.refLevel(st, l, id, lc.resident[i][id], lc.evictedBy(i, id), lc.nm, evictors) {
 			continue
 		}
 		p.Caches[l.cache].Causes.Add(st.Causes)
@@ -439,16 +453,16 @@ func (lc *levelCounters) of(id int32, p *profile.Profile, evictors bool) levelSu
 }
 
 // refLevel sets st to the profile counters of access point id at l, whose
-// resident lines it filled used u[0] bytes of u[1], and reports whether it
-// has any. st's evictor table and list are reused; the list is made only
-// when evictors is set.
-func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64, nm *namer, evictors bool) bool {
+// resident lines it filled used u[0] bytes of u[1] and whose lines ev's
+// access points evicted, and reports whether it has any. st's evictor
+// table and list are reused; the list is made only when evictors is set.
+func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64, ev []evictPair, nm *namer, evictors bool) bool {
 	at, la := h.attr, l.attr
 	r := la.refs.find(id)
 	if r == nil {
 		r = &noRefStats // no counts here, but it may have filled lines in a warm-up
 	}
-	if !hasCounters(r, u) {
+	if !hasCounters(r, u, ev) {
 		return false
 	}
 	acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
@@ -474,7 +488,8 @@ func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64,
 	for k := range numAccessKinds {
 		st.StallCycles += r.miss[k] * h.penalty(l, k)
 	}
-	for by, n := range r.evictedBy {
+	for _, e := range ev {
+		by, n := e.by, e.n
 		obj := nm.binName(at.refs[by].bin)
 		if evictedBy == nil {
 			evictedBy = map[string]uint64{}
@@ -502,10 +517,11 @@ func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64,
 var noRefStats refStats
 
 // hasCounters reports whether r, with resident lines it filled of u[1]
-// bytes, has anything for the profile at its level.
-func hasCounters(r *refStats, u [2]uint64) bool {
+// bytes and lines ev's access points evicted, has anything for the
+// profile at its level.
+func hasCounters(r *refStats, u [2]uint64, ev []evictPair) bool {
 	return r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 || u[1] != 0 ||
-		len(r.evictedBy) != 0 || len(r.invBy) != 0 || len(r.invOf) != 0
+		len(ev) != 0 || len(r.invBy) != 0 || len(r.invOf) != 0
 }
 
 // levelSums are counters by cache name (indexed as levelCounters.names),
