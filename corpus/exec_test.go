@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"memspy/tracer/valgrind/valgrindtest"
 )
 
 // harness knows where memspy, its Valgrind tool and valgrind are.
@@ -65,12 +67,9 @@ func newHarness(t *testing.T) *harness {
 		}
 		t.Skipf("the memspy Valgrind tool is not usable (tool: %v; valgrind: %v): run make build", terr, verr)
 	}
-	h.valgrindBin, h.launcher = vg, vg
-	if head, _ := os.ReadFile(vg); bytes.HasPrefix(head, []byte("#!")) {
-		h.launcher = vg + ".bin"
-		if _, err := os.Stat(h.launcher); err != nil {
-			t.Fatalf("%s is a script, and no %s beside it: the other Valgrind tools cannot get the environment memspy's program gets", vg, h.launcher)
-		}
+	h.valgrindBin = vg
+	if h.launcher, err = valgrindtest.Launcher(vg); err != nil {
+		t.Fatal(err)
 	}
 	h.standIn = standIn(t, h.lib)
 	h.memspyBin = filepath.Join(root, "bin", "memspy")

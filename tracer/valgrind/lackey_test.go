@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"memspy/trace"
+	vt "memspy/tracer/valgrind/valgrindtest"
 )
 
 // toolLib returns the directory of the built tool, or skips the test when
@@ -92,10 +93,8 @@ func lackeyCounts(t *testing.T, lib string, exe string, args ...string) map[stri
 	return counts
 }
 
-// launcher returns the program that starts Valgrind's core: valgrind, or
-// valgrind.bin beside it when valgrind is a shell script (Debian's, which
-// exports variables and execs valgrind.bin; the shell reorders the
-// environment on the way).
+// launcher returns the program that starts Valgrind's core
+// (valgrindtest.Launcher of $MEMSPY_VALGRIND or valgrind).
 func launcher(t *testing.T) string {
 	t.Helper()
 	vg := os.Getenv("MEMSPY_VALGRIND")
@@ -106,13 +105,11 @@ func launcher(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if head, err := os.ReadFile(vg); err != nil || !bytes.HasPrefix(head, []byte("#!")) {
-		return vg
+	l, err := vt.Launcher(vg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(vg + ".bin"); err != nil {
-		t.Fatalf("%s is a script, and no %s beside it: lackey cannot get the environment the memspy tool's program gets", vg, vg+".bin")
-	}
-	return vg + ".bin"
+	return l
 }
 
 // lackeyEnv returns the environment that makes lackey (started by

@@ -332,3 +332,19 @@ func FakeValgrind() int {
 	}
 	return code
 }
+
+// Launcher returns the program that starts Valgrind's core for vg, the
+// path of valgrind: vg itself, or valgrind.bin beside it when vg is a
+// shell script (Debian's, which exports variables and execs valgrind.bin;
+// the shell reorders the environment on the way, so a test that needs the
+// environment memspy's program gets must start valgrind.bin itself).
+func Launcher(vg string) (string, error) {
+	head, err := os.ReadFile(vg)
+	if err != nil || !strings.HasPrefix(string(head), "#!") {
+		return vg, nil
+	}
+	if _, err := os.Stat(vg + ".bin"); err != nil {
+		return "", fmt.Errorf("%s is a script, and no %s.bin beside it: another Valgrind tool cannot get the environment memspy's program gets", vg, vg)
+	}
+	return vg + ".bin", nil
+}
