@@ -169,8 +169,8 @@ func (t *refTable) reset() {
 
 // evictTable counts, by access point, the lines of its fills that each
 // other access point's fills evicted: an open-addressing table of (victim,
-// evictor) pairs, probed linearly, at most half full, instead of a map per
-// access point (16 bytes a place: most access points evict few others).
+// evictor) pairs, probed linearly, at most three quarters full, instead of
+// a map per access point.
 type evictTable struct {
 	pairs []evictPair
 	n     int // pairs in use
@@ -185,7 +185,7 @@ type evictPair struct {
 
 // add counts a line of victim's fill that by's fill evicted.
 func (t *evictTable) add(victim, by int32) {
-	if 2*(t.n+1) > len(t.pairs) {
+	if 4*(t.n+1) > 3*len(t.pairs) {
 		old := t.pairs
 		t.pairs = make([]evictPair, max(1024, 2*len(old)))
 		for _, p := range old {
