@@ -24,3 +24,37 @@ for prog in "matmul 256" "selfint"; do
   printf '%-14s %9.2f %9.2f %12.2f %14.2f %16.2f\n' "$prog" "$plain" "$where" "$miss" \
     "$(awk -v a="$where" -v b="$plain" 'BEGIN{print a/b}')" "$(awk -v a="$where" -v b="$miss" 'BEGIN{print a/b}')"
 done
+
+# Bounded memory and a fast end (issue 27): peak RSS of --where, the seconds
+# from the end of the simulation to memspy's exit (wall time less the
+# simulation time that --stats reports; under run it also holds the time
+# before the first event, Valgrind's start), the size of the compressed profile,
+# and the time and peak RSS of `memspy report` on it. The programs above,
+# python3 -c pass when /usr/bin/python3 is there, and a generated pinatrace
+# trace of 2e6 references by 1e6 distinct PCs (memspy sim).
+awk 'BEGIN { s = 1; for (i = 0; i < 2000000; i++) {
+    s = (s * 69069 + 1) % 4294967296; pc = int(s / 4096) % 1000000 # exact in doubles
+    if (i % 2 == 0) pc = pc % 62501 # half of them in a hot sixteenth
+    printf "0x%x: %s 0x%x; TID: 1\n", 4194304 + 4 * pc, (int(s / 256) % 4 == 0) ? "W" : "R", 268435456 + (pc % 65536) * 4096 + (i % 512) * 8
+  }; print "#eof" }' >"$work/pcs.out"
+# measure LABEL COMMAND ARGS...: one run of memspy COMMAND (run or sim)
+# with --stats --profile and ARGS.
+measure() {
+  local label=$1 cmd=$2 wall sim rss size rwall rrss
+  shift 2
+  /usr/bin/time -f '%e %M' -o "$work/time" "$BIN" "$cmd" --stats --profile "$work/p.memspy" "$@" >/dev/null 2>"$work/err" || true
+  read -r wall rss <"$work/time"
+  sim=$(sed -n 's/.* events in \([0-9.]*\) s.*/\1/p' "$work/err" | tail -1)
+  size=$(stat -c %s "$work/p.memspy" 2>/dev/null || echo 0)
+  /usr/bin/time -f '%e %M' -o "$work/time" "$BIN" report "$work/p.memspy" >/dev/null 2>&1 || true
+  read -r rwall rrss <"$work/time"
+  printf '%-14s %9.2f %9.2f %11.0f %11.2f %11.1f %9.2f %11.0f\n' "$label" "$wall" "${sim:-0}" "$((rss / 1024))" \
+    "$(awk -v a="$wall" -v b="${sim:-0}" 'BEGIN{print a-b}')" "$(awk -v a="$size" 'BEGIN{print a/1e6}')" "$rwall" "$((rrss / 1024))"
+}
+printf '\n%-14s %9s %9s %11s %11s %11s %9s %11s\n' program wall sim 'peak MiB' 'end→exit s' 'profile MB' report 'report MiB'
+measure "matmul 256" run --where "${machine[@]}" -- "$work/matmul" 256
+measure selfint run --where "${machine[@]}" -- "$work/selfint"
+if [ -x /usr/bin/python3 ]; then
+  measure "python3 pass" run --where "${machine[@]}" -- /usr/bin/python3 -c pass
+fi
+measure "1e6 PCs" sim --where "${machine[@]}" "$work/pcs.out"
