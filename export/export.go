@@ -1,5 +1,5 @@
 // Package export turns a profile's where-and-why data into the formats of
-// other tools (pprof, later callgrind), one file per format. Every format
+// other tools (pprof, callgrind), one file per format. Every format
 // renders from Samples, an intermediate form like pprof's: sample types
 // (a name and a unit each) and samples, each a value per type at a
 // location stack with labels. FromProfile derives it from a
@@ -320,7 +320,8 @@ func comments(p *profile.Profile) []string {
 
 // writers are the formats, by name.
 var writers = map[string]func(io.Writer, *Samples) error{
-	"pprof": WritePprof,
+	"pprof":     WritePprof,
+	"callgrind": WriteCallgrind,
 }
 
 // Formats returns the names of the formats, sorted.

@@ -171,7 +171,7 @@ func TestWriteUnknownFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = Write(new(bytes.Buffer), "svg", s)
-	if err == nil || !strings.Contains(err.Error(), `unknown export format "svg" (formats: pprof`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown export format "svg" (formats: callgrind, pprof)`) {
 		t.Errorf("error %v", err)
 	}
 }
@@ -303,6 +303,61 @@ func TestGoToolPprof(t *testing.T) {
 		for fn, w := range tc.want {
 			if got[fn] != w {
 				t.Errorf("%v: %s %d, want %d", tc.args, fn, got[fn], w)
+			}
+		}
+	}
+}
+
+// TestCallgrindAnnotate checks that callgrind_annotate (Valgrind's) reads
+// the callgrind output and shows the profile's numbers by function.
+func TestCallgrindAnnotate(t *testing.T) {
+	tool, err := exec.LookPath("callgrind_annotate")
+	if err != nil {
+		t.Skip("callgrind_annotate (Debian package valgrind) is not installed")
+	}
+	p := testProfile()
+	s, err := FromProfile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, "callgrind", s); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"events: l1d_accesses l1d_hits l1d_misses", "\nfl=(1) a.c\nfn=(1) f\n", "\nfi=(2) a.h\n3 7 4 3 ", "\nfl=(3) b.c\nfn=(2) g\n0 8 6 2 "} {
+		if !strings.Contains(buf.String(), l) {
+			t.Errorf("no %q in\n%s", l, buf.String())
+		}
+	}
+	path := filepath.Join(t.TempDir(), "callgrind.out")
+	if err := os.WriteFile(path, buf.Bytes(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		event string
+		want  map[string]int64
+	}{
+		{"l1d_misses", map[string]int64{"f": 10, "g": 2}},
+		{"l2_cold", map[string]int64{"f": 3, "g": 1}},
+		{"stall_cycles", map[string]int64{"f": 400, "g": 120}},
+		{"instructions", map[string]int64{"f": 100, "g": 50}},
+	} {
+		out, err := exec.Command(tool, "--show="+tc.event, "--sort="+tc.event, "--threshold=100", "--auto=no", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("callgrind_annotate: %v\n%s", err, out)
+		}
+		// Rows are file:function, the lines of f in a.h (fi=) apart.
+		got := map[string]int64{}
+		for _, m := range regexp.MustCompile(`(?m)^ *([0-9,]+) \([ 0-9.]+%\)  \S+:(\S+)$`).FindAllStringSubmatch(string(out), -1) {
+			n, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+			got[m[2]] += n
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %v, want %v\n%s", tc.event, got, tc.want, out)
+		}
+		for fn, w := range tc.want {
+			if got[fn] != w {
+				t.Errorf("%s: %s %d, want %d", tc.event, fn, got[fn], w)
 			}
 		}
 	}

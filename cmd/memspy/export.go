@@ -17,20 +17,24 @@ func newExportCmd() *cobra.Command {
 	var out, format string
 	cmd := &cobra.Command{
 		Use:   "export PROFILE -o OUTPUT",
-		Short: "Export a saved --where profile for other tools (pprof)",
+		Short: "Export a saved --where profile for other tools (pprof, callgrind)",
 		Long: `Export the where and why of a saved profile (run or sim with --where and
 --profile FILE) in another tool's format (see docs/export.md):
 
-  pprof  gzip-compressed pprof protocol buffers for go tool pprof: a sample
-         type per counter of each cache (l1d_misses, l1d_cold, ...) plus
-         stall_cycles (the default) and instructions; a sample per
-         reference labelled object=, kind= and access=.
+  pprof      gzip-compressed pprof protocol buffers for go tool pprof: a
+             sample type per counter of each cache (l1d_misses, l1d_cold,
+             ...) plus stall_cycles (the default) and instructions; a
+             sample per reference labelled object=, kind= and access=
+  callgrind  Callgrind's format for KCachegrind and callgrind_annotate: an
+             event per sample type, costs by function and source line
 
 The output is written atomically.`,
 		Example: `  memspy sim --where --profile mm.memspy trace.din
   memspy export mm.memspy -o mm.pb.gz
   go tool pprof -top -sample_index=l1d_misses mm.pb.gz
-  go tool pprof -top -tagfocus=object=B mm.pb.gz`,
+  go tool pprof -top -tagfocus=object=B mm.pb.gz
+  memspy export --format callgrind mm.memspy -o callgrind.out.mm
+  callgrind_annotate callgrind.out.mm`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
