@@ -92,7 +92,7 @@ func DiffCounters() []string {
 func (c diffCounter) amount(s *profile.Stats) amount {
 	switch {
 	case s == nil:
-		return amount{rate: c.rate, state: absent}
+		return amount{rate: c.rate, state: amountAbsent}
 	case c.rate:
 		return amount{n: s.Misses, d: s.Accesses, rate: true}
 	}
@@ -103,9 +103,9 @@ func (c diffCounter) amount(s *profile.Stats) amount {
 type amountState uint8
 
 const (
-	present amountState = iota
-	absent              // the entry is only in the other profile: its counts are 0
-	unknown             // the profile did not count it
+	amountPresent amountState = iota
+	amountAbsent              // the entry is only in the other profile: its counts are 0
+	amountUnknown             // the profile did not count it
 )
 
 // An amount is one side of a row of a diff: a count n, or a rate n/d.
@@ -115,29 +115,29 @@ type amount struct {
 	state amountState
 }
 
-// count is a present count.
-func count(n uint64) amount { return amount{n: n} }
+// diffCount is a count the profile has.
+func diffCount(n uint64) amount { return amount{n: n} }
 
-// countIf is a count, unknown unless known.
-func countIf(n uint64, known bool) amount {
+// diffCountIf is a count, unknown unless known.
+func diffCountIf(n uint64, known bool) amount {
 	if !known {
-		return amount{state: unknown}
+		return amount{state: amountUnknown}
 	}
-	return count(n)
+	return diffCount(n)
 }
 
 // value returns the amount as a number, and whether it has one: an absent
 // count is 0, an absent rate or one of nothing (d = 0) has none.
 func (x amount) value() (float64, bool) {
 	switch {
-	case x.state == unknown:
+	case x.state == amountUnknown:
 		return 0, false
 	case x.rate:
-		if x.state == absent || x.d == 0 {
+		if x.state == amountAbsent || x.d == 0 {
 			return 0, false
 		}
 		return float64(x.n) / float64(x.d), true
-	case x.state == absent:
+	case x.state == amountAbsent:
 		return 0, true
 	}
 	return float64(x.n), true
@@ -149,10 +149,10 @@ func (x amount) empty() bool {
 	return !ok || v == 0
 }
 
-// cell is the amount in a table: unknown when not present.
+// cell is the amount in a table: unknown when the profile has none.
 func (x amount) cell() Cell {
 	switch {
-	case x.state != present:
+	case x.state != amountPresent:
 		return unknownCell()
 	case x.rate:
 		return rateCell(x.n, x.d)
@@ -170,9 +170,9 @@ func changeCell(a, b amount) Cell {
 		return unknownCell()
 	case a.rate:
 		d := vb - va
-		return Cell{Text: signed(fmt.Sprintf("%.4f%%", 100*abs(d)), d < 0, d == 0), kind: kindFloat, f: d}
+		return Cell{Text: signedText(fmt.Sprintf("%.4f%%", 100*absFloat(d)), d < 0, d == 0), kind: kindFloat, f: d}
 	}
-	an, bn := countOf(a), countOf(b)
+	an, bn := countOrZero(a), countOrZero(b)
 	if bn >= an {
 		return signedCount(bn-an, false)
 	}
@@ -187,27 +187,27 @@ func relativeCell(a, b amount) Cell {
 		return unknownCell()
 	}
 	r := (vb - va) / va
-	return Cell{Text: signed(fmt.Sprintf("%.1f%%", 100*abs(r)), r < 0, r == 0), kind: kindFloat, f: r}
+	return Cell{Text: signedText(fmt.Sprintf("%.1f%%", 100*absFloat(r)), r < 0, r == 0), kind: kindFloat, f: r}
 }
 
-// magnitude is how much a changed to b, for sorting: |b − a| as a
+// changeMagnitude is how much a changed to b, for sorting: |b − a| as a
 // count (exact) or as a rate; 0 when either has no value.
-func magnitude(a, b amount) (uint64, float64) {
+func changeMagnitude(a, b amount) (uint64, float64) {
 	va, oka := a.value()
 	vb, okb := b.value()
 	switch {
 	case !oka || !okb:
 		return 0, 0
 	case a.rate:
-		return 0, abs(vb - va)
+		return 0, absFloat(vb - va)
 	}
-	an, bn := countOf(a), countOf(b)
+	an, bn := countOrZero(a), countOrZero(b)
 	return max(an, bn) - min(an, bn), 0
 }
 
-// countOf is a count's value, 0 when absent.
-func countOf(x amount) uint64 {
-	if x.state == absent {
+// countOrZero is a count's value, 0 when absent.
+func countOrZero(x amount) uint64 {
+	if x.state == amountAbsent {
 		return 0
 	}
 	return x.n
@@ -220,11 +220,11 @@ func signedCount(n uint64, neg bool) Cell {
 	if neg {
 		f = -f
 	}
-	return Cell{Text: signed(Count(n), neg, n == 0), kind: kindFloat, f: f}
+	return Cell{Text: signedText(Count(n), neg, n == 0), kind: kindFloat, f: f}
 }
 
-// signed leads the magnitude s with its sign: none for zero.
-func signed(s string, neg, zero bool) string {
+// signed leads the changeMagnitude s with its sign: none for zero.
+func signedText(s string, neg, zero bool) string {
 	switch {
 	case zero:
 		return s
@@ -234,7 +234,7 @@ func signed(s string, neg, zero bool) string {
 	return "+" + s
 }
 
-func abs(f float64) float64 { return max(f, -f) }
+func absFloat(f float64) float64 { return max(f, -f) }
 
 // diffColumns are the columns of a diff's rows after their keys.
 var diffColumns = []Column{{Name: "counter"}, {Name: "A"}, {Name: "B"}, {Name: "change"}, {Name: "relative"}}
@@ -244,9 +244,9 @@ func diffRow(name string, a, b amount) []Cell {
 	return []Cell{textCell(name), a.cell(), b.cell(), changeCell(a, b), relativeCell(a, b)}
 }
 
-// hidden is c with no text (a key repeated from the row above): CSV and
+// hiddenCell is c with no text (a key repeated from the row above): CSV and
 // JSON keep its value.
-func hidden(c Cell) Cell {
+func hiddenCell(c Cell) Cell {
 	if c.full == "" {
 		c.full = c.Text
 	}
@@ -269,16 +269,7 @@ func Diff(w io.Writer, a, b *profile.Profile, name string, opt DiffOptions) erro
 	}
 	d := &differ{opt: opt, a: a, b: b, regions: map[string]bool{}}
 	d.nameA, d.nameB = cmp.Or(opt.NameA, "A"), cmp.Or(opt.NameB, "B")
-	d.compareCaches()
-	if name != "summary" || opt.Focus != "" {
-		if err := d.setFocus(); err != nil {
-			return err
-		}
-	}
-	var t *Table
-	if name == "summary" {
-		t = d.summary()
-	} else {
+	if name != "summary" {
 		for _, p := range []struct {
 			p    *profile.Profile
 			name string
@@ -287,10 +278,19 @@ func Diff(w io.Writer, a, b *profile.Profile, name string, opt DiffOptions) erro
 				return fmt.Errorf("%s: %w (the summary needs none)", p.name, ErrNoWhere)
 			}
 		}
-		var err error
-		if t, err = d.entries(name); err != nil {
+	}
+	d.compareCaches()
+	if name != "summary" || opt.Focus != "" {
+		if err := d.setFocus(); err != nil {
 			return err
 		}
+	}
+	if name == "summary" {
+		return render(w, []*Table{d.summary()}, opt.Format)
+	}
+	t, err := d.entries(name)
+	if err != nil {
+		return err
 	}
 	return render(w, []*Table{t}, opt.Format)
 }
@@ -438,57 +438,56 @@ func (d *differ) summary() *Table {
 		}
 		key := textCell(part)
 		if n := len(t.Rows); n > 0 && t.Rows[n-1].Cells[0].Value() == part {
-			key = hidden(key)
+			key = hiddenCell(key)
 		}
 		t.Rows = append(t.Rows, Row{Cells: append([]Cell{key}, diffRow(counter, a, b)...)})
 	}
 	whereA, whereB := HasWhere(d.a), HasWhere(d.b)
-	add("run", "events", count(d.a.Events), count(d.b.Events))
-	add("run", "stall cycles", countIf(totalStall(d.a), whereA), countIf(totalStall(d.b), whereB))
+	add("run", "events", diffCount(d.a.Events), diffCount(d.b.Events))
+	add("run", "stall cycles", diffCountIf(totalStall(d.a), whereA), diffCountIf(totalStall(d.b), whereB))
 	runA, _ := runTime(d.a)
 	runB, _ := runTime(d.b)
-	add("run", "run time", countIf(runA, len(d.a.Threads) > 0), countIf(runB, len(d.b.Threads) > 0))
-	add("run", "sync cycles", countIf(syncCycles(d.a), len(d.a.Threads) > 0), countIf(syncCycles(d.b), len(d.b.Threads) > 0))
+	add("run", "run time", diffCountIf(runA, len(d.a.Threads) > 0), diffCountIf(runB, len(d.b.Threads) > 0))
+	add("run", "sync cycles", diffCountIf(totalSyncCycles(d.a), len(d.a.Threads) > 0), diffCountIf(totalSyncCycles(d.b), len(d.b.Threads) > 0))
 	for _, name := range d.caches {
 		ca, _ := d.a.Cache(name)
 		cb, _ := d.b.Cache(name)
-		add(name, "accesses", count(ca.Accesses), count(cb.Accesses))
-		add(name, "misses", count(ca.Misses), count(cb.Misses))
+		add(name, "accesses", diffCount(ca.Accesses), diffCount(cb.Accesses))
+		add(name, "misses", diffCount(ca.Misses), diffCount(cb.Misses))
 		add(name, "miss rate", amount{n: ca.Misses, d: ca.Accesses, rate: true}, amount{n: cb.Misses, d: cb.Accesses, rate: true})
-		add(name, "stall cycles", countIf(levelStall(d.a, name), whereA), countIf(levelStall(d.b, name), whereB))
-		causes := func(c *profile.CacheStats, n func(k *profile.Causes) uint64) amount {
-			if c.Causes == nil {
-				return amount{state: unknown}
-			}
-			return count(n(c.Causes))
+		add(name, "stall cycles", diffCountIf(levelStall(d.a, name), whereA), diffCountIf(levelStall(d.b, name), whereB))
+		// The causes are known with --where.
+		var ka, kb profile.Causes
+		if ca.Causes != nil {
+			ka = *ca.Causes
 		}
-		add(name, "cold", causes(ca, cold), causes(cb, cold))
-		add(name, "replacement", causes(ca, replacement), causes(cb, replacement))
-		add(name, "invalidation", causes(ca, invalidation), causes(cb, invalidation))
+		if cb.Causes != nil {
+			kb = *cb.Causes
+		}
+		knownA, knownB := ca.Causes != nil, cb.Causes != nil
+		add(name, "cold", diffCountIf(ka.Cold, knownA), diffCountIf(kb.Cold, knownB))
+		add(name, "replacement", diffCountIf(ka.Replacement, knownA), diffCountIf(kb.Replacement, knownB))
+		add(name, "invalidation", diffCountIf(ka.Invalidation, knownA), diffCountIf(kb.Invalidation, knownB))
 		threeA, threeB := d.a.Options.Classify == "3c", d.b.Options.Classify == "3c"
-		add(name, "compulsory", countIf(ca.Compulsory, threeA), countIf(cb.Compulsory, threeB))
-		add(name, "capacity", countIf(ca.Capacity, threeA), countIf(cb.Capacity, threeB))
-		add(name, "conflict", countIf(ca.Conflict, threeA), countIf(cb.Conflict, threeB))
-		add(name, "true sharing misses", count(ca.TrueSharingMisses), count(cb.TrueSharingMisses))
-		add(name, "false sharing misses", count(ca.FalseSharingMisses), count(cb.FalseSharingMisses))
-		add(name, "invalidations", count(ca.Invalidations), count(cb.Invalidations))
-		add(name, "evictions", count(ca.Evictions), count(cb.Evictions))
-		add(name, "write-backs", count(ca.Writebacks), count(cb.Writebacks))
+		add(name, "compulsory", diffCountIf(ca.Compulsory, threeA), diffCountIf(cb.Compulsory, threeB))
+		add(name, "capacity", diffCountIf(ca.Capacity, threeA), diffCountIf(cb.Capacity, threeB))
+		add(name, "conflict", diffCountIf(ca.Conflict, threeA), diffCountIf(cb.Conflict, threeB))
+		add(name, "true sharing misses", diffCount(ca.TrueSharingMisses), diffCount(cb.TrueSharingMisses))
+		add(name, "false sharing misses", diffCount(ca.FalseSharingMisses), diffCount(cb.FalseSharingMisses))
+		add(name, "invalidations", diffCount(ca.Invalidations), diffCount(cb.Invalidations))
+		add(name, "evictions", diffCount(ca.Evictions), diffCount(cb.Evictions))
+		add(name, "write-backs", diffCount(ca.Writebacks), diffCount(cb.Writebacks))
 	}
-	add("memory", "reads", count(d.a.Memory.Reads), count(d.b.Memory.Reads))
-	add("memory", "writes", count(d.a.Memory.Writes), count(d.b.Memory.Writes))
+	add("memory", "reads", diffCount(d.a.Memory.Reads), diffCount(d.b.Memory.Reads))
+	add("memory", "writes", diffCount(d.a.Memory.Writes), diffCount(d.b.Memory.Writes))
 	if whereA || whereB {
 		t.Notes = append(t.Notes, "stall cycles: of every cache of each machine (run), and of each cache's misses (with --where)")
 	}
 	return t
 }
 
-func cold(k *profile.Causes) uint64         { return k.Cold }
-func replacement(k *profile.Causes) uint64  { return k.Replacement }
-func invalidation(k *profile.Causes) uint64 { return k.Invalidation }
-
-// syncCycles are the cycles p's threads waited at synchronization.
-func syncCycles(p *profile.Profile) uint64 {
+// totalSyncCycles are the cycles p's threads waited at synchronization.
+func totalSyncCycles(p *profile.Profile) uint64 {
 	var n uint64
 	for _, t := range p.Threads {
 		n += t.SyncCycles
@@ -514,7 +513,7 @@ type diffEntry struct {
 	keys []Cell // B's, else A's
 	name string
 	a, b *profile.Stats
-	// byN and byF are the absolute change of the sort counter (magnitude).
+	// byN and byF are the absolute change of the sort counter (changeMagnitude).
 	byN uint64
 	byF float64
 }
@@ -634,7 +633,7 @@ func (d *differ) entries(name string) (*Table, error) {
 	v := entryViews[name]
 	es := matchEntries(v.items(d, a), v.items(d, b))
 	for i := range es {
-		es[i].byN, es[i].byF = magnitude(by.amount(es[i].a), by.amount(es[i].b))
+		es[i].byN, es[i].byF = changeMagnitude(by.amount(es[i].a), by.amount(es[i].b))
 	}
 	slices.SortFunc(es, func(x, y diffEntry) int {
 		return cmp.Or(cmp.Compare(y.byN, x.byN), cmp.Compare(y.byF, x.byF), cmp.Compare(x.name, y.name))
@@ -664,7 +663,7 @@ func (d *differ) entries(name string) (*Table, error) {
 			lead := append(slices.Clone(e.keys), textCell(e.status()))
 			if !first {
 				for i := range lead {
-					lead[i] = hidden(lead[i])
+					lead[i] = hiddenCell(lead[i])
 				}
 			}
 			first = false
