@@ -219,13 +219,20 @@ func FromProfile(p *profile.Profile) (*Samples, error) {
 	funcs := map[string]*profile.Function{}
 	for i := range p.Functions {
 		f := &p.Functions[i]
+		if funcs[f.Name] != nil {
+			return nil, fmt.Errorf("the profile lists the function %s twice", f.Name)
+		}
 		funcs[f.Name] = f
 		s.Functions = append(s.Functions, Function{Name: f.Name, File: f.File, Line: f.Line})
 	}
 	type pairKey struct{ function, object string }
 	rest := map[pairKey]values{} // what a pair counts beyond its references
 	for _, pr := range p.Pairs {
-		rest[pairKey{pr.Function, pr.Object}] = l.of(pr.Levels)
+		k := pairKey{pr.Function, pr.Object}
+		if rest[k] != nil {
+			return nil, fmt.Errorf("the profile lists the function × object pair %s × %s twice", pr.Function, pr.Object)
+		}
+		rest[k] = l.of(pr.Levels)
 	}
 	for _, r := range p.References {
 		v := l.of(r.Levels)

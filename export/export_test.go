@@ -151,6 +151,8 @@ func TestFromProfileErrors(t *testing.T) {
 		{"reference without pair", "reference at 0x1010 in f to A has no function × object pair", func(p *profile.Profile) { p.Pairs = p.Pairs[1:] }},
 		{"references beyond pair", "references in f to A count more l1d_accesses", func(p *profile.Profile) { p.Pairs[0].Levels["L1D"] = st(1, 0, 0, 0, 0) }},
 		{"pair without function", "pair g × B names no function", func(p *profile.Profile) { p.Functions = p.Functions[:1] }},
+		{"function twice", "lists the function g twice", func(p *profile.Profile) { p.Functions = append(p.Functions, p.Functions[1]) }},
+		{"pair twice", "lists the function × object pair f × B twice", func(p *profile.Profile) { p.Pairs = append(p.Pairs, p.Pairs[1]) }},
 		{"pairs beyond function", "pairs of g count more l2_accesses", func(p *profile.Profile) { p.Functions[1].Levels["L2"] = st(1, 1, 1, 0, 100) }},
 	} {
 		p := testProfile()
