@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -336,4 +337,38 @@ func TestDiffFocus(t *testing.T) {
 	if got, want := row(rows, "misses", "B", "heap"), []string{"", "misses", "4000", "1000", "-3000", "-0.75"}; !slices.Equal(got, want) {
 		t.Errorf("--focus L2: %q, want %q", got, want)
 	}
+}
+
+// FuzzDiff: whatever two profiles memspy diff is given (test profiles,
+// one with a leaf of its JSON changed as in FuzzReportFields), it renders
+// every view in every format, or fails with an error: it never panics.
+func FuzzDiff(f *testing.F) {
+	seeds := fuzzSeeds(f)
+	f.Add(uint8(0), uint8(1), uint16(3), int64(-1), "L2")
+	f.Add(uint8(0), uint8(0), uint16(40), int64(1<<40), "")
+	f.Add(uint8(2), uint8(4), uint16(200), int64(7), "x")
+	f.Add(uint8(3), uint8(0), uint16(500), int64(0), "B")
+	f.Fuzz(func(t *testing.T, first, second uint8, leaf uint16, num int64, str string) {
+		var tree any
+		if err := json.Unmarshal(seeds[int(second)%len(seeds)], &tree); err != nil {
+			t.Fatal(err)
+		}
+		n := int(leaf)
+		data, err := json.Marshal(mutateLeaf(tree, &n, num, str))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range DiffViews() {
+			for _, format := range Formats() {
+				for _, opt := range []DiffOptions{{Format: format}, {Format: format, Top: -1, Sort: "miss_rate", Focus: "L2"}} {
+					a, errA := profile.Read(strings.NewReader(string(seeds[int(first)%len(seeds)])))
+					b, errB := profile.Read(strings.NewReader(string(data)))
+					if errA != nil || errB != nil {
+						return
+					}
+					_ = Diff(io.Discard, a, b, name, opt)
+				}
+			}
+		}
+	})
 }
