@@ -28,11 +28,12 @@ function and object); those only in A are "removed", those only in B
 which caches differ. Without VIEW, the summary. The views of entries need
 --where in both runs and are sorted by the absolute change of stall cycles
 (--sort COUNTER: ` + strings.Join(report.DiffCounters(), ", ") + `).
+docs/diff.md has the details.
 
 Views:
 ` + help.String(),
-		Example: `  memspy sim trace.din.gz --where --cache L1D:size=4k,assoc=2,line=32 --profile small.memspy
-  memspy sim trace.din.gz --where --cache L1D:size=8k,assoc=2,line=32 --profile big.memspy
+		Example: `  memspy sim trace.din.gz --where --cache L1D:size=1k,assoc=2,line=32 --profile small.memspy
+  memspy sim trace.din.gz --where --cache L1D:size=8k,assoc=4,line=32 --profile big.memspy
   memspy diff small.memspy big.memspy
   memspy diff small.memspy big.memspy objects --top 10
   memspy diff before.memspy after.memspy pairs --rename A_old=A --sort misses --format csv
