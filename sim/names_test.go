@@ -67,3 +67,94 @@ func TestProcNameCollisions(t *testing.T) {
 		t.Errorf("function names (-want +got):\n%s", d)
 	}
 }
+
+// globalsSymbolizer is a tableSymbolizer whose modules have global
+// variables, at their offsets from the module's .text address.
+type globalsSymbolizer struct {
+	tableSymbolizer
+	vars map[string][]attrib.Var
+}
+
+func (s globalsSymbolizer) Map(path string, text uint64) []attrib.Var {
+	var out []attrib.Var
+	for _, v := range s.vars[path] {
+		v.Addr += text
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestObjectNameCollisions: global variables of one name in two modules
+// get names and full names of their own (a small one its module's), every
+// pair and reference names a listed object, and so it stays when the cold
+// small globals are pooled.
+func TestObjectNameCollisions(t *testing.T) {
+	// Each in lines of its own: a hit counts in the object of its line.
+	vars := []attrib.Var{{Name: "table", Addr: 0x10000, Size: 256}, {Name: "count", Addr: 0x10100, Size: 8}, {Name: "flag", Addr: 0x10140, Size: 4}}
+	sym := globalsSymbolizer{
+		tableSymbolizer: tableSymbolizer{{Func: "f", Entry: 0x1000, Module: "/lib/liba.so"}},
+		vars:            map[string][]attrib.Var{"/lib/liba.so": vars, "/lib/libb.so": vars},
+	}
+	b := trace.NewBatch(0)
+	b.AppendExt(trace.Map, 0x100000, 0, 0, trace.Ext{Name: "/lib/liba.so", Size: 0x20000})
+	b.AppendExt(trace.Map, 0x200000, 0, 0, trace.Ext{Name: "/lib/libb.so", Size: 0x20000})
+	for rep := range 50 {
+		for _, base := range []uint64{0x100000, 0x200000} {
+			for _, off := range []uint64{0x10000, 0x10040, 0x10100} {
+				b.Append(trace.Read, base+off, 4, 0x1004, 1)
+			}
+			if rep < 2 {
+				b.Append(trace.Read, base+0x10140, 4, 0x1008, 1) // flag: a few references only
+			}
+		}
+		for i := range 64 { // fill the cache with other lines: every round misses again
+			b.Append(trace.Read, 0x900000+64*uint64(i), 8, 0x1010, 1)
+		}
+	}
+	h, err := sim.New(mach(hc("L1", 1, 16, 2, 64, machine.LRU)), sim.Options{Attribute: true, Symbols: sym})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Process(b)
+	h.Finish()
+	p := h.Profile()
+	check := func(when string) []string {
+		t.Helper()
+		names, full := map[string]bool{}, map[string]bool{}
+		var listed []string
+		for _, o := range p.Objects {
+			if names[o.Name] || full[o.FullName] {
+				t.Errorf("%s: object %q (%q) listed twice", when, o.Name, o.FullName)
+			}
+			names[o.Name], full[o.FullName] = true, true
+			listed = append(listed, o.Name)
+		}
+		for _, pr := range p.Pairs {
+			if !names[pr.Object] {
+				t.Errorf("%s: pair %s × %s names no listed object", when, pr.Function, pr.Object)
+			}
+		}
+		for _, r := range p.References {
+			if !names[r.Object] {
+				t.Errorf("%s: reference %#x names no listed object %s", when, r.PC, r.Object)
+			}
+		}
+		slices.Sort(listed)
+		return listed
+	}
+	got := check("as made")
+	for _, want := range []string{"count@liba.so", "count@libb.so", "flag@liba.so", "flag@libb.so"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no object %s among %v", want, got)
+		}
+	}
+	if n, err := p.PoolColdGlobals(); err != nil || n != 2 {
+		t.Errorf("PoolColdGlobals pooled %d, %v; want the two flags", n, err)
+	}
+	got = check("pooled")
+	for _, want := range []string{"<small globals>@liba.so", "<small globals>@libb.so", "count@liba.so", "count@libb.so"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("pooled: no object %s among %v", want, got)
+		}
+	}
+}

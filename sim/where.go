@@ -698,11 +698,15 @@ func (h *Hierarchy) newNamer() *namer {
 	ids := slices.Sorted(maps.Keys(n.bins))
 	for _, id := range ids {
 		o := n.bins[id]
+		own := o.FullName == o.Name // no call path: the full name is the name, unique too
 		if name, ok := renamed[id]; ok {
 			o.Name = name
 		}
 		if n.taken["o"+o.Name] { // a path-named object meets another's name
 			o.Name = fmt.Sprintf("%s#%d", o.Name, id)
+		}
+		if own {
+			o.FullName = o.Name
 		}
 		n.taken["o"+o.Name] = true
 	}
