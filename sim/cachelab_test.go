@@ -33,15 +33,7 @@ func TestCacheLabReferenceResults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, c, err := trace.Open(filepath.Join("..", "..", "shared", "traces", tc.trace), "", trace.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if err := sim.Run(context.Background(), h, r, nil); err != nil {
-				t.Fatal(err)
-			}
-			h.Finish()
+			runFile(t, h, filepath.Join("..", "..", "shared", "traces", tc.trace))
 			st := h.Profile().Caches[0]
 			if got := st.Hits(); got != tc.hits || st.Misses != tc.misses || st.Evictions != tc.evictions {
 				t.Errorf("hits:%d misses:%d evictions:%d, want hits:%d misses:%d evictions:%d",
@@ -49,4 +41,18 @@ func TestCacheLabReferenceResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runFile simulates the trace file at path on h to its end and finishes h.
+func runFile(t *testing.T, h *sim.Hierarchy, path string) {
+	t.Helper()
+	r, c, err := trace.Open(path, "", trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := sim.Run(context.Background(), h, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.Finish()
 }

@@ -9,7 +9,6 @@ package sim_test
 // scripts/dinero-compare.sh compares the two simulators at large.
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -18,7 +17,6 @@ import (
 	"memspy/machine"
 	"memspy/profile"
 	"memspy/sim"
-	"memspy/trace"
 )
 
 // dineroCounts are the numbers Dinero IV reports for one cache.
@@ -160,15 +158,7 @@ func TestDineroMM32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, c, err := trace.Open(path, "", trace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := sim.Run(context.Background(), h, r, nil); err != nil {
-		t.Fatal(err)
-	}
-	h.Finish()
+	runFile(t, h, path)
 	want := []dineroCounts{
 		{Fetches: 188971, IFetches: 188971, Misses: 198, IFetchMisses: 198, Compulsory: 198, BytesFromBelow: 12672},
 		{Fetches: 76804, Reads: 70378, Writes: 6426, Misses: 6812, ReadMisses: 6466, WriteMisses: 346,
