@@ -41,26 +41,25 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 		if o.Pool != "" && !hot(o) {
 			names[o.Name] = o.Pool
 			size[o.Pool] += o.Size
-			o.FullName = o.Name // renamed with it: a pool is one entry
 		}
 	}
 	if len(names) == 0 {
 		return 0, nil
 	}
 	p.renameAll(names, nil)
-	p.Objects = mergeEntries(nil, p.Objects, func(a, b *Object) { AddSharingWrites(&a.SharingWrites, b.SharingWrites) })
+	p.Objects = mergeEntries(nil, p.Objects, addObject)
 	for i := range p.Objects {
 		if o := &p.Objects[i]; size[o.Name] > 0 {
 			o.Size, o.Pool = size[o.Name], ""
 		}
 	}
-	p.Pairs = mergeEntries(nil, p.Pairs, func(a, b *Pair) { a.Strides = a.Strides.Merged(b.Strides) })
-	p.References = mergeEntries(nil, p.References, func(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) })
+	p.Pairs = mergeEntries(nil, p.Pairs, addPair)
+	p.References = mergeEntries(nil, p.References, addReference)
 	if n := p.Numa; n != nil {
 		n.Objects = mergeNumaEntries(nil, n.Objects)
 		n.Pairs = mergeNumaEntries(nil, n.Pairs)
 	}
-	if err := p.SetFocus(p.Focus); err != nil {
+	if err := p.settleWhere(); err != nil {
 		return 0, err
 	}
 	p.SortWhere()

@@ -425,11 +425,7 @@ func (p *Profile) Merge(q *Profile) error {
 			}
 		}
 		p.mergeWhere(q)
-		p.TrimSharing()
-		if err := p.SetFocus(p.Focus); err != nil {
-			return err
-		}
-		p.TrimReferences()
+		return p.settleWhere()
 	}
 	return nil
 }

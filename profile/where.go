@@ -572,16 +572,10 @@ func (p *Profile) mergeWhere(q *Profile) {
 		a.Inclusive.SyncCycles += b.Inclusive.SyncCycles
 		addLevels(a.Inclusive.Levels, b.Inclusive.Levels)
 	})
-	p.Objects = mergeEntries(p.Objects, q.Objects, func(a, b *Object) {
-		if a.Kind == "heap" {
-			a.Size += b.Size
-			a.Blocks += b.Blocks
-		}
-		AddSharingWrites(&a.SharingWrites, b.SharingWrites)
-	})
-	p.Pairs = mergeEntries(p.Pairs, q.Pairs, func(a, b *Pair) { a.Strides = a.Strides.Merged(b.Strides) })
+	p.Objects = mergeEntries(p.Objects, q.Objects, addObject)
+	p.Pairs = mergeEntries(p.Pairs, q.Pairs, addPair)
 	p.Lines = mergeEntries(p.Lines, q.Lines, nil)
-	p.References = mergeEntries(p.References, q.References, func(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) })
+	p.References = mergeEntries(p.References, q.References, addReference)
 	if b := q.OmittedReferences; b != nil {
 		a := p.OmittedReferences
 		if a == nil {
@@ -596,6 +590,32 @@ func (p *Profile) mergeWhere(q *Profile) {
 			p.Modules = append(p.Modules, m)
 		}
 	}
+}
+
+// addObject, addPair and addReference add the fields of b that are not
+// counters by cache to a, an entry of the same key (mergeEntries adds
+// those): a heap object's size and blocks (a global's size is the same in
+// each profile), writes that shared lines, strides.
+func addObject(a, b *Object) {
+	if a.Kind == "heap" {
+		a.Size += b.Size
+		a.Blocks += b.Blocks
+	}
+	AddSharingWrites(&a.SharingWrites, b.SharingWrites)
+}
+func addPair(a, b *Pair)           { a.Strides = a.Strides.Merged(b.Strides) }
+func addReference(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) }
+
+// settleWhere bounds the sharing tables and the references after entries
+// were added up, and makes the top-level counters those of the focus
+// cache again.
+func (p *Profile) settleWhere() error {
+	p.TrimSharing()
+	if err := p.SetFocus(p.Focus); err != nil {
+		return err
+	}
+	p.TrimReferences()
+	return nil
 }
 
 // mergeEntries adds the entries of b to those of a with the same key
