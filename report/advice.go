@@ -676,22 +676,9 @@ func (a *adviser) useAfterFree(o *profile.Object) Advice {
 // lie past the end of their string or buffer, within its page.
 func overReader(fn string) bool {
 	name, ok := strings.CutPrefix(fn, "__")
-	if !ok {
-		return false
-	}
-	family := false
-	for _, p := range []string{"mem", "str", "stp", "wcs", "wmem", "wcp", "rawmem"} {
-		family = family || strings.HasPrefix(name, p)
-	}
-	if !family {
-		return false
-	}
-	for _, isa := range []string{"_avx", "_evex", "_sse", "_ssse3"} {
-		if strings.Contains(name, isa) {
-			return true
-		}
-	}
-	return false
+	return ok &&
+		slices.ContainsFunc([]string{"mem", "str", "stp", "wcs", "wmem", "wcp", "rawmem"}, func(p string) bool { return strings.HasPrefix(name, p) }) &&
+		slices.ContainsFunc([]string{"_avx", "_evex", "_sse", "_ssse3"}, func(isa string) bool { return strings.Contains(name, isa) })
 }
 
 // frac is a/b, 0 when b is 0.
