@@ -13,10 +13,6 @@ import (
 func newDiffCmd() *cobra.Command {
 	var opt report.DiffOptions
 	var renames []string
-	var help strings.Builder
-	for _, v := range report.DiffViews() {
-		fmt.Fprintf(&help, "  %-10s %s\n", v, report.DiffViewHelp(v))
-	}
 	cmd := &cobra.Command{
 		Use:   "diff A B [VIEW]",
 		Short: "Compare two saved profiles: before and after a change, sequential and parallel",
@@ -31,7 +27,7 @@ which caches differ. Without VIEW, the summary. The views of entries need
 docs/diff.md has the details.
 
 Views:
-` + help.String(),
+` + viewsHelp(report.DiffViews(), report.DiffViewHelp),
 		Example: `  memspy sim trace.din.gz --where --cache L1D:size=1k,assoc=2,line=32 --profile small.memspy
   memspy sim trace.din.gz --where --cache L1D:size=8k,assoc=4,line=32 --profile big.memspy
   memspy diff small.memspy big.memspy

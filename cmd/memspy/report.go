@@ -17,12 +17,17 @@ type reportFlags struct {
 	pid   int
 }
 
+// viewsHelp lists views in a command's help, each with its description.
+func viewsHelp(views []string, help func(string) string) string {
+	var b strings.Builder
+	for _, v := range views {
+		fmt.Fprintf(&b, "  %-10s %s\n", v, help(v))
+	}
+	return b.String()
+}
+
 func newReportCmd() *cobra.Command {
 	var f reportFlags
-	var help strings.Builder
-	for _, v := range report.Views() {
-		fmt.Fprintf(&help, "  %-10s %s\n", v, report.ViewHelp(v))
-	}
 	cmd := &cobra.Command{
 		Use:   "report PROFILE [VIEW]",
 		Short: "Render a view of a saved profile (--profile or --json of run/sim) without running again",
@@ -34,7 +39,7 @@ several NUMA nodes (--numa N), and --where or --monitor protocol for its
 data structures.
 
 Views, from the broad to the detailed (MemSpy's hierarchy of detail):
-` + help.String(),
+` + viewsHelp(report.Views(), report.ViewHelp),
 		Example: `  memspy run --where --profile mm.memspy -- ./matmul 256
   memspy report mm.memspy overview
   memspy report mm.memspy overview --inclusive
