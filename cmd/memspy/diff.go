@@ -49,7 +49,7 @@ Views:
 				return err
 			}
 			// The --rename flag of run and sim, parsed the same way.
-			names, err := (&simulationFlags{renames: renames}).renameMap()
+			names, err := renameMap(renames)
 			if err != nil {
 				return err
 			}

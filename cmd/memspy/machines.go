@@ -315,7 +315,7 @@ func (f *simulationFlags) hierarchy(cachelab bool, sym *symbolize.Symbolizer) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := f.renameMap(); err != nil {
+	if _, err := renameMap(f.renames); err != nil {
 		return nil, nil, err
 	}
 	opt := sim.Options{CacheLab: cachelab, Attribute: f.attributing(), MissOnly: f.missOnly, MinObjectSize: f.minObject}
@@ -368,10 +368,10 @@ func (f *simulationFlags) attributing() bool {
 	return f.where || f.missOnly || len(f.renames) > 0 || f.monitor == "protocol"
 }
 
-// renameMap returns the --rename pairs.
-func (f *simulationFlags) renameMap() (map[string]string, error) {
+// renameMap reads --rename OLD=NEW values into a map, old → new.
+func renameMap(renames []string) (map[string]string, error) {
 	m := map[string]string{}
-	for _, r := range f.renames {
+	for _, r := range renames {
 		old, new, ok := strings.Cut(r, "=")
 		if !ok || old == "" || new == "" {
 			return nil, fmt.Errorf("--rename %q: want OLD=NEW", r)
@@ -398,7 +398,7 @@ func (f *simulationFlags) finishProfile(p *profile.Profile) error {
 			return err
 		}
 	}
-	names, err := f.renameMap()
+	names, err := renameMap(f.renames)
 	if err != nil {
 		return err
 	}
