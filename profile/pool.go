@@ -53,11 +53,21 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 			o.Size, o.Pool = size[o.Name], ""
 		}
 	}
-	p.Pairs = mergeEntries(nil, p.Pairs, addPair)
-	p.References = mergeEntries(nil, p.References, addReference)
+	pools := map[string]bool{}
+	for _, pool := range names {
+		pools[pool] = true
+	}
+	p.Pairs = mergePooled(p.Pairs, func(pr *Pair) bool { return pools[pr.Object] }, func(pr []Pair) []Pair {
+		return mergeEntries(nil, pr, addPair)
+	})
+	p.References = mergePooled(p.References, func(r *Reference) bool { return pools[r.Object] }, func(rs []Reference) []Reference {
+		return mergeEntries(nil, rs, addReference)
+	})
 	if n := p.Numa; n != nil {
-		n.Objects = mergeNumaEntries(nil, n.Objects)
-		n.Pairs = mergeNumaEntries(nil, n.Pairs)
+		pooled := func(e *NumaEntry) bool { return pools[e.Name] }
+		merge := func(es []NumaEntry) []NumaEntry { return mergeNumaEntries(nil, es) }
+		n.Objects = mergePooled(n.Objects, pooled, merge)
+		n.Pairs = mergePooled(n.Pairs, pooled, merge)
 	}
 	if err := p.settleWhere(); err != nil {
 		return 0, err
@@ -66,16 +76,41 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 	return len(names), nil
 }
 
+// mergePooled merges (with merge) the entries of es that pooled says are
+// of a pool, which alone may have come to share their keys, and keeps the
+// others as they are.
+func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T) []T {
+	var keep, in []T
+	for i := range es {
+		if pooled(&es[i]) {
+			in = append(in, es[i])
+		} else {
+			keep = append(keep, es[i])
+		}
+	}
+	if len(in) == 0 {
+		return es
+	}
+	return append(keep, merge(in)...)
+}
+
 // renameAll renames objects and functions, old name → new name, wherever
 // the profile names them (no new name may be an old one: an entry's top
 // counters share their tables with those of the focus cache, renamed
 // once through each). Entries that come to share a name are not merged
 // (PoolColdGlobals merges them), except in evicted-by tables.
 func (p *Profile) renameAll(objs, funcs map[string]string) {
-	obj := func(s *string) {
+	newNames := map[string]bool{}
+	for _, n := range objs {
+		newNames[n] = true
+	}
+	// obj renames an object and reports whether its name is a new one
+	// (the entry may then be the same as another).
+	obj := func(s *string) bool {
 		if n, ok := objs[*s]; ok {
 			*s = n
 		}
+		return newNames[*s]
 	}
 	fn := func(s *string) {
 		if n, ok := funcs[*s]; ok {
@@ -89,12 +124,24 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 				s.EvictedBy[new] += n
 			}
 		}
+		renamed := false
 		for i := range s.Evictors {
-			obj(&s.Evictors[i].Object)
+			renamed = obj(&s.Evictors[i].Object) || renamed
 		}
-		for _, sh := range [][]Sharing{s.InvalidatedBy, s.Invalidated} {
-			for i := range sh {
-				obj(&sh[i].Object)
+		if renamed { // entries may now be the same
+			merged := Stats{}
+			merged.addEvictors(s.Evictors)
+			s.Evictors = merged.Evictors
+		}
+		for _, sh := range []*[]Sharing{&s.InvalidatedBy, &s.Invalidated} {
+			renamed := false
+			for i := range *sh {
+				renamed = obj(&(*sh)[i].Object) || renamed
+			}
+			if renamed {
+				var merged []Sharing
+				AddSharing(&merged, *sh)
+				*sh = merged
 			}
 		}
 	}

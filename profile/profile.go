@@ -288,11 +288,11 @@ func (p *Profile) mergeThreads(q *Profile) {
 }
 
 // SortSync sorts synchronization objects most wait cycles first (then by
-// operations, kind and name).
+// operations, kind, name and address).
 func SortSync(s []SyncObject) {
 	slices.SortFunc(s, func(a, b SyncObject) int {
 		return cmp.Or(cmp.Compare(b.WaitCycles, a.WaitCycles), cmp.Compare(b.Operations, a.Operations),
-			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+			cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Addr, b.Addr))
 	})
 }
 
@@ -469,11 +469,7 @@ func (p *Profile) WriteAs(w io.Writer, path string) error {
 	if !Compressed(path) {
 		return p.Write(w)
 	}
-	zw := gzip.NewWriter(w)
-	if err := p.Write(zw); err != nil {
-		return err
-	}
-	return zw.Close()
+	return p.WriteCompressed(w)
 }
 
 // ReadFile reads a profile written by WriteFile, compressed or not.

@@ -3,6 +3,7 @@ package profile
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,7 +15,17 @@ import (
 // spaces would, but a few entries at a time, on every CPU: the
 // where-and-why entries, most of a large profile, are never all held
 // encoded in memory.
-func (p *Profile) Write(w io.Writer) error {
+func (p *Profile) Write(w io.Writer) error { return p.write(w, false) }
+
+// WriteCompressed writes p gzip-compressed, as JSON whose where-and-why
+// entries are compact, one a line: the JSON is encoded and compressed a
+// few entries at a time on every CPU, each part a gzip member of its own
+// (a gzip stream may hold several; every gzip reader reads them as one).
+func (p *Profile) WriteCompressed(w io.Writer) error { return p.write(w, true) }
+
+// write writes p as Write does, or as WriteCompressed does when gz is
+// set.
+func (p *Profile) write(w io.Writer, gz bool) error {
 	head := *p
 	head.Functions, head.Objects, head.Pairs, head.Lines, head.References = nil, nil, nil, nil, nil
 	b, err := json.MarshalIndent(&head, "", "  ")
@@ -31,31 +42,88 @@ func (p *Profile) Write(w io.Writer) error {
 	if i < 1 || b[i-1] != ',' {
 		return fmt.Errorf("profile: no place for the entries in %.40q…", b)
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.Write(b[:i-1])
+	pw := &partWriter{w: bufio.NewWriterSize(w, 1<<16), gz: gz}
+	pw.write(b[:i-1])
 	for _, err := range []error{
-		writeEntries(bw, "functions", p.Functions),
-		writeEntries(bw, "objects", p.Objects),
-		writeEntries(bw, "pairs", p.Pairs),
-		writeEntries(bw, "lines", p.Lines),
-		writeEntries(bw, "references", p.References),
+		writeEntries(pw, "functions", p.Functions),
+		writeEntries(pw, "objects", p.Objects),
+		writeEntries(pw, "pairs", p.Pairs),
+		writeEntries(pw, "lines", p.Lines),
+		writeEntries(pw, "references", p.References),
 	} {
 		if err != nil {
 			return err
 		}
 	}
-	bw.Write(b[i-1:])
-	bw.WriteByte('\n')
-	return bw.Flush()
+	pw.write(append(b[i-1:], '\n'))
+	if pw.err != nil {
+		return pw.err
+	}
+	return pw.w.Flush()
+}
+
+// partWriter writes the parts of an encoded profile in order, each as a
+// gzip member when gz is set.
+type partWriter struct {
+	w   *bufio.Writer
+	gz  bool
+	err error
+}
+
+// write writes a part that is not compressed yet.
+func (pw *partWriter) write(b []byte) {
+	if pw.gz {
+		var z bytes.Buffer
+		pw.writeEncoded(compress(&z, b))
+		return
+	}
+	pw.writeEncoded(b)
+}
+
+// writeEncoded writes a part ready to be written.
+func (pw *partWriter) writeEncoded(b []byte) {
+	if pw.err == nil {
+		_, pw.err = pw.w.Write(b)
+	}
+}
+
+// compressLevel is the gzip level of compressed profiles: the fastest,
+// since a profile is written at the end of every run and read rarely.
+const compressLevel = gzip.BestSpeed
+
+// gzipWriters keeps gzip writers, whose state is large, for the next
+// parts.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, compressLevel) // (a valid level)
+	return zw
+}}
+
+// compress returns b as one gzip member, in z.
+func compress(z *bytes.Buffer, b []byte) []byte {
+	z.Reset()
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(z)
+	zw.Write(b) // (a bytes.Buffer takes everything)
+	zw.Close()
+	gzipWriters.Put(zw)
+	return z.Bytes()
 }
 
 // entriesPerPart is how many entries one goroutine encodes at a time.
 const entriesPerPart = 256
 
-// encodedPart is a part of a list of entries, encoded.
+// encodedPart is a part of a list of entries, encoded (and compressed).
 type encodedPart struct {
-	b   *bytes.Buffer
-	err error
+	b, z *bytes.Buffer
+	err  error
+}
+
+// bytes returns what the part writes.
+func (e encodedPart) bytes(gz bool) []byte {
+	if gz {
+		return e.z.Bytes()
+	}
+	return e.b.Bytes()
 }
 
 // partBuffers keeps the buffers of encoded parts for the next ones.
@@ -65,17 +133,17 @@ var partBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // a comma, unless it is empty (the lists are left out when empty). Parts
 // of the list are encoded concurrently, a few at a time, and written in
 // order.
-func writeEntries[T any](w *bufio.Writer, key string, es []T) error {
+func writeEntries[T any](pw *partWriter, key string, es []T) error {
 	if len(es) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, ",\n  %q: [", key)
+	pw.write(fmt.Appendf(nil, ",\n  %q: [", key))
 	parts := make(chan chan encodedPart, runtime.GOMAXPROCS(0))
 	go func() {
 		for i := 0; i < len(es); i += entriesPerPart {
 			c := make(chan encodedPart, 1)
 			parts <- c
-			go func() { c <- encodeEntries(es[i:min(i+entriesPerPart, len(es))], i == 0) }()
+			go func() { c <- encodeEntries(es[i:min(i+entriesPerPart, len(es))], i == 0, pw.gz) }()
 		}
 		close(parts)
 	}()
@@ -84,36 +152,44 @@ func writeEntries[T any](w *bufio.Writer, key string, es []T) error {
 		part := <-c
 		if err == nil {
 			if err = part.err; err == nil {
-				w.Write(part.b.Bytes())
+				pw.writeEncoded(part.bytes(pw.gz))
 			}
 		}
 		partBuffers.Put(part.b)
+		partBuffers.Put(part.z)
 	}
 	if err != nil {
 		return err
 	}
-	w.WriteString("\n  ]")
+	pw.write([]byte("\n  ]"))
 	return nil
 }
 
 // encodeEntries encodes es as elements of a top-level list: each on a new
-// line, after a comma unless first is set and it is the first.
-func encodeEntries[T any](es []T, first bool) encodedPart {
-	out := partBuffers.Get().(*bytes.Buffer)
-	out.Reset()
+// line, after a comma unless first is set and it is the first; indented,
+// or compact and compressed when gz is set.
+func encodeEntries[T any](es []T, first, gz bool) encodedPart {
+	out := encodedPart{b: partBuffers.Get().(*bytes.Buffer), z: partBuffers.Get().(*bytes.Buffer)}
+	out.b.Reset()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetIndent("    ", "  ")
+	if !gz {
+		enc.SetIndent("    ", "  ")
+	}
 	for i := range es {
 		buf.Reset()
 		if err := enc.Encode(&es[i]); err != nil {
-			return encodedPart{out, err}
+			out.err = err
+			return out
 		}
 		if i > 0 || !first {
-			out.WriteByte(',')
+			out.b.WriteByte(',')
 		}
-		out.WriteString("\n    ")
-		out.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		out.b.WriteString("\n    ")
+		out.b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
-	return encodedPart{out, nil}
+	if gz {
+		compress(out.z, out.b.Bytes())
+	}
+	return out
 }

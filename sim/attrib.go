@@ -51,14 +51,45 @@ type refSlot struct {
 
 // refStats are the counters of one access point at one level.
 type refStats struct {
+	refCounts
+	invBy map[invKey]uint64 // lines of this one's fills other processors' writes invalidated (sharing.go)
+	invOf map[invKey]uint64 // lines of other processors this one's writes invalidated
+}
+
+// refCounts are the plain counters of an access point at one level, which
+// the entries of the profile add up (sums).
+type refCounts struct {
 	acc, miss                       [numAccessKinds]uint64
 	cold, replacement, invalidation uint64
 	trueSharing, falseSharing       uint64 // of the invalidations, by other processors' writes
 	unknown, unknownHits            uint64 // sampling: misses and hits whose outcome is not known
 	temporal, spatial               uint64
-	used, fetched                   uint64            // bytes touched of the lines it filled, and their size, as they left
-	invBy                           map[invKey]uint64 // lines of this one's fills other processors' writes invalidated (sharing.go)
-	invOf                           map[invKey]uint64 // lines of other processors this one's writes invalidated
+	used, fetched                   uint64 // bytes touched of the lines it filled, and their size, as they left
+}
+
+// add adds b's counters to c's.
+func (c *refCounts) add(b *refCounts) {
+	for k := range numAccessKinds {
+		c.acc[k] += b.acc[k]
+		c.miss[k] += b.miss[k]
+	}
+	c.cold += b.cold
+	c.replacement += b.replacement
+	c.invalidation += b.invalidation
+	c.trueSharing += b.trueSharing
+	c.falseSharing += b.falseSharing
+	c.unknown += b.unknown
+	c.unknownHits += b.unknownHits
+	c.temporal += b.temporal
+	c.spatial += b.spatial
+	c.used += b.used
+	c.fetched += b.fetched
+}
+
+// causes returns the causes of c's misses as the profile counts them.
+func (c *refCounts) causes() profile.Causes {
+	return profile.Causes{Cold: c.cold, Replacement: c.replacement, Invalidation: c.invalidation,
+		TrueSharing: c.trueSharing, FalseSharing: c.falseSharing, Unknown: c.unknown}
 }
 
 // levelAttrib is a level's attribution state.

@@ -2,12 +2,9 @@ package sim
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"memspy/attrib"
 	"memspy/profile"
@@ -17,17 +14,17 @@ import (
 // per access point: references, then pairs, objects and functions adding
 // them up, named through the Symbolizer (or by address without one).
 //
-// The access points are visited once, in id order, and each one's
-// counters at every level are made in scratch space: only references take
-// them one by one (their evictor lists depend on the order of additions);
-// pairs and calling contexts add them up in counters by cache name, and
-// functions, objects, lines and inclusive counters add those up at the
-// end, which gives the same sums with far fewer additions.
-//
-// A first pass finds the references and their order (selectReferences):
-// beyond profile.MaxReferences, those that come last are left out, their
-// counters added up in p.OmittedReferences and in their lines, and their
-// evictor lists never made.
+// Every access point is given, once, the dense indices of the entries it
+// counts in (its function, pair, calling context, reference and line);
+// its counters are then added, level by level, into dense tables of plain
+// sums, and only the entries of the profile are made into profile.Stats:
+// a run of a million access points costs a few additions each, not a
+// profile.Stats and a map lookup. Functions add up their pairs (self) and
+// the calling contexts under them (inclusive), objects their pairs. Which
+// references are listed is settled before their counters are added up:
+// beyond profile.MaxReferences, those that come last in the profile's
+// order are left out, added up in p.OmittedReferences and in their lines,
+// and their evictor lists are never made.
 func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	at := h.attr
 	p.Options.Where = true
@@ -35,162 +32,26 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	for _, m := range at.modules {
 		p.Modules = append(p.Modules, profile.Module{Path: m.path, TextAddr: m.textAddr, TextSize: m.size})
 	}
-	nm := h.newNamer()
 	for i := range p.Caches {
 		p.Caches[i].Causes = &profile.Causes{}
 	}
-	lc := h.newLevelCounters(nm)
-	heads, headOf := lc.selectReferences(p.DefaultFocus())
-	var omitted levelSums // the counters of the references left out
-	lines := map[lineKey]*profile.Line{}
-	funcs := funcTable{}
-	objs := map[string]*profile.Object{}
-	pairs := map[pairKey]*pairSums{}
-	refs := map[refName]int{}                      // index in made
-	var made []refEntry                            // the references, small until all are known
-	ctxs := map[int32]levelSums{}                  // non-root calling contexts' counters
-	rootIncl := map[*profile.Inclusive]levelSums{} // the root context's, by function
-	for id, key := range at.refs {
-		kept := headOf[id] >= 0 && heads[headOf[id]].kept
-		per := lc.of(int32(id), p, kept)
-		if per == nil {
-			continue
-		}
-		f := funcs.get(nm.function(key))
-		o := nm.bins[key.bin]
-		if _, ok := objs[o.Name]; !ok {
-			c := *o
-			objs[o.Name] = &c
-		}
-		strides := at.strideSummary(int32(id))
-		pr := pairs[pairKey{f, key.bin}]
-		if pr == nil {
-			pr = &pairSums{Pair: profile.Pair{Function: f.Name, Object: o.Name}, sums: make(levelSums, len(lc.names))}
-			pairs[pairKey{f, key.bin}] = pr
-		}
-		pr.Strides = pr.Strides.Merged(strides)
-		pr.sums.add(per)
-		switch {
-		case key.pc != 0 && !kept:
-			if omitted == nil {
-				omitted = make(levelSums, len(lc.names))
-			}
-			omitted.add(per)
-			if hd := &heads[headOf[id]]; hd.file != "" && hd.line > 0 {
-				ln := lineEntry(lines, hd.file, hd.line, f.Name)
-				for j, st := range per {
-					if st != nil {
-						profile.AddWithoutEvictors(levelEntry(ln.Levels, lc.names[j]), st)
-					}
-				}
-			}
-		case key.pc != 0:
-			i, ok := refs[refName{key.pc, pairKey{f, key.bin}}]
-			if !ok {
-				i = len(made)
-				refs[refName{key.pc, pairKey{f, key.bin}}] = i
-				made = append(made, refEntry{pc: key.pc, fn: f.Name, obj: o.Name, head: headOf[id], levels: map[string]*profile.Stats{}})
-			}
-			r := &made[i]
-			r.strides = r.strides.Merged(strides)
-			for j, st := range per {
-				if st != nil {
-					levelEntry(r.levels, lc.names[j]).Add(st)
-				}
-			}
-		}
-		incl := nm.inclusive(key, funcs)
-		if key.ctx != attrib.RootContext {
-			sumsEntry(ctxs, key.ctx, len(lc.names)).add(per)
-			continue
-		}
-		for _, in := range incl {
-			sumsEntry(rootIncl, in, len(lc.names)).add(per)
-		}
-	}
-	for ctx, n := range at.instr {
-		if n == 0 {
-			continue
-		}
-		f := funcs.get(nm.function(refKey{ctx: int32(ctx)}))
-		f.Instructions += n
-		f.ComputeCycles += n
-		for _, in := range nm.inclusive(refKey{ctx: int32(ctx)}, funcs) {
-			in.Instructions += n
-			in.ComputeCycles += n
-		}
-	}
-	for ctx, w := range at.syncWait {
-		if w == 0 {
-			continue
-		}
-		funcs.get(nm.function(refKey{ctx: int32(ctx)})).SyncCycles += w
-		for _, in := range nm.inclusive(refKey{ctx: int32(ctx)}, funcs) {
-			in.SyncCycles += w
-		}
-	}
-	// Functions (self) and objects add up their pairs, inclusive counters
-	// the calling contexts under them, lines their references.
-	self := map[string]levelSums{}
-	byObj := map[string]levelSums{}
-	p.Pairs = make([]profile.Pair, 0, len(pairs))
-	for _, pr := range pairs {
-		sumsEntry(self, pr.Function, len(lc.names)).add(pr.sums)
-		sumsEntry(byObj, pr.Object, len(lc.names)).add(pr.sums)
-		pr.Levels = pr.sums.levels(lc.names)
-		p.Pairs = append(p.Pairs, pr.Pair)
-	}
-	incl := map[*profile.Inclusive]levelSums{}
-	for ctx, s := range ctxs {
-		for _, in := range nm.incl[ctx] {
-			sumsEntry(incl, in, len(lc.names)).add(s)
-		}
-	}
-	for in, s := range rootIncl {
-		sumsEntry(incl, in, len(lc.names)).add(s)
-	}
-	for in, s := range incl {
-		in.Levels = s.levels(lc.names)
-	}
+	w := h.newWhereBuilder(h.newNamer())
+	w.mark()
+	w.index()
+	w.choose(p.DefaultFocus())
+	w.count(p)
+	w.countResident()
+	w.evictions()
+	p.Pairs = w.pairEntries()
+	p.Functions = w.functionEntries()
+	p.Objects = w.objectEntries()
+	p.References = w.referenceEntries()
+	p.Lines = w.lineEntries()
+	p.OmittedReferences = w.omittedEntry()
 	if h.timing != nil {
-		p.Sync = h.syncObjects(nm)
+		p.Sync = h.syncObjects(w.nm)
 	}
-	p.Numa = h.numaStats(nm)
-	p.Functions = make([]profile.Function, 0, len(funcs))
-	for _, f := range funcs {
-		if s := self[f.Name]; s != nil {
-			f.Levels = s.levels(lc.names)
-		}
-		p.Functions = append(p.Functions, *f)
-	}
-	writes := h.sharingWrites(nm)
-	p.Objects = make([]profile.Object, 0, len(objs))
-	for _, o := range objs {
-		o.SharingWrites = writes[o.Name]
-		o.Levels = byObj[o.Name].levels(lc.names)
-		p.Objects = append(p.Objects, *o)
-	}
-	p.References = make([]profile.Reference, len(made))
-	for i, e := range made {
-		hd := &heads[e.head]
-		p.References[i] = profile.Reference{PC: e.pc, File: hd.file, Line: hd.line, Column: hd.column, Position: hd.position,
-			Function: e.fn, Object: e.obj, Kind: refKind(e.levels, h.levels), Strides: e.strides, Levels: e.levels}
-		r := &p.References[i]
-		if r.File == "" || r.Line <= 0 {
-			continue
-		}
-		ln := lineEntry(lines, r.File, r.Line, r.Function)
-		for name, st := range r.Levels {
-			profile.AddWithoutEvictors(levelEntry(ln.Levels, name), st)
-		}
-	}
-	if omitted != nil {
-		p.OmittedReferences = &profile.OmittedReferences{References: uint64(len(heads) - len(made)), Levels: omitted.levels(lc.names)}
-	}
-	p.Lines = make([]profile.Line, 0, len(lines))
-	for _, ln := range lines {
-		p.Lines = append(p.Lines, *ln)
-	}
+	p.Numa = h.numaStats(w.nm)
 	p.TrimSharing()
 	if err := p.SetFocus(""); err != nil {
 		panic(err) // the profile's own caches
@@ -198,109 +59,107 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	p.SortWhere()
 }
 
-// lineEntry returns the line of function fn at file:line in lines, made
-// fresh on first use.
-func lineEntry(lines map[lineKey]*profile.Line, file string, line int, fn string) *profile.Line {
-	return entry(lines, lineKey{file, line, fn}, &profile.Line{File: file, Line: line, Function: fn, Levels: map[string]*profile.Stats{}})
+// whereBuilder makes the where-and-why part of a profile (whereProfile).
+type whereBuilder struct {
+	h  *Hierarchy
+	nm *namer
+	// names are the caches' names in level order, each once: the copies
+	// of a private cache share one. By level: nameOf is its index in
+	// names, pen the cycles a miss of each kind waits there.
+	names  []string
+	nameOf []int
+	pen    [][numAccessKinds]uint64
+	// present holds, by level, the access points that have counters
+	// there (hasCounters).
+	present []bitset
+
+	// The entries, by index.
+	funcs   []*profile.Function // as the namer gives them (not to be changed), unique by name
+	funcIdx map[string]int32
+	procFn  []int32 // by procedure: its function, -1 until known
+	pairs   []pairKey
+	heads   []refHead
+	lines   []lineKey
+	// By access point id: its function, pair and reference (-1: none, for
+	// an access point without a PC or without counters).
+	fnOf, pairOf, headOf []int32
+	lineOf               []int32 // by reference: its line, -1 when its source line is unknown
+	refOf                []int32 // by reference: its place among those listed, -1 when left out
+	listed               int     // references listed
+
+	// The sums of the entries: pairs; non-root calling contexts; the
+	// inclusive counters of root-context access points, by function;
+	// references listed; lines; the references left out.
+	pairSums, ctxSums, rootSums, refSums, lineSums, omitted sumTable
+	pairStrides, refStrides                                 []*profile.Strides
+	// evictedBy counts, by cache name, the lines of each pair's fills
+	// that each data bin's fills evicted: pair<<32 | bin → lines.
+	evictedBy []map[uint64]uint64
+	// refEvictors are the evictor lists of the references listed, by
+	// reference and cache name.
+	refEvictors [][]profile.RefEvictor
 }
 
-// refHead is a reference of the profile as the first pass finds it: its
-// place in the source and the counters that order it among the others.
+// pairKey identifies a pair of the profile: its function's index and its
+// object's data bin (a bin has a name of its own).
+type pairKey struct{ fn, bin int32 }
+
+// refHead is a reference of the profile: its place in the source, and
+// the counters that order it among the others.
 type refHead struct {
 	pc                      uint64
-	fn, obj                 string
+	fn                      int32
+	bin                     int32
 	file                    string
 	line, column, position  int
 	stall, misses, accesses uint64 // as the profile's order sees them (profile.ByStall)
-	kept                    bool   // listed in the profile, not left out
 }
 
 // headKey identifies a reference of the profile: access points of one
 // instruction in different calling contexts of one function add up.
 type headKey struct {
-	pc  uint64
-	fn  string
-	bin int32
+	pc      uint64
+	fn, bin int32
 }
 
-// selectReferences finds the references of the profile, with focus as its
-// focus cache, and which of them it lists: all, or the first
-// profile.MaxReferences in its order. It returns them and the index of
-// each access point's reference among them (-1 for an access point of
-// no reference: without a PC or without counters), and numbers the
-// references of each source line (positions).
-func (lc *levelCounters) selectReferences(focus string) (heads []refHead, headOf []int32) {
-	at, nm := lc.h.attr, lc.nm
-	index := map[headKey]int32{}
-	headOf = make([]int32, len(at.refs))
-	for id, key := range at.refs {
-		headOf[id] = -1
-		if key.pc == 0 {
-			continue
-		}
-		stall, misses, accesses, ok := lc.sortKey(int32(id), focus)
-		if !ok {
-			continue
-		}
-		fn := nm.function(key).Name
-		hk := headKey{key.pc, fn, key.bin}
-		i, seen := index[hk]
-		if !seen {
-			i = int32(len(heads))
-			index[hk] = i
-			src := nm.code(key.pc)
-			heads = append(heads, refHead{pc: key.pc, fn: fn, obj: nm.bins[key.bin].Name, file: src.File, line: src.Line,
-				column: src.Column, kept: true})
-		}
-		hd := &heads[i]
-		hd.stall += stall
-		hd.misses += misses
-		hd.accesses += accesses
-		headOf[id] = i
-	}
-	if len(heads) > profile.MaxReferences {
-		order := make([]int32, len(heads))
-		for i := range order {
-			order[i] = int32(i)
-		}
-		slices.SortFunc(order, func(i, j int32) int {
-			a, b := &heads[i], &heads[j]
-			return cmp.Or(cmp.Compare(b.stall, a.stall), cmp.Compare(b.misses, a.misses), cmp.Compare(b.accesses, a.accesses),
-				cmp.Compare(a.pc, b.pc), cmp.Compare(a.fn, b.fn), cmp.Compare(a.obj, b.obj))
-		})
-		for _, i := range order[profile.MaxReferences:] {
-			heads[i].kept = false
-		}
-	}
-	positions(heads)
-	return heads, headOf
+// headTable gives references their indices: an open-addressing table,
+// probed linearly, at most half full (a map of a million struct keys costs
+// several times more).
+type headTable struct {
+	keys []headKey
+	ids  []int32 // by place: the key's index plus one, 0 for a free place
+	n    int
 }
 
-// sortKey returns what the profile's order sees of access point id's
-// counters, with focus as the focus cache: its stall cycles at every
-// level, its misses and accesses at focus; ok is false when it has no
-// counters at any level (refLevel's test).
-func (lc *levelCounters) sortKey(id int32, focus string) (stall, misses, accesses uint64, ok bool) {
-	for i, l := range lc.h.levels {
-		r := l.attr.refs.find(id)
-		if r == nil {
-			r = &noRefStats
-		}
-		if !hasCounters(r, lc.resident[i][id], lc.evictedBy(i, id)) {
-			continue
-		}
-		ok = true
-		for k := range numAccessKinds {
-			stall += r.miss[k] * lc.h.penalty(l, k)
-		}
-		if l.spec.Name == focus {
-			misses += r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
-			if !lc.h.attr.missOnly {
-				accesses += r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
+// id returns the index of k, which becomes next when k is new.
+func (t *headTable) id(k headKey, next int32) int32 {
+	if 2*(t.n+1) > len(t.keys) {
+		old, oldIDs := t.keys, t.ids
+		t.keys, t.ids = make([]headKey, max(1024, 2*len(old))), make([]int32, max(1024, 2*len(old)))
+		for i, id := range oldIDs {
+			if id != 0 {
+				j := t.place(old[i])
+				t.keys[j], t.ids[j] = old[i], id
 			}
 		}
 	}
-	return stall, misses, accesses, ok
+	i := t.place(k)
+	if t.ids[i] == 0 {
+		t.keys[i], t.ids[i] = k, next+1
+		t.n++
+	}
+	return t.ids[i] - 1
+}
+
+// place returns the place of k: its own, or the free one where it goes.
+func (t *headTable) place(k headKey) int {
+	mask := len(t.keys) - 1
+	h := (k.pc ^ uint64(uint32(k.fn))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
+	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
+		if t.ids[i] == 0 || t.keys[i] == k {
+			return i
+		}
+	}
 }
 
 // lineKey identifies a source line of a function.
@@ -310,35 +169,238 @@ type lineKey struct {
 	fn   string
 }
 
-// refEntry is a reference of the profile in the making.
-type refEntry struct {
-	pc      uint64
-	fn, obj string
-	head    int32 // its refHead
-	strides *profile.Strides
-	levels  map[string]*profile.Stats
+// newWhereBuilder starts the where-and-why part of a profile.
+func (h *Hierarchy) newWhereBuilder(nm *namer) *whereBuilder {
+	w := &whereBuilder{h: h, nm: nm, funcIdx: map[string]int32{}}
+	for _, l := range h.levels {
+		j := slices.Index(w.names, l.spec.Name)
+		if j < 0 {
+			j = len(w.names)
+			w.names = append(w.names, l.spec.Name)
+		}
+		w.nameOf = append(w.nameOf, j)
+		var pen [numAccessKinds]uint64
+		for k := range pen {
+			pen[k] = h.penalty(l, k)
+		}
+		w.pen = append(w.pen, pen)
+	}
+	w.procFn = make([]int32, len(h.attr.code.Procs()))
+	for i := range w.procFn {
+		w.procFn[i] = -1
+	}
+	return w
 }
 
-// pairKey identifies a pair of the profile by its function's entry and
-// its object's data bin (a bin has a name of its own).
-type pairKey struct {
-	fn  *profile.Function
-	bin int32
+// mark finds the access points that have counters at each level: counts,
+// lines still resident that they filled, lines of theirs that others
+// evicted, invalidations.
+func (w *whereBuilder) mark() {
+	n := len(w.h.attr.refs)
+	for _, l := range w.h.levels {
+		la, has := l.attr, newBitset(n)
+		for id, k := range la.refs.index[:min(n, len(la.refs.index))] {
+			if k == 0 {
+				continue
+			}
+			r := la.refs.stats.find(int(k - 1))
+			if r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 ||
+				len(r.invBy) != 0 || len(r.invOf) != 0 {
+				has.set(int32(id))
+			}
+		}
+		l.c.ForEachValid(func(slot int) {
+			if la.demand[slot] {
+				has.set(la.fill[slot])
+			}
+		})
+		for _, e := range la.refs.evicted.pairs {
+			if e.n != 0 {
+				has.set(e.victim)
+			}
+		}
+		w.present = append(w.present, has)
+	}
 }
 
-// refName identifies a reference of the profile: access points of one
-// instruction in different calling contexts of one function add up.
-type refName struct {
-	pc uint64
-	pairKey
+// anywhere reports whether access point id has counters at any level.
+func (w *whereBuilder) anywhere(id int32) bool {
+	for _, has := range w.present {
+		if has.has(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// function returns the index of the function of access point k.
+func (w *whereBuilder) function(k refKey, pcFn map[uint64]int32) int32 {
+	proc := w.h.attr.code.Contexts()[k.ctx].Proc
+	if proc == attrib.UnknownProc && k.pc != 0 { // named from the PC
+		f, ok := pcFn[k.pc]
+		if !ok {
+			f = w.funcOf(w.nm.function(k))
+			pcFn[k.pc] = f
+		}
+		return f
+	}
+	return w.procFunc(proc)
+}
+
+// procFunc returns the index of procedure proc's function.
+func (w *whereBuilder) procFunc(proc int32) int32 {
+	if w.procFn[proc] < 0 {
+		w.procFn[proc] = w.funcOf(w.nm.procs[proc])
+	}
+	return w.procFn[proc]
+}
+
+// funcOf returns the index of the function t names.
+func (w *whereBuilder) funcOf(t *profile.Function) int32 {
+	f, ok := w.funcIdx[t.Name]
+	if !ok {
+		f = int32(len(w.funcs))
+		w.funcIdx[t.Name] = f
+		w.funcs = append(w.funcs, t)
+	}
+	return f
+}
+
+// index gives every access point with counters its function, pair and
+// reference, and every reference its line.
+func (w *whereBuilder) index() {
+	at, nm := w.h.attr, w.nm
+	n := len(at.refs)
+	w.fnOf, w.pairOf, w.headOf = make([]int32, n), make([]int32, n), make([]int32, n)
+	pcFn := map[uint64]int32{}
+	pairIdx := map[uint64]int32{} // by function<<32 | bin
+	var headIdx headTable
+	for id, key := range at.refs {
+		w.fnOf[id], w.pairOf[id], w.headOf[id] = -1, -1, -1
+		if !w.anywhere(int32(id)) {
+			continue
+		}
+		f := w.function(key, pcFn)
+		w.fnOf[id] = f
+		pk := uint64(uint32(f))<<32 | uint64(uint32(key.bin))
+		pr, ok := pairIdx[pk]
+		if !ok {
+			pr = int32(len(w.pairs))
+			pairIdx[pk] = pr
+			w.pairs = append(w.pairs, pairKey{f, key.bin})
+		}
+		w.pairOf[id] = pr
+		if key.pc == 0 {
+			continue
+		}
+		hd := headIdx.id(headKey{key.pc, f, key.bin}, int32(len(w.heads)))
+		if int(hd) == len(w.heads) {
+			src := nm.code(key.pc)
+			w.heads = append(w.heads, refHead{pc: key.pc, fn: f, bin: key.bin, file: src.File, line: src.Line, column: src.Column})
+		}
+		w.headOf[id] = hd
+	}
+	lineIdx := map[lineKey]int32{}
+	w.lineOf = make([]int32, len(w.heads))
+	for i := range w.heads {
+		hd := &w.heads[i]
+		w.lineOf[i] = -1
+		if hd.file == "" || hd.line <= 0 {
+			continue
+		}
+		lk := lineKey{hd.file, hd.line, w.funcs[hd.fn].Name}
+		ln, ok := lineIdx[lk]
+		if !ok {
+			ln = int32(len(w.lines))
+			lineIdx[lk] = ln
+			w.lines = append(w.lines, lk)
+		}
+		w.lineOf[i] = ln
+	}
+}
+
+// choose settles which references the profile lists, with focus as its
+// focus cache: all, or the first profile.MaxReferences in its order; and
+// numbers the references of each source line (positions).
+func (w *whereBuilder) choose(focus string) {
+	at := w.h.attr
+	for i, l := range w.h.levels {
+		la, has, pen, isFocus := l.attr, w.present[i], &w.pen[i], l.spec.Name == focus
+		for id, hd := range w.headOf {
+			if hd < 0 || !has.has(int32(id)) {
+				continue
+			}
+			r := la.refs.find(int32(id))
+			if r == nil {
+				continue
+			}
+			h := &w.heads[hd]
+			for k := range numAccessKinds {
+				h.stall += r.miss[k] * pen[k]
+			}
+			if isFocus {
+				h.misses += r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
+				if !at.missOnly {
+					h.accesses += r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
+				}
+			}
+		}
+	}
+	w.refOf = make([]int32, len(w.heads))
+	if len(w.heads) > profile.MaxReferences {
+		order := make([]int32, len(w.heads))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		fnRank, binRank := w.nameRanks()
+		slices.SortFunc(order, func(i, j int32) int {
+			a, b := &w.heads[i], &w.heads[j]
+			if c := cmp.Or(cmp.Compare(b.stall, a.stall), cmp.Compare(b.misses, a.misses), cmp.Compare(b.accesses, a.accesses),
+				cmp.Compare(a.pc, b.pc)); c != 0 {
+				return c
+			}
+			return cmp.Or(cmp.Compare(fnRank[a.fn], fnRank[b.fn]), cmp.Compare(binRank[a.bin], binRank[b.bin]))
+		})
+		for _, i := range order[profile.MaxReferences:] {
+			w.refOf[i] = -1
+		}
+	}
+	for i := range w.refOf {
+		if w.refOf[i] == 0 {
+			w.refOf[i] = int32(w.listed)
+			w.listed++
+		}
+	}
+	w.positions()
+}
+
+// nameRanks returns the place of each function's name among the
+// functions' names in order, by index, and of each data bin's name among
+// the bins' names, by bin: comparing them compares the names.
+func (w *whereBuilder) nameRanks() (fnRank []int32, binRank map[int32]int32) {
+	byName := make([]int32, len(w.funcs))
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	slices.SortFunc(byName, func(a, b int32) int { return cmp.Compare(w.funcs[a].Name, w.funcs[b].Name) })
+	fnRank = make([]int32, len(w.funcs))
+	for r, f := range byName {
+		fnRank[f] = int32(r)
+	}
+	bins := slices.SortedFunc(maps.Keys(w.nm.bins), func(a, b int32) int { return cmp.Compare(w.nm.bins[a].Name, w.nm.bins[b].Name) })
+	binRank = make(map[int32]int32, len(bins))
+	for r, b := range bins {
+		binRank[b] = int32(r)
+	}
+	return fnRank, binRank
 }
 
 // positions numbers the references of each source line by column, then
 // PC.
-func positions(refs []refHead) {
+func (w *whereBuilder) positions() {
 	byLine := map[lineKey][]*refHead{}
-	for i := range refs {
-		r := &refs[i]
+	for i := range w.heads {
+		r := &w.heads[i]
 		if r.file != "" && r.line > 0 {
 			k := lineKey{r.file, r.line, ""}
 			byLine[k] = append(byLine[k], r)
@@ -346,7 +408,8 @@ func positions(refs []refHead) {
 	}
 	for _, rs := range byLine {
 		slices.SortFunc(rs, func(a, b *refHead) int {
-			return cmp.Or(cmp.Compare(a.column, b.column), cmp.Compare(a.pc, b.pc), cmp.Compare(a.fn, b.fn), cmp.Compare(a.obj, b.obj))
+			return cmp.Or(cmp.Compare(a.column, b.column), cmp.Compare(a.pc, b.pc),
+				cmp.Compare(w.funcs[a.fn].Name, w.funcs[b.fn].Name), cmp.Compare(w.nm.bins[a.bin].Name, w.nm.bins[b.bin].Name))
 		})
 		pos := 0
 		for i, r := range rs {
@@ -358,9 +421,408 @@ func positions(refs []refHead) {
 	}
 }
 
+// targets returns the sums at cache name j that access point id counts
+// in: its pair's, its calling context's (or, in the root context, its
+// function's inclusive ones), its reference's (or the references left
+// out) and its line's.
+func (w *whereBuilder) targets(id int32, j int, buf *[4]*sums) []*sums {
+	out := buf[:0]
+	key := w.h.attr.refs[id]
+	out = append(out, w.pairSums.at(w.pairOf[id], j))
+	if key.ctx != attrib.RootContext {
+		out = append(out, w.ctxSums.at(key.ctx, j))
+	} else {
+		out = append(out, w.rootSums.at(w.fnOf[id], j))
+	}
+	if hd := w.headOf[id]; hd >= 0 {
+		if ref := w.refOf[hd]; ref >= 0 {
+			out = append(out, w.refSums.at(ref, j))
+		} else {
+			out = append(out, w.omitted.at(0, j))
+		}
+		if ln := w.lineOf[hd]; ln >= 0 {
+			out = append(out, w.lineSums.at(ln, j))
+		}
+	}
+	return out
+}
+
+// count adds up the counters of every access point with any, level by
+// level, and the causes of each cache's misses into p's caches; and the
+// strides of the pairs and references listed, in access point order.
+func (w *whereBuilder) count(p *profile.Profile) {
+	at, names := w.h.attr, len(w.names)
+	w.pairSums = newSumTable(len(w.pairs), names)
+	w.ctxSums = newSumTable(len(at.code.Contexts()), names)
+	w.rootSums = newSumTable(len(w.funcs), names)
+	w.refSums = newSumTable(w.listed, names)
+	w.lineSums = newSumTable(len(w.lines), names)
+	w.omitted = newSumTable(1, names)
+	var buf [4]*sums
+	for i, l := range w.h.levels {
+		la, has, pen, j := l.attr, w.present[i], &w.pen[i], w.nameOf[i]
+		causes := p.Caches[l.cache].Causes
+		for id := range at.refs {
+			if !has.has(int32(id)) {
+				continue
+			}
+			r := la.refs.find(int32(id))
+			if r == nil {
+				r = &noRefStats // no counts here, but it may have filled lines in a warm-up
+			}
+			causes.Add(r.causes())
+			var by, of []profile.Sharing
+			if len(r.invBy) != 0 || len(r.invOf) != 0 {
+				by, of = sharingLists(r, at, w.nm)
+			}
+			for _, s := range w.targets(int32(id), j, &buf) {
+				s.addCounts(&r.refCounts, pen)
+				s.addSharing(by, of)
+			}
+		}
+	}
+	w.pairStrides = make([]*profile.Strides, len(w.pairs))
+	w.refStrides = make([]*profile.Strides, w.listed)
+	for id, pr := range w.pairOf {
+		if pr < 0 {
+			continue
+		}
+		strides := at.strideSummary(int32(id))
+		if strides == nil {
+			continue
+		}
+		w.pairStrides[pr] = w.pairStrides[pr].Merged(strides)
+		if hd := w.headOf[id]; hd >= 0 && w.refOf[hd] >= 0 {
+			ref := w.refOf[hd]
+			w.refStrides[ref] = w.refStrides[ref].Merged(strides)
+		}
+	}
+}
+
+// countResident counts the byte use of the lines still resident as if
+// they left now, in the sums of the access points that filled them.
+func (w *whereBuilder) countResident() {
+	var buf [4]*sums
+	for i, l := range w.h.levels {
+		la, j := l.attr, w.nameOf[i]
+		l.c.ForEachValid(func(slot int) {
+			if !la.demand[slot] {
+				return
+			}
+			used := la.used(slot)
+			for _, s := range w.targets(la.fill[slot], j, &buf) {
+				s.used += used
+				s.fetched += l.lineSize
+			}
+		})
+	}
+}
+
+// evictions counts the lines of each pair's fills that each object's
+// fills evicted, and makes the evictor lists of the references listed:
+// the evicting references (PC and object) of the lines of the
+// reference's fills, most first, the maxRefEvictors most frequent and
+// the rest added up.
+func (w *whereBuilder) evictions() {
+	at := w.h.attr
+	w.evictedBy = make([]map[uint64]uint64, len(w.names))
+	for j := range w.evictedBy {
+		w.evictedBy[j] = map[uint64]uint64{}
+	}
+	w.refEvictors = make([][]profile.RefEvictor, w.listed*len(w.names))
+	// The access points of each reference listed: members[start[r]:start[r+1]].
+	start := make([]int32, w.listed+1)
+	for _, hd := range w.headOf {
+		if hd >= 0 && w.refOf[hd] >= 0 {
+			start[w.refOf[hd]+1]++
+		}
+	}
+	for r := range w.listed {
+		start[r+1] += start[r]
+	}
+	members := make([]int32, start[w.listed])
+	next := slices.Clone(start[:w.listed])
+	for id, hd := range w.headOf {
+		if hd >= 0 && w.refOf[hd] >= 0 {
+			ref := w.refOf[hd]
+			members[next[ref]] = int32(id)
+			next[ref]++
+		}
+	}
+	type evictor struct {
+		pc  uint64
+		bin int32
+		n   uint64
+	}
+	var scratch []evictor
+	for i, l := range w.h.levels {
+		j := w.nameOf[i]
+		pairs, from := l.attr.refs.evicted.byVictim(len(at.refs))
+		if len(pairs) == 0 {
+			continue
+		}
+		evictedBy := w.evictedBy[j]
+		for v := range len(from) - 1 {
+			for _, e := range pairs[from[v]:from[v+1]] {
+				evictedBy[uint64(w.pairOf[v])<<32|uint64(uint32(at.refs[e.by].bin))] += e.n
+			}
+		}
+		for ref := range w.listed {
+			scratch = scratch[:0]
+			for _, v := range members[start[ref]:start[ref+1]] {
+				for _, e := range pairs[from[v]:from[v+1]] {
+					by := at.refs[e.by]
+					scratch = append(scratch, evictor{by.pc, by.bin, e.n})
+				}
+			}
+			if len(scratch) == 0 {
+				continue
+			}
+			slices.SortFunc(scratch, func(a, b evictor) int { return cmp.Or(cmp.Compare(a.pc, b.pc), cmp.Compare(a.bin, b.bin)) })
+			list := w.refEvictors[ref*len(w.names)+j]
+			for k, e := range scratch {
+				if k > 0 && e.pc == scratch[k-1].pc && e.bin == scratch[k-1].bin {
+					list[len(list)-1].Count += e.n
+					continue
+				}
+				list = append(list, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(e.pc, 16), Object: w.nm.binName(e.bin), Count: e.n})
+			}
+			profile.SortEvictors(list)
+			if len(list) > maxRefEvictors {
+				rest := profile.RefEvictor{Reference: profile.OtherEvictors}
+				for _, e := range list[maxRefEvictors:] {
+					rest.Count += e.Count
+				}
+				list = append(list[:maxRefEvictors], rest)
+				profile.SortEvictors(list)
+			}
+			w.refEvictors[ref*len(w.names)+j] = list
+		}
+	}
+}
+
 // maxRefEvictors bounds the evictor references listed per reference and
 // level; the rest are added up in one entry.
 const maxRefEvictors = 8
+
+// evictedByNames adds the lines of each pair's fills that each data
+// bin's fills evicted at cache name j to the evicted_by map (into) of the
+// entry the pair adds up in (entryOf), under the bin's name.
+func (w *whereBuilder) evictedByNames(j int, entryOf func(pair int32) int32, into func(e int32) map[string]uint64) {
+	for k, n := range w.evictedBy[j] {
+		into(entryOf(int32(k >> 32)))[w.nm.binName(int32(uint32(k)))] += n
+	}
+}
+
+// pairEntries makes the pairs of the profile.
+func (w *whereBuilder) pairEntries() []profile.Pair {
+	missOnly := w.h.attr.missOnly
+	out := make([]profile.Pair, len(w.pairs))
+	for i, pk := range w.pairs {
+		out[i] = profile.Pair{Function: w.funcs[pk.fn].Name, Object: w.nm.bins[pk.bin].Name, Strides: w.pairStrides[i],
+			Levels: w.pairSums.levels(int32(i), w.names, missOnly)}
+	}
+	for j, name := range w.names {
+		w.evictedByNames(j, func(pr int32) int32 { return pr }, func(e int32) map[string]uint64 {
+			return evictedByMap(out[e].Levels[name])
+		})
+	}
+	return out
+}
+
+// evictedByMap returns st's evicted_by map, made on first use.
+func evictedByMap(st *profile.Stats) map[string]uint64 {
+	if st.EvictedBy == nil {
+		st.EvictedBy = map[string]uint64{}
+	}
+	return st.EvictedBy
+}
+
+// functionEntries makes the functions of the profile: their own counters
+// (their pairs added up), their inclusive counters (the calling contexts
+// under them, each once however often its function is on its call path),
+// their instructions and synchronization cycles.
+func (w *whereBuilder) functionEntries() []profile.Function {
+	at, ctxs, names := w.h.attr, w.h.attr.code.Contexts(), len(w.names)
+	instr := func(c int) uint64 {
+		if c < len(at.instr) {
+			return at.instr[c]
+		}
+		return 0
+	}
+	wait := func(c int) uint64 {
+		if c < len(at.syncWait) {
+			return at.syncWait[c]
+		}
+		return 0
+	}
+	// path calls visit with each function on context c's call path: the
+	// procedures of the contexts above the root, or in the root context
+	// its own procedure's.
+	path := func(c int32, visit func(f int32)) {
+		if c == attrib.RootContext {
+			visit(w.procFunc(ctxs[c].Proc))
+			return
+		}
+		for k := c; k != attrib.RootContext; k = ctxs[k].Parent {
+			visit(w.procFunc(ctxs[k].Proc))
+		}
+	}
+	// The contexts that count: with counters, instructions or
+	// synchronization cycles. Their functions get an index first.
+	counts := newBitset(len(ctxs))
+	for c := range ctxs {
+		if instr(c) != 0 || wait(c) != 0 || c != int(attrib.RootContext) && w.ctxSums.present(int32(c)) {
+			counts.set(int32(c))
+			path(int32(c), func(int32) {})
+		}
+	}
+	nf := len(w.funcs)
+	self, incl := newSumTable(nf, names), newSumTable(nf, names)
+	type cycles struct{ instr, sync uint64 }
+	selfCycles, inclCycles := make([]cycles, nf), make([]cycles, nf)
+	used, hasIncl := newBitset(nf), newBitset(nf)
+	for i, pk := range w.pairs {
+		self.addEntry(pk.fn, &w.pairSums, int32(i))
+		used.set(pk.fn)
+	}
+	for f := range int32(len(w.rootSums.s) / names) {
+		if w.rootSums.present(f) {
+			incl.addEntry(f, &w.rootSums, f)
+			hasIncl.set(f)
+		}
+	}
+	stamp := make([]int32, nf) // by function: the context last added to it, +1
+	for c := range int32(len(ctxs)) {
+		if !counts.has(c) {
+			continue
+		}
+		n, s := instr(int(c)), wait(int(c))
+		if n != 0 || s != 0 {
+			f := w.procFunc(ctxs[c].Proc) // the context's own function (no PC)
+			selfCycles[f].instr += n
+			selfCycles[f].sync += s
+			used.set(f)
+		}
+		counted := c != attrib.RootContext && w.ctxSums.present(c)
+		path(c, func(f int32) {
+			if stamp[f] == c+1 {
+				return
+			}
+			stamp[f] = c + 1
+			hasIncl.set(f)
+			inclCycles[f].instr += n
+			inclCycles[f].sync += s
+			if counted {
+				incl.addEntry(f, &w.ctxSums, c)
+			}
+		})
+	}
+	missOnly := at.missOnly
+	out := make([]profile.Function, 0, nf)
+	for i, t := range w.funcs {
+		f := int32(i)
+		if !used.has(f) && !hasIncl.has(f) {
+			continue
+		}
+		e := *t
+		e.Levels = self.levels(f, w.names, missOnly)
+		e.Instructions += selfCycles[f].instr
+		e.ComputeCycles += selfCycles[f].instr
+		e.SyncCycles += selfCycles[f].sync
+		if hasIncl.has(f) {
+			e.Inclusive = &profile.Inclusive{Instructions: inclCycles[f].instr, ComputeCycles: inclCycles[f].instr,
+				SyncCycles: inclCycles[f].sync, Levels: incl.levels(f, w.names, missOnly)}
+		}
+		out = append(out, e)
+	}
+	entryOf := make([]int32, nf) // by function: its place in out
+	for i := range out {
+		entryOf[w.funcIdx[out[i].Name]] = int32(i)
+	}
+	for j, name := range w.names {
+		w.evictedByNames(j, func(pr int32) int32 { return w.pairs[pr].fn }, func(f int32) map[string]uint64 {
+			return evictedByMap(out[entryOf[f]].Levels[name])
+		})
+	}
+	return out
+}
+
+// objectEntries makes the objects of the profile, adding up their pairs.
+func (w *whereBuilder) objectEntries() []profile.Object {
+	objIdx := map[string]int32{}
+	var out []profile.Object
+	objOf := make([]int32, len(w.pairs))
+	for i, pk := range w.pairs {
+		o := w.nm.bins[pk.bin]
+		k, ok := objIdx[o.Name]
+		if !ok {
+			k = int32(len(out))
+			objIdx[o.Name] = k
+			out = append(out, *o)
+		}
+		objOf[i] = k
+	}
+	sums := newSumTable(len(out), len(w.names))
+	for i := range w.pairs {
+		sums.addEntry(objOf[i], &w.pairSums, int32(i))
+	}
+	writes := w.h.sharingWrites(w.nm)
+	for i := range out {
+		o := &out[i]
+		o.SharingWrites = writes[o.Name]
+		o.Levels = sums.levels(int32(i), w.names, w.h.attr.missOnly)
+	}
+	for j, name := range w.names {
+		w.evictedByNames(j, func(pr int32) int32 { return objOf[pr] }, func(o int32) map[string]uint64 {
+			return evictedByMap(out[o].Levels[name])
+		})
+	}
+	return out
+}
+
+// referenceEntries makes the references the profile lists.
+func (w *whereBuilder) referenceEntries() []profile.Reference {
+	out := make([]profile.Reference, w.listed)
+	for hd, ref := range w.refOf {
+		if ref < 0 {
+			continue
+		}
+		h := &w.heads[hd]
+		levels := w.refSums.levels(ref, w.names, w.h.attr.missOnly)
+		for j, name := range w.names {
+			if st := levels[name]; st != nil {
+				st.Evictors = w.refEvictors[int(ref)*len(w.names)+j]
+			}
+		}
+		out[ref] = profile.Reference{PC: h.pc, File: h.file, Line: h.line, Column: h.column, Position: h.position,
+			Function: w.funcs[h.fn].Name, Object: w.nm.bins[h.bin].Name, Kind: refKind(levels, w.h.levels),
+			Strides: w.refStrides[ref], Levels: levels}
+	}
+	return out
+}
+
+// lineEntries makes the source lines of the profile.
+func (w *whereBuilder) lineEntries() []profile.Line {
+	out := make([]profile.Line, len(w.lines))
+	for i, lk := range w.lines {
+		out[i] = profile.Line{File: lk.file, Line: lk.line, Function: lk.fn, Levels: w.lineSums.levels(int32(i), w.names, w.h.attr.missOnly)}
+	}
+	return out
+}
+
+// omittedEntry adds up the references left out, nil when none is.
+func (w *whereBuilder) omittedEntry() *profile.OmittedReferences {
+	if len(w.heads) == w.listed {
+		return nil
+	}
+	return &profile.OmittedReferences{References: uint64(len(w.heads) - w.listed),
+		Levels: w.omitted.levels(0, w.names, w.h.attr.missOnly)}
+}
+
+// noRefStats are the counters of an access point that has none at a
+// level (never written).
+var noRefStats refStats
 
 // entry returns m[k], made fresh on first use.
 func entry[K comparable, T any](m map[K]*T, k K, fresh *T) *T {
@@ -369,230 +831,6 @@ func entry[K comparable, T any](m map[K]*T, k K, fresh *T) *T {
 	}
 	m[k] = fresh
 	return fresh
-}
-
-// levelCounters make the profile counters of one access point at every
-// level, in scratch space that the next access point reuses.
-type levelCounters struct {
-	h  *Hierarchy
-	nm *namer
-	// names are the caches' names in level order, each once: the copies
-	// of a private cache share one.
-	names  []string
-	nameOf []int // by level: its index in names
-	// resident holds, by level, the bytes used and fetched of the lines
-	// still there, by the access point that filled them.
-	resident []map[int32][2]uint64
-	// evictions and evictStart hold, by level, the pairs of its
-	// evictTable grouped by victim (evictTable.byVictim).
-	evictions  [][]evictPair
-	evictStart [][]int32
-	scratch    []profile.Stats // by level
-	per        levelSums
-}
-
-// evictedBy returns the evictors of access point id's lines at level i.
-func (lc *levelCounters) evictedBy(i int, id int32) []evictPair {
-	if start := lc.evictStart[i]; int(id)+1 < len(start) {
-		return lc.evictions[i][start[id]:start[id+1]]
-	}
-	return nil
-}
-
-// newLevelCounters counts the byte use of the lines still resident as if
-// they left now.
-func (h *Hierarchy) newLevelCounters(nm *namer) *levelCounters {
-	lc := &levelCounters{h: h, nm: nm, scratch: make([]profile.Stats, len(h.levels))}
-	for _, l := range h.levels {
-		j := slices.Index(lc.names, l.spec.Name)
-		if j < 0 {
-			j = len(lc.names)
-			lc.names = append(lc.names, l.spec.Name)
-		}
-		lc.nameOf = append(lc.nameOf, j)
-		la := l.attr
-		resident := map[int32][2]uint64{}
-		l.c.ForEachValid(func(slot int) {
-			if la.demand[slot] {
-				u := resident[la.fill[slot]]
-				resident[la.fill[slot]] = [2]uint64{u[0] + la.used(slot), u[1] + l.lineSize}
-			}
-		})
-		lc.resident = append(lc.resident, resident)
-		pairs, start := la.refs.evicted.byVictim(len(h.attr.refs))
-		lc.evictions, lc.evictStart = append(lc.evictions, pairs), append(lc.evictStart, start)
-	}
-	lc.per = make(levelSums, len(lc.names))
-	return lc
-}
-
-// of returns the counters of access point id by cache name, the copies of
-// a private cache added up, or nil when it has none at any level; they
-// are valid until the next call, with evictor lists only when evictors
-// is set. It adds their causes of misses to those of p's caches.
-func (lc *levelCounters) of(id int32, p *profile.Profile, evictors bool) levelSums {
-	clear(lc.per)
-	found := false
-	for i, l := range lc.h.levels {
-		st := &lc.scratch[i]
-		if !lc.h.refLevel(st, l, id, lc.resident[i][id], lc.evictedBy(i, id), lc.nm, evictors) {
-			continue
-		}
-		p.Caches[l.cache].Causes.Add(st.Causes)
-		j := lc.nameOf[i]
-		if prev := lc.per[j]; prev != nil {
-			prev.Add(st) // another processor's copy
-			continue
-		}
-		lc.per[j], found = st, true
-	}
-	if !found {
-		return nil
-	}
-	return lc.per
-}
-
-// refLevel sets st to the profile counters of access point id at l, whose
-// resident lines it filled used u[0] bytes of u[1] and whose lines ev's
-// access points evicted, and reports whether it has any. st's evictor
-// table and list are reused; the list is made only when evictors is set.
-func (h *Hierarchy) refLevel(st *profile.Stats, l *level, id int32, u [2]uint64, ev []evictPair, nm *namer, evictors bool) bool {
-	at, la := h.attr, l.attr
-	r := la.refs.find(id)
-	if r == nil {
-		r = &noRefStats // no counts here, but it may have filled lines in a warm-up
-	}
-	if !hasCounters(r, u, ev) {
-		return false
-	}
-	acc := r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
-	miss := r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
-	evictedBy, list := st.EvictedBy, st.Evictors[:0]
-	clear(evictedBy)
-	*st = profile.Stats{
-		Accesses: acc, Misses: miss,
-		IFetches: r.acc[kIFetch], Reads: r.acc[kRead], Writes: r.acc[kWrite],
-		IFetchMisses: r.miss[kIFetch], ReadMisses: r.miss[kRead], WriteMisses: r.miss[kWrite],
-		Causes: profile.Causes{Cold: r.cold, Replacement: r.replacement, Invalidation: r.invalidation,
-			TrueSharing: r.trueSharing, FalseSharing: r.falseSharing, Unknown: r.unknown},
-		UnknownHits:  r.unknownHits,
-		TemporalHits: r.temporal, SpatialHits: r.spatial,
-		UsedBytes: r.used + u[0], FetchedBytes: r.fetched + u[1],
-	}
-	if !at.missOnly {
-		st.Hits = acc - miss
-	}
-	if st.FetchedBytes > 0 {
-		st.SpatialUse = float64(st.UsedBytes) / float64(st.FetchedBytes)
-	}
-	for k := range numAccessKinds {
-		st.StallCycles += r.miss[k] * h.penalty(l, k)
-	}
-	for _, e := range ev {
-		by, n := e.by, e.n
-		obj := nm.binName(at.refs[by].bin)
-		if evictedBy == nil {
-			evictedBy = map[string]uint64{}
-		}
-		evictedBy[obj] += n
-		if evictors {
-			list = append(list, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(at.refs[by].pc, 16), Object: obj, Count: n})
-		}
-	}
-	st.EvictedBy, st.Evictors = evictedBy, list
-	st.InvalidatedBy, st.Invalidated = sharingLists(r, at, nm)
-	profile.SortEvictors(st.Evictors)
-	if len(st.Evictors) > maxRefEvictors {
-		rest := profile.RefEvictor{Reference: profile.OtherEvictors}
-		for _, e := range st.Evictors[maxRefEvictors:] {
-			rest.Count += e.Count
-		}
-		st.Evictors = append(st.Evictors[:maxRefEvictors], rest)
-	}
-	return true
-}
-
-// noRefStats are the counters of an access point that has none at a
-// level (never written).
-var noRefStats refStats
-
-// hasCounters reports whether r, with resident lines it filled of u[1]
-// bytes and lines ev's access points evicted, has anything for the
-// profile at its level.
-func hasCounters(r *refStats, u [2]uint64, ev []evictPair) bool {
-	return r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 || u[1] != 0 ||
-		len(ev) != 0 || len(r.invBy) != 0 || len(r.invOf) != 0
-}
-
-// levelSums are counters by cache name (indexed as levelCounters.names),
-// nil for a cache without any.
-type levelSums []*profile.Stats
-
-// add adds the counters of b to s, but not b's evictor lists (references
-// alone keep them).
-func (s levelSums) add(b levelSums) {
-	for j, st := range b {
-		if st == nil {
-			continue
-		}
-		if s[j] == nil {
-			s[j] = &profile.Stats{}
-		}
-		profile.AddWithoutEvictors(s[j], st)
-	}
-}
-
-// levels returns s as the profile keeps counters by cache.
-func (s levelSums) levels(names []string) map[string]*profile.Stats {
-	m := map[string]*profile.Stats{}
-	for j, st := range s {
-		if st != nil {
-			m[names[j]] = st
-		}
-	}
-	return m
-}
-
-// sumsEntry returns m[k], made fresh for n caches on first use.
-func sumsEntry[K comparable](m map[K]levelSums, k K, n int) levelSums {
-	s, ok := m[k]
-	if !ok {
-		s = make(levelSums, n)
-		m[k] = s
-	}
-	return s
-}
-
-// levelEntry returns the counters of cache name in levels, made fresh on
-// first use.
-func levelEntry(levels map[string]*profile.Stats, name string) *profile.Stats {
-	st := levels[name]
-	if st == nil {
-		st = &profile.Stats{}
-		levels[name] = st
-	}
-	return st
-}
-
-// pairSums is a pair in the making, with its counters by cache name.
-type pairSums struct {
-	profile.Pair
-	sums levelSums
-}
-
-// funcTable holds the functions of the profile by name.
-type funcTable map[string]*profile.Function
-
-// get returns the entry of the function t describes, made from t, with
-// no counters, on first use.
-func (ft funcTable) get(t *profile.Function) *profile.Function {
-	if f, ok := ft[t.Name]; ok {
-		return f
-	}
-	f := *t
-	f.Levels = map[string]*profile.Stats{}
-	ft[t.Name] = &f
-	return &f
 }
 
 // penalty returns the cycles a miss of kind k at l waits for the level
@@ -624,273 +862,4 @@ func refKind(per map[string]*profile.Stats, levels []*level) string {
 		return "read"
 	}
 	return "read"
-}
-
-// namer names procedures and data bins for the profile, with unique
-// names, through the Symbolizer when there is one.
-type namer struct {
-	h     *Hierarchy
-	procs map[int32]*profile.Function // every procedure
-	bins  map[int32]*profile.Object   // every bin an access point touches
-	src   map[uint64]Source
-	incl  map[int32][]*profile.Inclusive // by calling context
-	heap  []string                       // hex names of heap bins (attrib.HeapNames)
-	taken map[string]bool
-}
-
-// newNamer names every bin that an access point touches. Objects whose
-// short names collide get the shortest end of their allocation call path
-// that tells them apart ("main.86.alloc_matrix.31.m"), else their bin
-// number ("info#12").
-func (h *Hierarchy) newNamer() *namer {
-	n := &namer{h: h, procs: map[int32]*profile.Function{}, bins: map[int32]*profile.Object{}, src: map[uint64]Source{},
-		incl: map[int32][]*profile.Inclusive{}, heap: attrib.HeapNames(h.attr.data.Bins()), taken: map[string]bool{}}
-	n.nameProcs()
-	paths := map[int32][]string{}
-	groups := map[string][]int32{}
-	for _, r := range h.attr.refs {
-		if _, ok := n.bins[r.bin]; ok {
-			continue
-		}
-		o, path := n.newObject(r.bin)
-		n.bins[r.bin], paths[r.bin] = o, path
-		groups[o.Name] = append(groups[o.Name], r.bin)
-	}
-	// A small global takes no name from another object: where names
-	// meet, the small ones are named after their module too.
-	for name, ids := range groups {
-		if len(ids) < 2 {
-			continue
-		}
-		var rest []int32
-		for _, id := range ids {
-			if b := n.h.attr.data.Bin(id); b.Pool != "" {
-				o := n.bins[id]
-				o.Name = name + "@" + b.Module
-				o.FullName = o.Name
-				continue
-			}
-			rest = append(rest, id)
-		}
-		groups[name] = rest
-	}
-	suffix := func(id int32, k int) string {
-		p := paths[id]
-		return strings.Join(append(slices.Clone(p[len(p)-k:]), n.bins[id].Name), ".")
-	}
-	renamed := map[int32]string{}
-	for _, ids := range groups {
-		if len(ids) == 1 {
-			continue
-		}
-	member:
-		for _, id := range ids {
-			for k := 1; k <= len(paths[id]); k++ {
-				cand := suffix(id, k)
-				if !slices.ContainsFunc(ids, func(j int32) bool { return j != id && k <= len(paths[j]) && suffix(j, k) == cand }) {
-					renamed[id] = cand
-					continue member
-				}
-			}
-			renamed[id] = fmt.Sprintf("%s#%d", n.bins[id].Name, id)
-		}
-	}
-	ids := slices.Sorted(maps.Keys(n.bins))
-	for _, id := range ids {
-		o := n.bins[id]
-		own := o.FullName == o.Name // no call path: the full name is the name, unique too
-		if name, ok := renamed[id]; ok {
-			o.Name = name
-		}
-		if n.taken["o"+o.Name] { // a path-named object meets another's name
-			o.Name = fmt.Sprintf("%s#%d", o.Name, id)
-		}
-		if own {
-			o.FullName = o.Name
-		}
-		n.taken["o"+o.Name] = true
-	}
-	return n
-}
-
-// code returns what the Symbolizer knows of pc.
-func (n *namer) code(pc uint64) Source {
-	sym := n.h.attr.sym
-	if sym == nil {
-		return Source{}
-	}
-	s, ok := n.src[pc]
-	if !ok {
-		s = sym.Code(pc)
-		n.src[pc] = s
-	}
-	return s
-}
-
-// function returns the function entry of access point k, with no
-// counters, for funcTable.get (not to be changed): the procedure of its
-// calling context, or for code outside every traced call the function
-// holding its PC when known.
-func (n *namer) function(k refKey) *profile.Function {
-	proc := n.h.attr.code.Contexts()[k.ctx].Proc
-	if proc == attrib.UnknownProc && k.pc != 0 {
-		if s := n.code(k.pc); s.Func != "" {
-			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry}
-		}
-	}
-	return n.procs[proc]
-}
-
-// inclusive returns the inclusive counters of every function on the call
-// path of access point k, each once, making the functions' entries in
-// funcs on first use. Outside every traced call it is k's own function.
-func (n *namer) inclusive(k refKey, funcs funcTable) []*profile.Inclusive {
-	if in, ok := n.incl[k.ctx]; ok {
-		return in
-	}
-	ctxs := n.h.attr.code.Contexts()
-	var out []*profile.Inclusive
-	add := func(fn *profile.Function) {
-		f := funcs.get(fn)
-		if f.Inclusive == nil {
-			f.Inclusive = &profile.Inclusive{Levels: map[string]*profile.Stats{}}
-		}
-		if !slices.Contains(out, f.Inclusive) {
-			out = append(out, f.Inclusive)
-		}
-	}
-	if k.ctx == attrib.RootContext {
-		add(n.function(k))
-		return out // depends on the PC: not kept
-	}
-	for c := k.ctx; c != attrib.RootContext; c = ctxs[c].Parent {
-		add(n.procs[ctxs[c].Proc])
-	}
-	n.incl[k.ctx] = out
-	return out
-}
-
-// nameProcs names every procedure and region. A procedure in a known
-// module but in no function the Symbolizer knows (a stripped library's
-// static function) is named by its module and link-time entry
-// ("libc.so.6+0x9caa4", the Symbolizer's Place). Procedures whose names
-// collide get their full C++ name when that tells them apart (overloads
-// and template instantiations, whose short names leave parameters and
-// template arguments out: "max(int, int)", "max(double, double)"), else
-// their module's name (static functions of different modules or files:
-// "init@libc.so.6"), else their entry ("init@0x1091e5"); a region keeps
-// the name the program gave it (regions are one per name). The procedure
-// of a PLT entry is the function its calls reached (attrib.Proc.Reaches),
-// so that a call through the PLT counts as a call of that function.
-func (n *namer) nameProcs() {
-	groups := map[string][]int32{}
-	sigs := map[int32]string{}
-	procs := n.h.attr.code.Procs()
-	for id, p := range procs {
-		if p.Reaches != attrib.UnknownProc {
-			continue
-		}
-		f := &profile.Function{Name: p.Name, Entry: p.Entry, Region: p.Region}
-		if p.Entry != 0 {
-			switch s := n.code(p.Entry); {
-			case s.Func != "":
-				f.Name, f.File, f.Line, f.Module = s.Func, s.File, s.Line, s.Module
-				sigs[int32(id)] = s.Signature
-			case s.Module != "": // (only with a Symbolizer)
-				if name, ok := n.place(p.Entry); ok {
-					f.Name, f.Module = name, s.Module
-				}
-			}
-		}
-		n.procs[int32(id)] = f
-		groups[f.Name] = append(groups[f.Name], int32(id))
-	}
-	for _, ids := range groups {
-		if len(ids) == 1 {
-			continue
-		}
-		mods, nsig := map[string]int{}, map[string]int{}
-		for _, id := range ids {
-			mods[n.procs[id].Module]++
-			nsig[sigs[id]]++
-		}
-		for _, id := range ids {
-			f := n.procs[id]
-			if f.Region {
-				continue // the program's own name for it
-			}
-			if sig := sigs[id]; sig != "" && nsig[sig] == 1 {
-				f.Name = sig
-			} else if m := f.Module; m != "" && mods[m] == 1 {
-				f.Name += "@" + filepath.Base(m)
-			} else if place, ok := n.place(f.Entry); ok {
-				f.Name += "@" + place
-			} else {
-				f.Name = fmt.Sprintf("%s@%#x", f.Name, f.Entry)
-			}
-		}
-	}
-	for id, p := range procs {
-		if p.Reaches != attrib.UnknownProc {
-			n.procs[int32(id)] = n.procs[p.Reaches]
-		}
-	}
-}
-
-// place names run-time address pc by its module and link-time address
-// ("ld-linux-x86-64.so.2+0x1bc0"), when a Symbolizer knows the module.
-func (n *namer) place(pc uint64) (string, bool) {
-	if n.h.attr.sym == nil {
-		return "", false
-	}
-	return n.h.attr.sym.Place(pc)
-}
-
-// binName returns the name of data bin id in the profile.
-func (n *namer) binName(id int32) string {
-	if o, ok := n.bins[id]; ok {
-		return o.Name
-	}
-	o, _ := n.newObject(id)
-	return o.Name
-}
-
-// newObject makes the object entry of data bin id, with its allocation
-// call path as "func.line" elements for a heap bin the Symbolizer knows.
-func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
-	b := n.h.attr.data.Bin(id)
-	o = &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes, Pool: b.Pool}
-	switch b.Kind {
-	case attrib.Stack:
-		o.Name = "locals@" + n.procs[b.Proc].Name
-		if b.Name != "" {
-			o.Name = n.procs[b.Proc].Name + "." + b.Name
-		}
-	case attrib.Heap:
-		o.Name, o.FullName = n.heap[id], n.heap[id]
-		o.Blocks = b.Blocks
-		if sym := n.h.attr.sym; sym != nil {
-			if name, p, ok := sym.HeapName(b.Site, b.Type); ok {
-				o.Name, o.FullName, path = name, strings.Join(append(slices.Clone(p), name), "."), p
-			}
-		}
-		for i, pc := range b.Site {
-			s := n.code(pc - 1) // a return address: the call is just before it
-			frame := fmt.Sprintf("%#x", pc)
-			if s.Func != "" {
-				frame = s.Func
-			}
-			if s.File != "" {
-				frame += fmt.Sprintf(" %s:%d", filepath.Base(s.File), s.Line)
-				if i == 0 {
-					o.AllocSite = fmt.Sprintf("%s:%d", filepath.Base(s.File), s.Line)
-				}
-			}
-			o.CallPath = append(o.CallPath, frame)
-		}
-	}
-	if o.FullName == "" {
-		o.FullName = o.Name
-	}
-	return o, path
 }

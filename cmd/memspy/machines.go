@@ -267,7 +267,7 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.quantum, "quantum", sim.DefaultQuantum, "with --interleave clock: a thread runs `N` events at a time")
 	fl.StringVar(&f.monitor, "monitor", "full", "with --numa: how the NUMA statistics find the data structure of a miss: `HOW` is full (from --where) or protocol (FlashPoint: kept in the directory, nothing done on hits; needs no --where)")
 	fl.StringVar(&f.sample, "sample", "", "simulate a sample of the references: `SPEC` is comma-separated key=value pairs: time sampling ratio=0.1,length=500k (or count=30), jitter=0..1, warmup=N, first=10 (samples in the first period), seed=N; set sampling sets=1/16[,vary]; processor sampling procs=1/4; timestep sampling timesteps=2.5% (memspy.h sample markers, or timestep-fn=NAME with memspy run); mu=dead (the default: dead-line estimate) or mu=0.5 for the unknown references (docs/sampling.md)")
-	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation to `FILE` (for memspy developers)")
+	fl.StringVar(&f.cpuprof, "cpuprofile", "", "write a Go CPU profile of the simulation and of building and writing its results to `FILE` (for memspy developers)")
 	fl.MarkHidden("cpuprofile")
 	fl.StringVar(&f.memprof, "memprofile", "", "write a Go heap profile to `FILE` once the profile is built, before it is written (for memspy developers)")
 	fl.MarkHidden("memprofile")

@@ -233,6 +233,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		run.Wait()
 		return err
 	}
+	defer stopProfile()
 	start := time.Now()
 	runErr := sim.Run(context.Background(), h, r, nil)
 	var root *image // the first image of the tree, with kids
@@ -245,7 +246,6 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 			kids.chain(next, true)
 		}
 	}
-	stopProfile()
 	// An interrupted program has a moment to exit, so that what it says
 	// comes before the statistics; they do not wait for it longer.
 	exited := true

@@ -1,0 +1,135 @@
+package sim
+
+import "memspy/profile"
+
+// sums add up, for one entry of the profile (a pair, a calling context, a
+// reference, a line…), the counters of its access points at one cache.
+// The profile's entries are made from them only at the end
+// (whereProfile), so that adding up an access point costs a few
+// additions, not a profile.Stats.
+type sums struct {
+	refCounts
+	stall uint64 // the cycles the misses waited for the level below
+	// present is set when an access point of the entry has counters at
+	// this cache (hasCounters): the entry then lists the cache.
+	present bool
+	// share holds the invalidation lists (InvalidatedBy, Invalidated), on
+	// several processors; nil without any.
+	share *[2][]profile.Sharing
+}
+
+// addCounts adds the counters of an access point at a level where a miss
+// of each kind waits pen cycles.
+func (s *sums) addCounts(r *refCounts, pen *[numAccessKinds]uint64) {
+	s.refCounts.add(r)
+	for k := range numAccessKinds {
+		s.stall += r.miss[k] * pen[k]
+	}
+	s.present = true
+}
+
+// add adds the sums b to s.
+func (s *sums) add(b *sums) {
+	s.refCounts.add(&b.refCounts)
+	s.stall += b.stall
+	s.present = s.present || b.present
+	if b.share != nil {
+		s.addSharing(b.share[0], b.share[1])
+	}
+}
+
+// addSharing adds invalidation lists to s's.
+func (s *sums) addSharing(by, of []profile.Sharing) {
+	if len(by) == 0 && len(of) == 0 {
+		return
+	}
+	if s.share == nil {
+		s.share = &[2][]profile.Sharing{}
+	}
+	profile.AddSharing(&s.share[0], by)
+	profile.AddSharing(&s.share[1], of)
+}
+
+// stats returns s as the profile's counters; without hits when only
+// misses were counted.
+func (s *sums) stats(missOnly bool) *profile.Stats {
+	acc := s.acc[kIFetch] + s.acc[kRead] + s.acc[kWrite]
+	miss := s.miss[kIFetch] + s.miss[kRead] + s.miss[kWrite]
+	st := &profile.Stats{
+		Accesses: acc, Misses: miss,
+		IFetches: s.acc[kIFetch], Reads: s.acc[kRead], Writes: s.acc[kWrite],
+		IFetchMisses: s.miss[kIFetch], ReadMisses: s.miss[kRead], WriteMisses: s.miss[kWrite],
+		StallCycles: s.stall, Causes: s.causes(),
+		UnknownHits:  s.unknownHits,
+		TemporalHits: s.temporal, SpatialHits: s.spatial,
+		UsedBytes: s.used, FetchedBytes: s.fetched,
+	}
+	if !missOnly {
+		st.Hits = acc - miss
+	}
+	if st.FetchedBytes > 0 {
+		st.SpatialUse = float64(st.UsedBytes) / float64(st.FetchedBytes)
+	}
+	if s.share != nil {
+		st.InvalidatedBy, st.Invalidated = s.share[0], s.share[1]
+	}
+	return st
+}
+
+// sumTable holds the sums of the entries of one kind, by dense index,
+// for each of the profile's cache names.
+type sumTable struct {
+	names int
+	s     []sums
+}
+
+// newSumTable makes the sums of n entries for names cache names.
+func newSumTable(n, names int) sumTable {
+	return sumTable{names: names, s: make([]sums, n*names)}
+}
+
+// at returns the sums of entry e at cache name j.
+func (t *sumTable) at(e int32, j int) *sums { return &t.s[int(e)*t.names+j] }
+
+// present reports whether entry e has counters at any cache.
+func (t *sumTable) present(e int32) bool {
+	for j := range t.names {
+		if t.at(e, j).present {
+			return true
+		}
+	}
+	return false
+}
+
+// levels returns entry e's counters by cache name, for the caches where
+// it has any.
+func (t *sumTable) levels(e int32, names []string, missOnly bool) map[string]*profile.Stats {
+	m := map[string]*profile.Stats{}
+	for j, name := range names {
+		if s := t.at(e, j); s.present {
+			m[name] = s.stats(missOnly)
+		}
+	}
+	return m
+}
+
+// addEntry adds entry e's sums of table from to entry f's.
+func (t *sumTable) addEntry(f int32, from *sumTable, e int32) {
+	for j := range t.names {
+		if s := from.at(e, j); s.present {
+			t.at(f, j).add(s)
+		}
+	}
+}
+
+// bitset is a set of small non-negative integers.
+type bitset []uint64
+
+// newBitset makes a set for the integers below n.
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+// set adds i to the set.
+func (b bitset) set(i int32) { b[i/64] |= 1 << (i % 64) }
+
+// has reports whether i is in the set.
+func (b bitset) has(i int32) bool { return b[i/64]&(1<<(i%64)) != 0 }
