@@ -100,6 +100,9 @@ func (n *Numa) merge(q *Numa) {
 func mergeNumaEntries(a, b []NumaEntry) []NumaEntry {
 	mergeBy(&a, b, func(x, y *NumaEntry) bool { return x.Function == y.Function && x.Name == y.Name },
 		func(into, from *NumaEntry) { into.NumaStats.Add(&from.NumaStats) })
-	slices.SortStableFunc(a, func(x, y NumaEntry) int { return cmp.Compare(y.Cycles, x.Cycles) })
+	slices.SortStableFunc(a, compareNumaEntries)
 	return a
 }
+
+// compareNumaEntries orders NUMA entries most cycles first.
+func compareNumaEntries(x, y NumaEntry) int { return cmp.Compare(y.Cycles, x.Cycles) }

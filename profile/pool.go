@@ -47,39 +47,59 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 		return 0, nil
 	}
 	p.renameAll(names, nil)
+	// Only the entries of pools can have come to share their keys: they
+	// are added up, made settled (focus, sharing lists) and put back in
+	// the order of the others, which stays.
 	p.Objects = mergeEntries(nil, p.Objects, addObject)
 	for i := range p.Objects {
 		if o := &p.Objects[i]; size[o.Name] > 0 {
 			o.Size, o.Pool = size[o.Name], ""
 		}
+		p.settle(&p.Objects[i])
 	}
+	slices.SortFunc(p.Objects, compareObjects)
 	pools := map[string]bool{}
 	for _, pool := range names {
 		pools[pool] = true
 	}
-	p.Pairs = mergePooled(p.Pairs, func(pr *Pair) bool { return pools[pr.Object] }, func(pr []Pair) []Pair {
-		return mergeEntries(nil, pr, addPair)
-	})
+	p.Pairs = mergePooled(p.Pairs, func(pr *Pair) bool { return pools[pr.Object] }, func(prs []Pair) []Pair {
+		prs = mergeEntries(nil, prs, addPair)
+		for i := range prs {
+			p.settle(&prs[i])
+		}
+		return prs
+	}, comparePairs)
 	p.References = mergePooled(p.References, func(r *Reference) bool { return pools[r.Object] }, func(rs []Reference) []Reference {
-		return mergeEntries(nil, rs, addReference)
-	})
+		rs = mergeEntries(nil, rs, addReference)
+		for i := range rs {
+			p.settle(&rs[i])
+		}
+		return rs
+	}, func(a, b Reference) int { return CompareReferences(&a, &b) })
 	if n := p.Numa; n != nil {
 		pooled := func(e *NumaEntry) bool { return pools[e.Name] }
 		merge := func(es []NumaEntry) []NumaEntry { return mergeNumaEntries(nil, es) }
-		n.Objects = mergePooled(n.Objects, pooled, merge)
-		n.Pairs = mergePooled(n.Pairs, pooled, merge)
+		n.Objects = mergePooled(n.Objects, pooled, merge, compareNumaEntries)
+		n.Pairs = mergePooled(n.Pairs, pooled, merge, compareNumaEntries)
 	}
-	if err := p.settleWhere(); err != nil {
-		return 0, err
-	}
-	p.SortWhere()
 	return len(names), nil
+}
+
+// settle makes an entry whose counters were added up whole again: its
+// sharing lists bounded, its top-level counters those of the focus cache.
+func (p *Profile) settle(e levelled) {
+	_, levels := e.parts()
+	for _, s := range levels {
+		s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
+	}
+	focusOn(e, p.Focus) // (the top-level counters are a copy)
 }
 
 // mergePooled merges (with merge) the entries of es that pooled says are
 // of a pool, which alone may have come to share their keys, and keeps the
-// others as they are.
-func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T) []T {
+// others as they are; then orders them all by compare, the others being
+// in that order already (unless the profile was not sorted).
+func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T, compare func(a, b T) int) []T {
 	var keep, in []T
 	for i := range es {
 		if pooled(&es[i]) {
@@ -91,7 +111,20 @@ func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T) []T {
 	if len(in) == 0 {
 		return es
 	}
-	return append(keep, merge(in)...)
+	in = merge(in)
+	slices.SortFunc(in, compare)
+	if !slices.IsSortedFunc(keep, compare) {
+		return slices.SortedFunc(slices.Values(append(keep, in...)), compare)
+	}
+	out := make([]T, 0, len(keep)+len(in))
+	for len(keep) > 0 && len(in) > 0 {
+		if compare(in[0], keep[0]) < 0 {
+			out, in = append(out, in[0]), in[1:]
+		} else {
+			out, keep = append(out, keep[0]), keep[1:]
+		}
+	}
+	return append(append(out, keep...), in...)
 }
 
 // renameAll renames objects and functions, old name → new name, wherever
@@ -141,6 +174,7 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 			if renamed {
 				var merged []Sharing
 				AddSharing(&merged, *sh)
+				SortSharing(merged)
 				*sh = merged
 			}
 		}
@@ -199,12 +233,22 @@ func (p *Profile) SortWhere() {
 		return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles+b.SyncCycles, a.StallCycles+a.ComputeCycles+a.SyncCycles),
 			ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
 	})
-	slices.SortFunc(p.Objects, func(a, b Object) int { return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name)) })
-	slices.SortFunc(p.Pairs, func(a, b Pair) int {
-		return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
-	})
+	slices.SortFunc(p.Objects, compareObjects)
+	slices.SortFunc(p.Pairs, comparePairs)
 	slices.SortFunc(p.Lines, func(a, b Line) int {
 		return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
 	})
 	slices.SortFunc(p.References, func(a, b Reference) int { return CompareReferences(&a, &b) })
+}
+
+// compareObjects orders objects as a profile lists them: ByStall, then
+// by name.
+func compareObjects(a, b Object) int {
+	return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
+}
+
+// comparePairs orders pairs as a profile lists them: ByStall, then by
+// function and object.
+func comparePairs(a, b Pair) int {
+	return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
 }

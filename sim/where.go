@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 
 	"memspy/attrib"
 	"memspy/profile"
@@ -39,9 +40,14 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	w.mark()
 	w.index()
 	w.choose(p.DefaultFocus())
+	// The counters, the strides and the evictions are added up apart, on
+	// every CPU.
+	var wg sync.WaitGroup
+	wg.Go(w.countStrides)
+	wg.Go(w.evictions)
 	w.count(p)
 	w.countResident()
-	w.evictions()
+	wg.Wait()
 	p.Pairs = w.pairEntries()
 	p.Functions = w.functionEntries()
 	p.Objects = w.objectEntries()
@@ -275,9 +281,20 @@ func (w *whereBuilder) index() {
 	pcFn := map[uint64]int32{}
 	pairIdx := map[uint64]int32{} // by function<<32 | bin
 	var headIdx headTable
+	counted := newBitset(n)
+	withPC := 0 // at most that many references: room made once
+	for id, key := range at.refs {
+		if w.anywhere(int32(id)) {
+			counted.set(int32(id))
+			if key.pc != 0 {
+				withPC++
+			}
+		}
+	}
+	w.heads = make([]refHead, 0, withPC)
 	for id, key := range at.refs {
 		w.fnOf[id], w.pairOf[id], w.headOf[id] = -1, -1, -1
-		if !w.anywhere(int32(id)) {
+		if !counted.has(int32(id)) {
 			continue
 		}
 		f := w.function(key, pcFn)
@@ -353,7 +370,7 @@ func (w *whereBuilder) choose(focus string) {
 			order[i] = int32(i)
 		}
 		fnRank, binRank := w.nameRanks()
-		slices.SortFunc(order, func(i, j int32) int {
+		selectFirst(order, profile.MaxReferences, func(i, j int32) int {
 			a, b := &w.heads[i], &w.heads[j]
 			if c := cmp.Or(cmp.Compare(b.stall, a.stall), cmp.Compare(b.misses, a.misses), cmp.Compare(b.accesses, a.accesses),
 				cmp.Compare(a.pc, b.pc)); c != 0 {
@@ -372,6 +389,40 @@ func (w *whereBuilder) choose(focus string) {
 		}
 	}
 	w.positions()
+}
+
+// selectFirst rearranges s so that its first k elements are the k least
+// by compare, a total order, in no particular order (quickselect: the
+// profile needs which references come first, not their order).
+func selectFirst[E any](s []E, k int, compare func(a, b E) int) {
+	lo, hi := 0, len(s) // s[:lo] are among the k least, s[hi:] are not
+	for lo < k && k < hi {
+		// The median of the first, middle and last as the pivot, at the end.
+		m := lo + (hi-lo)/2
+		if compare(s[m], s[lo]) < 0 {
+			s[m], s[lo] = s[lo], s[m]
+		}
+		if compare(s[hi-1], s[m]) < 0 {
+			s[hi-1], s[m] = s[m], s[hi-1]
+			if compare(s[m], s[lo]) < 0 {
+				s[m], s[lo] = s[lo], s[m]
+			}
+		}
+		s[m], s[hi-1] = s[hi-1], s[m]
+		pivot, at := s[hi-1], lo
+		for i := lo; i < hi-1; i++ {
+			if compare(s[i], pivot) < 0 {
+				s[at], s[i] = s[i], s[at]
+				at++
+			}
+		}
+		s[at], s[hi-1] = s[hi-1], s[at] // the pivot, in its place in order
+		if at < k {
+			lo = at + 1
+		} else {
+			hi = at
+		}
+	}
 }
 
 // nameRanks returns the place of each function's name among the
@@ -448,8 +499,7 @@ func (w *whereBuilder) targets(id int32, j int, buf *[4]*sums) []*sums {
 }
 
 // count adds up the counters of every access point with any, level by
-// level, and the causes of each cache's misses into p's caches; and the
-// strides of the pairs and references listed, in access point order.
+// level, and the causes of each cache's misses into p's caches.
 func (w *whereBuilder) count(p *profile.Profile) {
 	at, names := w.h.attr, len(w.names)
 	w.pairSums = newSumTable(len(w.pairs), names)
@@ -481,6 +531,12 @@ func (w *whereBuilder) count(p *profile.Profile) {
 			}
 		}
 	}
+}
+
+// countStrides adds up the strides of the pairs and of the references
+// listed, in access point order.
+func (w *whereBuilder) countStrides() {
+	at := w.h.attr
 	w.pairStrides = make([]*profile.Strides, len(w.pairs))
 	w.refStrides = make([]*profile.Strides, w.listed)
 	for id, pr := range w.pairOf {
