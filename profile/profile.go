@@ -96,6 +96,12 @@ type Profile struct {
 	// OmittedReferences add up the references left out of References when
 	// there are more than MaxReferences (nil when none were).
 	OmittedReferences *OmittedReferences `json:"omitted_references,omitempty"`
+	// EvictorsError, when not 0, is the most by which a count of the
+	// references' evictor lists may be too high: the engine keeps a bounded
+	// number of (evicted, evicting) reference pairs per cache, and beyond it
+	// a new pair takes over the least counted one's count (space-saving).
+	// Every other counter, evicted_by included, stays exact.
+	EvictorsError uint64 `json:"evictors_error,omitempty"`
 	// Processes, in a run that followed a process tree (memspy run), hold
 	// each program each process ran, in the order they started; every
 	// other counter of the profile is their total. Nil for one program.
@@ -416,6 +422,7 @@ func (p *Profile) Merge(q *Profile) error {
 	p.Memory.BytesWritten += q.Memory.BytesWritten
 	p.Dumps = append(p.Dumps, q.Dumps...)
 	p.Resets += q.Resets
+	p.EvictorsError += q.EvictorsError
 	p.Complete = p.Complete && q.Complete
 	if p.Options.Where {
 		for i := range p.Caches {

@@ -3,7 +3,6 @@ package sim
 import (
 	"math/bits"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"memspy/attrib"
@@ -169,7 +168,11 @@ type refTable struct {
 	index   []int32           // by access point id: its place in stats plus one, 0 for none
 	stats   chunked[refStats] // in order of first use
 	n       int32             // counters in use
-	evicted evictTable        // the lines of each one's fills that others' fills evicted
+	// evicted counts the lines of each one's fills that others' fills
+	// evicted, by evicting access point (bounded) and by evicting data bin
+	// (exact).
+	evicted     evictorTable
+	evictedBins pairCounts
 }
 
 // find returns the counters of access point id, nil when it has none.
@@ -195,82 +198,7 @@ func (t *refTable) add(id int32) *refStats {
 // reset zeroes every counter and keeps the access points' places.
 func (t *refTable) reset() {
 	t.stats.reset()
-	t.evicted = evictTable{}
-}
-
-// evictTable counts, by access point, the lines of its fills that each
-// other access point's fills evicted: an open-addressing table of (victim,
-// evictor) pairs, probed linearly, at most three quarters full, instead of
-// a map per access point.
-type evictTable struct {
-	pairs []evictPair
-	n     int // pairs in use
-}
-
-// evictPair counts the lines of victim's fills that by's fills evicted; n
-// == 0 marks a free place.
-type evictPair struct {
-	victim, by int32
-	n          uint64
-}
-
-// add counts a line of victim's fill that by's fill evicted.
-func (t *evictTable) add(victim, by int32) {
-	if 4*(t.n+1) > 3*len(t.pairs) {
-		old := t.pairs
-		t.pairs = make([]evictPair, max(1024, 2*len(old)))
-		for _, p := range old {
-			if p.n != 0 {
-				*t.place(p.victim, p.by) = p
-			}
-		}
-	}
-	p := t.place(victim, by)
-	if p.n == 0 {
-		*p = evictPair{victim: victim, by: by}
-		t.n++
-	}
-	p.n++
-}
-
-// place returns the place of the pair (victim, by): its own, or the free
-// one where it goes.
-func (t *evictTable) place(victim, by int32) *evictPair {
-	mask := len(t.pairs) - 1
-	h := (uint64(uint32(victim))<<32 | uint64(uint32(by))) * 0x9e3779b97f4a7c15
-	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
-		if p := &t.pairs[i]; p.n == 0 || p.victim == victim && p.by == by {
-			return p
-		}
-	}
-}
-
-// byVictim returns the pairs of the table grouped by victim, and where
-// each access point's begin among them: those of id are
-// pairs[start[id]:start[id+1]] (none beyond start's end). ids is the
-// number of access points.
-func (t *evictTable) byVictim(ids int) (pairs []evictPair, start []int32) {
-	if t.n == 0 {
-		return nil, nil
-	}
-	start = make([]int32, ids+1)
-	for _, p := range t.pairs {
-		if p.n != 0 {
-			start[p.victim+1]++
-		}
-	}
-	for i := 1; i <= ids; i++ {
-		start[i] += start[i-1]
-	}
-	pairs = make([]evictPair, t.n)
-	next := slices.Clone(start[:ids])
-	for _, p := range t.pairs {
-		if p.n != 0 {
-			pairs[next[p.victim]] = p
-			next[p.victim]++
-		}
-	}
-	return pairs, start
+	t.evicted, t.evictedBins = evictorTable{}, pairCounts{}
 }
 
 // chunked is a growable array kept in chunks of chunkLen elements that
@@ -348,8 +276,12 @@ func (a *levelAttrib) used(slot int) uint64 {
 	return uint64(n)
 }
 
-// evicted counts a line of victim's fill here that by's fill evicted.
-func (a *levelAttrib) evicted(victim, by int32) { a.refs.evicted.add(victim, by) }
+// evicted counts a line of victim's fill here that the fill of by, an
+// access point touching data bin bin, evicted.
+func (a *levelAttrib) evicted(victim, by, bin int32) {
+	a.refs.evicted.add(victim, by)
+	a.refs.evictedBins.add(victim, bin, 1)
+}
 
 // resetStats zeroes the counters and keeps the line state.
 func (a *levelAttrib) resetStats() {

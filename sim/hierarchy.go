@@ -1371,7 +1371,7 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) victim {
 	}
 	if l.attr != nil {
 		v.ref = l.attr.fill[slot]
-		l.attr.evicted(v.ref, by)
+		l.attr.evicted(v.ref, by, h.attr.refs[by].bin)
 		l.removed(slot, replaced)
 	}
 	if l.inclusive && h.backInvalidateUppers(l, v.line) {

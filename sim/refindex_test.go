@@ -38,35 +38,97 @@ func TestRefIndex(t *testing.T) {
 	}
 }
 
-// The eviction table counts what a map of maps would, through its growth,
-// and byVictim groups every pair under its victim.
-func TestEvictTable(t *testing.T) {
+// The eviction tables count what a map of maps would, through their
+// growth, and byVictim groups every pair under its victim.
+func TestEvictTables(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		ids := 1 + rng.IntN(2000)
-		var x evictTable
+		var x evictorTable
+		var bins pairCounts
 		model := map[int32]map[int32]uint64{}
 		for range rng.IntN(30000) {
 			victim, by := int32(rng.IntN(ids)), int32(rng.IntN(1+rng.IntN(ids)))
 			x.add(victim, by)
+			bins.add(victim, by, 1)
 			if model[victim] == nil {
 				model[victim] = map[int32]uint64{}
 			}
 			model[victim][by]++
+		}
+		if x.err != 0 {
+			t.Fatalf("seed %d: error %d below the bound", seed, x.err)
 		}
 		pairs, start := x.byVictim(ids)
 		for id := range int32(ids) {
 			got := map[int32]uint64{}
 			if int(id)+1 < len(start) {
 				for _, p := range pairs[start[id]:start[id+1]] {
-					if p.victim != id || got[p.by] != 0 {
+					if p.a != id || got[p.b] != 0 {
 						t.Fatalf("seed %d: pair %+v among those of %d", seed, p, id)
 					}
-					got[p.by] = p.n
+					got[p.b] = p.n
 				}
 			}
 			if want := model[id]; !maps.Equal(got, want) {
 				t.Fatalf("seed %d: access point %d evicted by %v, want %v", seed, id, got, want)
+			}
+		}
+		exact := map[int32]map[int32]uint64{}
+		for _, p := range bins.pairs {
+			if p.n != 0 {
+				if exact[p.a] == nil {
+					exact[p.a] = map[int32]uint64{}
+				}
+				exact[p.a][p.b] = p.n
+			}
+		}
+		if !maps.EqualFunc(exact, model, maps.Equal) {
+			t.Fatalf("seed %d: pairCounts differ from the model", seed)
+		}
+	}
+}
+
+// At its bound the evictor table keeps space-saving's promises: the
+// counts add up to every eviction, a pair's count is at least its true
+// count and at most err more, and a pair left out was counted at most err
+// times.
+func TestEvictorTableBound(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		x := evictorTable{limit: 8 << rng.IntN(4)}
+		model := map[[2]int32]uint64{}
+		n := rng.IntN(20000)
+		for range n {
+			victim, by := int32(rng.IntN(1+rng.IntN(40))), int32(rng.IntN(1+rng.IntN(40)))
+			x.add(victim, by)
+			model[[2]int32{victim, by}]++
+		}
+		if len(x.pairs) > x.limit {
+			t.Fatalf("seed %d: %d places, bound %d", seed, len(x.pairs), x.limit)
+		}
+		var sum uint64
+		seen := map[[2]int32]bool{}
+		for _, p := range x.pairs {
+			if p.n == 0 {
+				continue
+			}
+			k := [2]int32{p.a, p.b}
+			if seen[k] {
+				t.Fatalf("seed %d: pair %v twice", seed, k)
+			}
+			seen[k] = true
+			sum += p.n
+			if p.n < model[k] || p.n > model[k]+x.err {
+				t.Fatalf("seed %d: pair %v counted %d, true %d, error %d", seed, k, p.n, model[k], x.err)
+			}
+		}
+		if sum != uint64(n) {
+			t.Fatalf("seed %d: counts add up to %d of %d evictions", seed, sum, n)
+		}
+		for k, c := range model {
+			if !seen[k] && c > x.err {
+				t.Fatalf("seed %d: pair %v counted %d times left out, error %d", seed, k, c, x.err)
 			}
 		}
 	}

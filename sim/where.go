@@ -54,6 +54,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	p.References = w.referenceEntries()
 	p.Lines = w.lineEntries()
 	p.OmittedReferences = w.omittedEntry()
+	p.EvictorsError = w.evictorsError
 	if h.timing != nil {
 		p.Sync = h.syncObjects(w.nm)
 	}
@@ -102,8 +103,10 @@ type whereBuilder struct {
 	// that each data bin's fills evicted: pair<<32 | bin → lines.
 	evictedBy []map[uint64]uint64
 	// refEvictors are the evictor lists of the references listed, by
-	// reference and cache name.
-	refEvictors [][]profile.RefEvictor
+	// reference and cache name; evictorsError the most their counts may
+	// be too high (evictorTable).
+	refEvictors   [][]profile.RefEvictor
+	evictorsError uint64
 }
 
 // pairKey identifies a pair of the profile: its function's index and its
@@ -220,9 +223,9 @@ func (w *whereBuilder) mark() {
 				has.set(la.fill[slot])
 			}
 		})
-		for _, e := range la.refs.evicted.pairs {
+		for _, e := range la.refs.evictedBins.pairs {
 			if e.n != 0 {
-				has.set(e.victim)
+				has.set(e.a)
 			}
 		}
 		w.present = append(w.present, has)
@@ -578,7 +581,7 @@ func (w *whereBuilder) countResident() {
 // fills evicted, and makes the evictor lists of the references listed:
 // the evicting references (PC and object) of the lines of the
 // reference's fills, most first, the maxRefEvictors most frequent and
-// the rest added up.
+// the rest added up (from a table of bounded size: evictorTable).
 func (w *whereBuilder) evictions() {
 	at := w.h.attr
 	w.evictedBy = make([]map[uint64]uint64, len(w.names))
@@ -613,21 +616,22 @@ func (w *whereBuilder) evictions() {
 	var scratch []evictor
 	for i, l := range w.h.levels {
 		j := w.nameOf[i]
+		evictedBy := w.evictedBy[j]
+		for _, e := range l.attr.refs.evictedBins.pairs {
+			if e.n != 0 {
+				evictedBy[uint64(w.pairOf[e.a])<<32|uint64(uint32(e.b))] += e.n
+			}
+		}
+		w.evictorsError = max(w.evictorsError, l.attr.refs.evicted.err)
 		pairs, from := l.attr.refs.evicted.byVictim(len(at.refs))
 		if len(pairs) == 0 {
 			continue
-		}
-		evictedBy := w.evictedBy[j]
-		for v := range len(from) - 1 {
-			for _, e := range pairs[from[v]:from[v+1]] {
-				evictedBy[uint64(w.pairOf[v])<<32|uint64(uint32(at.refs[e.by].bin))] += e.n
-			}
 		}
 		for ref := range w.listed {
 			scratch = scratch[:0]
 			for _, v := range members[start[ref]:start[ref+1]] {
 				for _, e := range pairs[from[v]:from[v+1]] {
-					by := at.refs[e.by]
+					by := at.refs[e.b]
 					scratch = append(scratch, evictor{by.pc, by.bin, e.n})
 				}
 			}
