@@ -165,9 +165,9 @@ func (s *lineStates) set(line uint64, v uint8) {
 // in order of first use, found through an index by access point id. They
 // are kept in chunks, which never move: the table grows without copying.
 type refTable struct {
-	index   []int32           // by access point id: its place in stats plus one, 0 for none
-	stats   chunked[refStats] // in order of first use
-	n       int32             // counters in use
+	index []int32           // by access point id: its place in stats plus one, 0 for none
+	stats chunked[refStats] // in order of first use
+	n     int32             // counters in use
 	// evicted counts the lines of each one's fills that others' fills
 	// evicted, by evicting access point (bounded) and by evicting data bin
 	// (exact).
