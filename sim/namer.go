@@ -99,16 +99,22 @@ func (h *Hierarchy) newNamer() *namer {
 
 // code returns what the Symbolizer knows of pc.
 func (n *namer) code(pc uint64) Source {
-	sym := n.h.attr.sym
-	if sym == nil {
-		return Source{}
-	}
 	s, ok := n.src[pc]
 	if !ok {
-		s = sym.Code(pc)
+		s = n.source(pc)
 		n.src[pc] = s
 	}
 	return s
+}
+
+// source returns what the Symbolizer knows of pc, without keeping it
+// (for PCs looked up once: those of the references, and of code outside
+// every traced call).
+func (n *namer) source(pc uint64) Source {
+	if sym := n.h.attr.sym; sym != nil {
+		return sym.Code(pc)
+	}
+	return Source{}
 }
 
 // function returns the function entry of access point k, with no
@@ -118,7 +124,7 @@ func (n *namer) code(pc uint64) Source {
 func (n *namer) function(k refKey) *profile.Function {
 	proc := n.h.attr.code.Contexts()[k.ctx].Proc
 	if proc == attrib.UnknownProc && k.pc != 0 {
-		if s := n.code(k.pc); s.Func != "" {
+		if s := n.source(k.pc); s.Func != "" { // (not kept: the callers keep the function by PC)
 			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry}
 		}
 	}

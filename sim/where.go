@@ -131,45 +131,48 @@ type headKey struct {
 	fn, bin int32
 }
 
-// headTable gives references their indices: an open-addressing table,
-// probed linearly, at most half full (a map of a million struct keys costs
-// several times more).
+// headTable finds references by key: an open-addressing table of their
+// indices among the references (whose keys it compares), probed
+// linearly, at most half full (a map of a million struct keys costs
+// several times the time and the memory).
 type headTable struct {
-	keys []headKey
-	ids  []int32 // by place: the key's index plus one, 0 for a free place
-	n    int
+	ids []int32 // by place: a reference's index plus one, 0 for a free place
+	n   int
 }
 
-// id returns the index of k, which becomes next when k is new.
-func (t *headTable) id(k headKey, next int32) int32 {
-	if 2*(t.n+1) > len(t.keys) {
-		old, oldIDs := t.keys, t.ids
-		t.keys, t.ids = make([]headKey, max(1024, 2*len(old))), make([]int32, max(1024, 2*len(old)))
-		for i, id := range oldIDs {
+// id returns the index among heads of the reference with key k, or
+// len(heads) when there is none yet (the caller appends it).
+func (t *headTable) id(k headKey, heads []refHead) int32 {
+	if 2*(t.n+1) > len(t.ids) {
+		old := t.ids
+		t.ids = make([]int32, max(1024, 2*len(old)))
+		for _, id := range old {
 			if id != 0 {
-				j := t.place(old[i])
-				t.keys[j], t.ids[j] = old[i], id
+				t.ids[t.place(heads[id-1].key(), heads)] = id
 			}
 		}
 	}
-	i := t.place(k)
+	i := t.place(k, heads)
 	if t.ids[i] == 0 {
-		t.keys[i], t.ids[i] = k, next+1
+		t.ids[i] = int32(len(heads)) + 1
 		t.n++
 	}
 	return t.ids[i] - 1
 }
 
 // place returns the place of k: its own, or the free one where it goes.
-func (t *headTable) place(k headKey) int {
-	mask := len(t.keys) - 1
+func (t *headTable) place(k headKey, heads []refHead) int {
+	mask := len(t.ids) - 1
 	h := (k.pc ^ uint64(uint32(k.fn))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
 	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
-		if t.ids[i] == 0 || t.keys[i] == k {
+		if id := t.ids[i]; id == 0 || heads[id-1].key() == k {
 			return i
 		}
 	}
 }
+
+// key returns the reference's key.
+func (h *refHead) key() headKey { return headKey{h.pc, h.fn, h.bin} }
 
 // lineKey identifies a source line of a function.
 type lineKey struct {
@@ -313,9 +316,9 @@ func (w *whereBuilder) index() {
 		if key.pc == 0 {
 			continue
 		}
-		hd := headIdx.id(headKey{key.pc, f, key.bin}, int32(len(w.heads)))
+		hd := headIdx.id(headKey{key.pc, f, key.bin}, w.heads)
 		if int(hd) == len(w.heads) {
-			src := nm.code(key.pc)
+			src := nm.source(key.pc)
 			w.heads = append(w.heads, refHead{pc: key.pc, fn: f, bin: key.bin, file: src.File, line: src.Line, column: src.Column})
 		}
 		w.headOf[id] = hd
