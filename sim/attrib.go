@@ -48,16 +48,9 @@ type refSlot struct {
 	id  int32
 }
 
-// refStats are the counters of one access point at one level.
+// refStats are the counters of one access point at one level, which the
+// entries of the profile add up (sums).
 type refStats struct {
-	refCounts
-	invBy map[invKey]uint64 // lines of this one's fills other processors' writes invalidated (sharing.go)
-	invOf map[invKey]uint64 // lines of other processors this one's writes invalidated
-}
-
-// refCounts are the plain counters of an access point at one level, which
-// the entries of the profile add up (sums).
-type refCounts struct {
 	acc, miss                       [numAccessKinds]uint64
 	cold, replacement, invalidation uint64
 	trueSharing, falseSharing       uint64 // of the invalidations, by other processors' writes
@@ -67,7 +60,7 @@ type refCounts struct {
 }
 
 // add adds b's counters to c's.
-func (c *refCounts) add(b *refCounts) {
+func (c *refStats) add(b *refStats) {
 	for k := range numAccessKinds {
 		c.acc[k] += b.acc[k]
 		c.miss[k] += b.miss[k]
@@ -86,7 +79,7 @@ func (c *refCounts) add(b *refCounts) {
 }
 
 // causes returns the causes of c's misses as the profile counts them.
-func (c *refCounts) causes() profile.Causes {
+func (c *refStats) causes() profile.Causes {
 	return profile.Causes{Cold: c.cold, Replacement: c.replacement, Invalidation: c.invalidation,
 		TrueSharing: c.trueSharing, FalseSharing: c.falseSharing, Unknown: c.unknown}
 }
@@ -173,6 +166,9 @@ type refTable struct {
 	// (exact).
 	evicted     evictorTable
 	evictedBins pairCounts
+	// sharing holds, on several processors, the invalidations of the
+	// lines of each one's fills and by each one's writes.
+	sharing map[int32]*refSharing
 }
 
 // find returns the counters of access point id, nil when it has none.
@@ -198,7 +194,7 @@ func (t *refTable) add(id int32) *refStats {
 // reset zeroes every counter and keeps the access points' places.
 func (t *refTable) reset() {
 	t.stats.reset()
-	t.evicted, t.evictedBins = evictorTable{}, pairCounts{}
+	t.evicted, t.evictedBins, t.sharing = evictorTable{}, pairCounts{}, nil
 }
 
 // chunked is a growable array kept in chunks of chunkLen elements that

@@ -231,11 +231,12 @@ func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 		o.Name, o.FullName = n.heap[id], n.heap[id]
 		o.Blocks = b.Blocks
 		if sym := n.h.attr.sym; sym != nil {
-			if name, p, ok := sym.HeapName(b.Site, b.Type); ok {
-				o.Name, o.FullName, path = name, strings.Join(append(slices.Clone(p), name), "."), p
+			if hs, ok := sym.HeapName(b.Site, b.Type); ok {
+				o.Name, o.FullName, path = hs.Name, strings.Join(append(slices.Clone(hs.Path), hs.Name), "."), hs.Path
+				o.AllocSite = hs.At
 			}
 		}
-		for i, pc := range b.Site {
+		for _, pc := range b.Site {
 			s := n.code(pc - 1) // a return address: the call is just before it
 			frame := fmt.Sprintf("%#x", pc)
 			if s.Func != "" {
@@ -243,9 +244,6 @@ func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 			}
 			if s.File != "" {
 				frame += fmt.Sprintf(" %s:%d", filepath.Base(s.File), s.Line)
-				if i == 0 {
-					o.AllocSite = fmt.Sprintf("%s:%d", filepath.Base(s.File), s.Line)
-				}
 			}
 			o.CallPath = append(o.CallPath, frame)
 		}

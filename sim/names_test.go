@@ -24,10 +24,10 @@ func (s tableSymbolizer) Code(pc uint64) sim.Source {
 	}
 	return sim.Source{}
 }
-func (tableSymbolizer) HeapName([]uint64, uint64) (string, []string, bool) { return "", nil, false }
-func (tableSymbolizer) Locals(uint64) []attrib.Local                       { return nil }
-func (tableSymbolizer) Place(uint64) (string, bool)                        { return "", false }
-func (tableSymbolizer) Via(uint64) (attrib.Via, uint64, uint64)            { return attrib.Direct, 0, 0 }
+func (tableSymbolizer) HeapName([]uint64, uint64) (sim.HeapSite, bool) { return sim.HeapSite{}, false }
+func (tableSymbolizer) Locals(uint64) []attrib.Local                   { return nil }
+func (tableSymbolizer) Place(uint64) (string, bool)                    { return "", false }
+func (tableSymbolizer) Via(uint64) (attrib.Via, uint64, uint64)        { return attrib.Direct, 0, 0 }
 
 // TestProcNameCollisions checks the names of procedures whose short names
 // collide: C++ overloads by their full names, functions of different

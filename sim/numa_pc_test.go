@@ -24,10 +24,10 @@ func (rangeSymbolizer) Code(pc uint64) Source {
 	}
 	return Source{}
 }
-func (rangeSymbolizer) HeapName([]uint64, uint64) (string, []string, bool) { return "", nil, false }
-func (rangeSymbolizer) Locals(uint64) []attrib.Local                       { return nil }
-func (rangeSymbolizer) Place(uint64) (string, bool)                        { return "", false }
-func (rangeSymbolizer) Via(uint64) (attrib.Via, uint64, uint64)            { return attrib.Direct, 0, 0 }
+func (rangeSymbolizer) HeapName([]uint64, uint64) (HeapSite, bool) { return HeapSite{}, false }
+func (rangeSymbolizer) Locals(uint64) []attrib.Local               { return nil }
+func (rangeSymbolizer) Place(uint64) (string, bool)                { return "", false }
+func (rangeSymbolizer) Via(uint64) (attrib.Via, uint64, uint64)    { return attrib.Direct, 0, 0 }
 
 // TestNumaProtocolProcedureFromPC: protocol monitoring charges a miss to
 // the function holding its PC, as FlashPoint did, where full monitoring

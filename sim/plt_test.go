@@ -42,9 +42,9 @@ func (pltSymbolizer) Code(pc uint64) sim.Source {
 	}
 	return sim.Source{}
 }
-func (pltSymbolizer) HeapName([]uint64, uint64) (string, []string, bool) { return "", nil, false }
-func (pltSymbolizer) Locals(uint64) []attrib.Local                       { return nil }
-func (pltSymbolizer) Place(uint64) (string, bool)                        { return "", false }
+func (pltSymbolizer) HeapName([]uint64, uint64) (sim.HeapSite, bool) { return sim.HeapSite{}, false }
+func (pltSymbolizer) Locals(uint64) []attrib.Local                   { return nil }
+func (pltSymbolizer) Place(uint64) (string, bool)                    { return "", false }
 func (pltSymbolizer) Via(pc uint64) (attrib.Via, uint64, uint64) {
 	for _, c := range pltCode {
 		if c.lo <= pc && pc < c.hi {

@@ -19,8 +19,8 @@ type localsSymbolizer struct {
 
 func (s localsSymbolizer) Map(string, uint64) []attrib.Var { return nil }
 func (s localsSymbolizer) Code(uint64) sim.Source          { return sim.Source{} }
-func (s localsSymbolizer) HeapName([]uint64, uint64) (string, []string, bool) {
-	return "", nil, false
+func (s localsSymbolizer) HeapName([]uint64, uint64) (sim.HeapSite, bool) {
+	return sim.HeapSite{}, false
 }
 func (s localsSymbolizer) Place(uint64) (string, bool) { return "", false }
 func (s localsSymbolizer) Via(uint64) (attrib.Via, uint64, uint64) {

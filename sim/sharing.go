@@ -52,16 +52,28 @@ func (h *Hierarchy) countInvalidation(l *level, slot int, q *processor, kind uin
 		w.ref = h.attr.ref(h.binOf(w.pa))
 	}
 	fill, isFalse := l.attr.fill[slot], kind == falseSharing
-	by := l.attr.stats(fill)
-	if by.invBy == nil {
-		by.invBy = map[invKey]uint64{}
+	l.attr.refs.sharingOf(fill).by[invKey{w.ref, int16(w.p.id), isFalse}]++
+	l.attr.refs.sharingOf(w.ref).of[invKey{fill, int16(q.id), isFalse}]++
+}
+
+// refSharing are the invalidations of an access point at one level.
+type refSharing struct {
+	by map[invKey]uint64 // lines of its fills other processors' writes invalidated
+	of map[invKey]uint64 // lines of other processors its writes invalidated
+}
+
+// sharingOf returns the invalidations of access point id, made on first
+// use.
+func (t *refTable) sharingOf(id int32) *refSharing {
+	sh := t.sharing[id]
+	if sh == nil {
+		if t.sharing == nil {
+			t.sharing = map[int32]*refSharing{}
+		}
+		sh = &refSharing{by: map[invKey]uint64{}, of: map[invKey]uint64{}}
+		t.sharing[id] = sh
 	}
-	by.invBy[invKey{w.ref, int16(w.p.id), isFalse}]++
-	of := l.attr.stats(w.ref)
-	if of.invOf == nil {
-		of.invOf = map[invKey]uint64{}
-	}
-	of.invOf[invKey{fill, int16(q.id), isFalse}]++
+	return sh
 }
 
 // countSharingWrite counts, when attributing, that the write w invalidated
@@ -99,7 +111,7 @@ func (h *Hierarchy) countSharingWrite(w *invWriter, line, used uint64, kind uint
 
 // sharingLists returns the invalidations an access point suffered and
 // caused, by the other side's object and processor (unsorted).
-func sharingLists(r *refStats, at *attribution, nm *namer) (by, of []profile.Sharing) {
+func sharingLists(r *refSharing, at *attribution, nm *namer) (by, of []profile.Sharing) {
 	list := func(m map[invKey]uint64) []profile.Sharing {
 		var out []profile.Sharing
 		for k, n := range m {
@@ -111,7 +123,7 @@ func sharingLists(r *refStats, at *attribution, nm *namer) (by, of []profile.Sha
 		}
 		return out
 	}
-	return list(r.invBy), list(r.invOf)
+	return list(r.by), list(r.of)
 }
 
 // sharingWrites returns the writes that invalidated other processors'

@@ -8,7 +8,7 @@ import "memspy/profile"
 // (whereProfile), so that adding up an access point costs a few
 // additions, not a profile.Stats.
 type sums struct {
-	refCounts
+	refStats
 	stall uint64 // the cycles the misses waited for the level below
 	// present is set when an access point of the entry has counters at
 	// this cache (hasCounters): the entry then lists the cache.
@@ -20,8 +20,8 @@ type sums struct {
 
 // addCounts adds the counters of an access point at a level where a miss
 // of each kind waits pen cycles.
-func (s *sums) addCounts(r *refCounts, pen *[numAccessKinds]uint64) {
-	s.refCounts.add(r)
+func (s *sums) addCounts(r *refStats, pen *[numAccessKinds]uint64) {
+	s.refStats.add(r)
 	for k := range numAccessKinds {
 		s.stall += r.miss[k] * pen[k]
 	}
@@ -30,7 +30,7 @@ func (s *sums) addCounts(r *refCounts, pen *[numAccessKinds]uint64) {
 
 // add adds the sums b to s.
 func (s *sums) add(b *sums) {
-	s.refCounts.add(&b.refCounts)
+	s.refStats.add(&b.refStats)
 	s.stall += b.stall
 	s.present = s.present || b.present
 	if b.share != nil {

@@ -15,14 +15,9 @@ type Symbolizer interface {
 	// HeapName names the heap blocks allocated through a call path of
 	// return addresses, innermost first (the allocation routine's own
 	// frames removed), as the type whose descriptor is at run-time
-	// address typ (Go's; 0: unknown): name is short (the variable that
-	// receives the pointer, e.g. "Y", else "heap@file:line"; with a type,
-	// "v ([]int)", else "main.go:42 []int"); path is the call path,
-	// outermost first, one "func.line" per source frame, so that path and
-	// name joined with dots make a unique full name
-	// ("main.42.AllocMatrix.17.Y"). ok is false when nothing is known
+	// address typ (Go's; 0: unknown). ok is false when nothing is known
 	// about the call path.
-	HeapName(site []uint64, typ uint64) (name string, path []string, ok bool)
+	HeapName(site []uint64, typ uint64) (h HeapSite, ok bool)
 	// Locals returns the variables kept at fixed offsets from the frame of
 	// the function entered at run-time address entry, sorted by offset
 	// (nil when unknown).
@@ -53,4 +48,22 @@ type Source struct {
 	// tells functions apart: a C++ function's, demangled with its
 	// parameter types and template arguments.
 	Signature string
+}
+
+// HeapSite is what a Symbolizer says of the heap blocks allocated through
+// one call path.
+type HeapSite struct {
+	// Name is short: the variable that receives the pointer, e.g. "Y",
+	// else "heap@file:line"; with a type, "v ([]int)", else "main.go:42
+	// []int".
+	Name string
+	// Path is the call path, outermost first, one "func.line" per source
+	// frame, so that Path and Name joined with dots make a unique full
+	// name ("main.42.AllocMatrix.17.Y").
+	Path []string
+	// At is the allocation's "file:line" in the program's own code: its
+	// first frame with a line outside the allocator wrappers' library
+	// headers and the Go runtime (or, when none is, its first frame with
+	// a line); "" when no frame has one.
+	At string
 }

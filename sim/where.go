@@ -216,10 +216,12 @@ func (w *whereBuilder) mark() {
 				continue
 			}
 			r := la.refs.stats.find(int(k - 1))
-			if r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 ||
-				len(r.invBy) != 0 || len(r.invOf) != 0 {
+			if r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 {
 				has.set(int32(id))
 			}
+		}
+		for id := range la.refs.sharing {
+			has.set(id)
 		}
 		l.c.ForEachValid(func(slot int) {
 			if la.demand[slot] {
@@ -528,11 +530,11 @@ func (w *whereBuilder) count(p *profile.Profile) {
 			}
 			causes.Add(r.causes())
 			var by, of []profile.Sharing
-			if len(r.invBy) != 0 || len(r.invOf) != 0 {
-				by, of = sharingLists(r, at, w.nm)
+			if sh := la.refs.sharing[int32(id)]; sh != nil {
+				by, of = sharingLists(sh, at, w.nm)
 			}
 			for _, s := range w.targets(int32(id), j, &buf) {
-				s.addCounts(&r.refCounts, pen)
+				s.addCounts(r, pen)
 				s.addSharing(by, of)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"memspy/sim"
 	"memspy/symbols"
 )
 
@@ -43,13 +44,16 @@ import (
 // functions that allocate those without a type), and without a type as
 // C's blocks are named.
 //
-// path is the whole call path, outermost first, one "func.line" per source
-// frame (joined with the name: "main.42.AllocMatrix.17.Y", main's line 42
-// called AllocMatrix, whose line 17 called the allocator). A frame without
-// a line is just "func"; one in no known function is its module and
-// offset ("libfoo.so+0x11a3", or the address in hex outside every
-// module). ok is false when no frame of site is known at all.
-func (s *Symbolizer) HeapName(site []uint64, typ uint64) (name string, path []string, ok bool) {
+// The path is the whole call path, outermost first, one "func.line" per
+// source frame (joined with the name: "main.42.AllocMatrix.17.Y", main's
+// line 42 called AllocMatrix, whose line 17 called the allocator). A frame
+// without a line is just "func"; one in no known function is its module
+// and offset ("libfoo.so+0x11a3", or the address in hex outside every
+// module). The site (At) is the innermost line of the program's own,
+// after the Go runtime's frames and out of the system's headers (and of
+// Go's standard library), else the innermost line. ok is false when no
+// frame of site is known at all.
+func (s *Symbolizer) HeapName(site []uint64, typ uint64) (h sim.HeapSite, ok bool) {
 	var frames []siteFrame // innermost first
 	for _, ra := range site {
 		fs := s.space.Frames(ra - 1)
@@ -63,12 +67,12 @@ func (s *Symbolizer) HeapName(site []uint64, typ uint64) (name string, path []st
 		}
 	}
 	if !ok {
-		return "", nil, false
+		return sim.HeapSite{}, false
 	}
 	if g, ok := goAllocation(frames); ok || typ != 0 {
-		name = s.goName(frames, g, typ)
+		h.Name, h.At = s.goName(frames, g, typ)
 	} else {
-		name = s.shortName(frames)
+		h.Name, h.At = s.shortName(frames), siteLine(frames, nil)
 	}
 	for i := len(frames) - 1; i >= 0; i-- {
 		f := &frames[i]
@@ -79,9 +83,9 @@ func (s *Symbolizer) HeapName(site []uint64, typ uint64) (name string, path []st
 		if f.Line > 0 {
 			elem += "." + strconv.Itoa(f.Line)
 		}
-		path = append(path, elem)
+		h.Path = append(h.Path, elem)
 	}
-	return name, path, true
+	return h, true
 }
 
 // siteFrame is one source frame of an allocation site.
@@ -174,7 +178,7 @@ var goUntyped = map[string]string{
 // type at typ. The runtime's own allocations (no frame after the
 // runtime's has a source file) are named from the frames after the one
 // that called mallocgc, the runtime's code taken as the program's.
-func (s *Symbolizer) goName(frames []siteFrame, g goAlloc, typ uint64) string {
+func (s *Symbolizer) goName(frames []siteFrame, g goAlloc, typ uint64) (name, at string) {
 	name, typed := goUntyped[frames[0].Func]
 	if typ != 0 {
 		name, typed = s.space.GoType(typ)
@@ -187,16 +191,16 @@ func (s *Symbolizer) goName(frames []siteFrame, g goAlloc, typ uint64) string {
 	if !slices.ContainsFunc(own, func(f siteFrame) bool { return f.File != "" }) {
 		own, std = frames[min(1, len(frames)-1):], nil
 	}
-	v := s.variable(own, std)
+	v, at := s.variable(own, std), siteLine(own, std)
 	switch {
 	case v != "" && typed:
-		return v + " (" + name + ")"
+		return v + " (" + name + ")", at
 	case v != "":
-		return v
+		return v, at
 	case typed:
-		return s.site(own, std) + " " + name
+		return s.site(own, std) + " " + name, at
 	}
-	return "heap@" + s.site(own, std)
+	return "heap@" + s.site(own, std), at
 }
 
 // shortName finds the variable receiving the pointer (see variable),
@@ -257,12 +261,8 @@ func (s *Symbolizer) variable(frames []siteFrame, library func(siteFrame) bool) 
 // else the innermost function, else the module and offset
 // ("libfoo.so+0x1a3").
 func (s *Symbolizer) site(frames []siteFrame, library func(siteFrame) bool) string {
-	for _, own := range []bool{true, false} {
-		for _, f := range frames {
-			if f.File != "" && f.Line > 0 && (!own || !inLibraryHeader(f.File) && (library == nil || !library(f))) {
-				return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
-			}
-		}
+	if at := siteLine(frames, library); at != "" {
+		return at
 	}
 	for _, f := range frames {
 		if f.Func != "" {
@@ -270,6 +270,21 @@ func (s *Symbolizer) site(frames []siteFrame, library func(siteFrame) bool) stri
 		}
 	}
 	return s.place(frames[0].ra)
+}
+
+// siteLine returns "file:line" of the first frame with a line that is the
+// program's own (outside the system's library headers, and the frames
+// library tells, if not nil), else of the first frame with a line; "" when
+// none has one.
+func siteLine(frames []siteFrame, library func(siteFrame) bool) string {
+	for _, own := range []bool{true, false} {
+		for _, f := range frames {
+			if f.File != "" && f.Line > 0 && (!own || !inLibraryHeader(f.File) && (library == nil || !library(f))) {
+				return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+			}
+		}
+	}
+	return ""
 }
 
 // nodeContainers allocate a node per element; the other containers of the

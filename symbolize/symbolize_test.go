@@ -330,18 +330,27 @@ func TestHeapName(t *testing.T) {
 		{"use under unknown caller", []uint64{use, 0x20}, fmt.Sprintf("heap@prog.c:%d", useL), fmt.Sprintf("0x20.main.%d.heap@prog.c:%d", useL, useL)},
 	}
 	for _, tc := range tests {
-		name, path, ok := s.HeapName(tc.site, 0)
-		full := strings.Join(append(path, name), ".")
+		h, ok := s.HeapName(tc.site, 0)
+		name, full := h.Name, strings.Join(append(h.Path, h.Name), ".")
 		if !ok || name != tc.short || full != tc.full {
 			t.Errorf("%s: HeapName(%#x) = %q, %q, %v; want %q, %q, true", tc.name, tc.site, name, full, ok, tc.short, tc.full)
+		}
+	}
+	// The site is the innermost line of the program's own.
+	for _, tc := range []struct {
+		site []uint64
+		at   string
+	}{{siteA, fmt.Sprintf("prog.c:%d", wrap)}, {[]uint64{use}, fmt.Sprintf("prog.c:%d", useL)}, {[]uint64{0x10}, ""}} {
+		if h, _ := s.HeapName(tc.site, 0); h.At != tc.at {
+			t.Errorf("HeapName(%#x).At = %q, want %q", tc.site, h.At, tc.at)
 		}
 	}
 	if loop[0] != loop[1] || loop[1] != loop[2] {
 		t.Errorf("loop sites differ: %#x", loop)
 	}
 	for _, site := range [][]uint64{nil, {0x10}, {0x10, 0x20}} {
-		if name, path, ok := s.HeapName(site, 0); ok || name != "" || path != nil {
-			t.Errorf("HeapName(%#x) = %q, %q, %v; want nothing", site, name, path, ok)
+		if h, ok := s.HeapName(site, 0); ok || h.Name != "" || h.Path != nil || h.At != "" {
+			t.Errorf("HeapName(%#x) = %+v, %v; want nothing", site, h, ok)
 		}
 	}
 }
@@ -444,8 +453,8 @@ func TestRemap(t *testing.T) {
 			if got := s.Code(moved[0] - 1); got.Func != "alloc_matrix" || got.Line != line(t, "WRAP") {
 				t.Errorf("Code(%#x) after remap = %+v, want alloc_matrix", moved[0]-1, got)
 			}
-			if name, _, _ := s.HeapName(moved, 0); name != "A" {
-				t.Errorf("HeapName(%#x) after remap = %q, want A", moved, name)
+			if h, _ := s.HeapName(moved, 0); h.Name != "A" {
+				t.Errorf("HeapName(%#x) after remap = %q, want A", moved, h.Name)
 			}
 			if v, ok := findVar(vars, "big"); !ok || v.Addr != bigAddr+uint64(shift) {
 				t.Errorf("big after remap = %+v, %v; want Addr %#x", v, ok, bigAddr+uint64(shift))
@@ -460,8 +469,9 @@ func TestRemap(t *testing.T) {
 				t.Errorf("Code(%#x) after remap = %+v, the old mapping's answer", pc, got)
 			}
 			for _, site := range [][]uint64{siteA, moved} {
-				n1, f1, ok1 := s.HeapName(site, 0)
-				n2, f2, ok2 := fresh.HeapName(site, 0)
+				h1, ok1 := s.HeapName(site, 0)
+				h2, ok2 := fresh.HeapName(site, 0)
+				n1, f1, n2, f2 := h1.Name, h1.Path, h2.Name, h2.Path
 				if n1 != n2 || !slices.Equal(f1, f2) || ok1 != ok2 {
 					t.Errorf("HeapName(%#x) after remap = %q, %q, %v; want the new mapping's %q, %q, %v", site, n1, f1, ok1, n2, f2, ok2)
 				}
@@ -502,7 +512,7 @@ func BenchmarkHeapName(b *testing.B) {
 	s.Map(p.path, p.textAddr)
 	site := p.out["A"]
 	for b.Loop() {
-		if _, _, ok := s.HeapName(site, 0); !ok {
+		if _, ok := s.HeapName(site, 0); !ok {
 			b.Fatal("no name")
 		}
 	}
