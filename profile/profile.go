@@ -7,6 +7,7 @@ package profile
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"compress/flate"
 	"compress/gzip"
@@ -510,6 +511,33 @@ func Read(r io.Reader) (*Profile, error) {
 	} else {
 		r = br
 	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", readError(err, int64(len(data))))
+	}
+	if p, ok := decodeParallel(data); ok {
+		if err := p.check(); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	return decode(bytes.NewReader(data))
+}
+
+// check checks that p is a profile this memspy understands.
+func (p *Profile) check() error {
+	if p.Version < 1 || p.Tool != "memspy" && p.Tool != "" {
+		return fmt.Errorf("profile: not a memspy profile (tool %q, version %d)", p.Tool, p.Version)
+	}
+	if p.Version > Version {
+		return fmt.Errorf("profile: version %d is newer than this memspy understands (%d)", p.Version, Version)
+	}
+	return nil
+}
+
+// decode decodes the JSON profile r as encoding/json does, and describes
+// what is wrong with it.
+func decode(r io.Reader) (*Profile, error) {
 	cr := &countingReader{r: r}
 	dec := json.NewDecoder(cr)
 	var p Profile
@@ -519,11 +547,8 @@ func Read(r io.Reader) (*Profile, error) {
 		}
 		return nil, fmt.Errorf("profile: %w", decodeError(err, cr.n))
 	}
-	if p.Version < 1 || p.Tool != "memspy" && p.Tool != "" {
-		return nil, fmt.Errorf("profile: not a memspy profile (tool %q, version %d)", p.Tool, p.Version)
-	}
-	if p.Version > Version {
-		return nil, fmt.Errorf("profile: version %d is newer than this memspy understands (%d)", p.Version, Version)
+	if err := p.check(); err != nil {
+		return nil, err
 	}
 	end := dec.InputOffset()
 	var extra json.RawMessage

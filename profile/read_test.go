@@ -3,6 +3,10 @@ package profile
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +51,8 @@ func TestReadRejectsNonProfiles(t *testing.T) {
 		{"truncated gzip", encode(t, true)[:100], "profile: truncated profile at byte "},
 		{"bad JSON", []byte(`{"version": 1,, }`), "profile: invalid JSON at byte 15: invalid character ',' looking for beginning of object key string"},
 		{"control bytes", []byte(`{"version": 1, "tool": "\u001b[31m"}`), `(tool "\x1b[31m", version 1)`},
+		{"bad entry", []byte(`{"version": 1, "references": [{"pc": 1}, {"pc": "x"}]}`), `profile: at byte 51: "references.pc" is a JSON string, not a uint64`},
+		{"list not a list", []byte(`{"version": 1, "pairs": {}}`), `profile: at byte 25: "pairs" is a JSON object, not a []profile.Pair`},
 	} {
 		_, err := Read(bytes.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -104,4 +110,73 @@ func TestPrintable(t *testing.T) {
 	if want := `no cache "L3" to focus on (caches: [L1 "\x1b]0;owned\a"])`; err == nil || err.Error() != want {
 		t.Errorf("SetFocus: %v, want %s", err, want)
 	}
+}
+
+// Read decodes the entries on every CPU into what encoding/json decodes
+// alone, from the indented and the compressed (compact) encodings, with
+// lists written in any layout (splitList).
+func TestReadDecodesAsEncodingJSON(t *testing.T) {
+	type plain Profile // decoded by encoding/json alone
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 3, 10, 700} {
+		p := sample(10)
+		if n > 0 {
+			p = randomWhere(rng)
+			for len(p.References) < n { // parts of several entries
+				r := p.References[rng.IntN(len(p.References))]
+				r.PC = uint64(len(p.References)) << 4
+				p.References = append(p.References, r)
+			}
+		}
+		var indented, compressed bytes.Buffer
+		if err := p.Write(&indented); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WriteCompressed(&compressed); err != nil {
+			t.Fatal(err)
+		}
+		var want plain
+		if err := json.Unmarshal(indented.Bytes(), &want); err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, indented.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		for name, in := range map[string][]byte{"indented": indented.Bytes(), "compressed": compressed.Bytes(), "one line": compact.Bytes()} {
+			got, err := Read(bytes.NewReader(in))
+			if err != nil {
+				t.Fatalf("%d entries, %s: %v", n, name, err)
+			}
+			if !reflect.DeepEqual((*plain)(got), &want) {
+				t.Errorf("%d entries, %s: Read differs from encoding/json", n, name)
+			}
+		}
+	}
+}
+
+// listItems finds the elements of lists of every kind of JSON value,
+// strings holding brackets, commas and escaped quotes included.
+func TestListItems(t *testing.T) {
+	for in, want := range map[string][]string{
+		`[]`:    nil,
+		` [ ] `: nil,
+		`[1]`:   {`1`},
+		`[1, "a,]\"}", {"x": [1, {}]}, [], null , -2.5e3,true]`: {`1`, `"a,]\"}"`, `{"x": [1, {}]}`, `[]`, `null`, `-2.5e3`, `true`},
+		"[\n  {\"a\": \"\\\\\"}\n]":                             {"{\"a\": \"\\\\\"}"},
+	} {
+		got, ok := listItems([]byte(in))
+		if !ok || !slices.EqualFunc(got, bytesOf(want), bytes.Equal) {
+			t.Errorf("listItems(%s) = %q, %v, want %q", in, got, ok, want)
+		}
+	}
+}
+
+// bytesOf returns the strings as byte slices.
+func bytesOf(ss []string) [][]byte {
+	var out [][]byte
+	for _, s := range ss {
+		out = append(out, []byte(s))
+	}
+	return out
 }
