@@ -46,7 +46,6 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	wg.Go(w.countStrides)
 	wg.Go(w.evictions)
 	w.count(p)
-	w.countResident()
 	wg.Wait()
 	p.Pairs = w.pairEntries()
 	p.Functions = w.functionEntries()
@@ -507,7 +506,9 @@ func (w *whereBuilder) targets(id int32, j int, buf *[4]*sums) []*sums {
 }
 
 // count adds up the counters of every access point with any, level by
-// level, and the causes of each cache's misses into p's caches.
+// level, with the byte use of the lines still resident as if they left
+// now, and the causes of each cache's misses into p's caches; the caches
+// of different names on every CPU.
 func (w *whereBuilder) count(p *profile.Profile) {
 	at, names := w.h.attr, len(w.names)
 	w.pairSums = newSumTable(len(w.pairs), names)
@@ -516,29 +517,54 @@ func (w *whereBuilder) count(p *profile.Profile) {
 	w.refSums = newSumTable(w.listed, names)
 	w.lineSums = newSumTable(len(w.lines), names)
 	w.omitted = newSumTable(1, names)
+	var wg sync.WaitGroup
+	for j := range names {
+		wg.Go(func() {
+			for i, l := range w.h.levels {
+				if w.nameOf[i] == j {
+					w.countLevel(i, p.Caches[l.cache].Causes)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// countLevel adds up the counters of every access point with any at level
+// i (whose sums only it changes), and the causes of their misses into
+// causes.
+func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
+	at, l := w.h.attr, w.h.levels[i]
+	la, has, pen, j := l.attr, w.present[i], &w.pen[i], w.nameOf[i]
 	var buf [4]*sums
-	for i, l := range w.h.levels {
-		la, has, pen, j := l.attr, w.present[i], &w.pen[i], w.nameOf[i]
-		causes := p.Caches[l.cache].Causes
-		for id := range at.refs {
-			if !has.has(int32(id)) {
-				continue
-			}
-			r := la.refs.find(int32(id))
-			if r == nil {
-				r = &noRefStats // no counts here, but it may have filled lines in a warm-up
-			}
-			causes.Add(r.causes())
-			var by, of []profile.Sharing
-			if sh := la.refs.sharing[int32(id)]; sh != nil {
-				by, of = sharingLists(sh, at, w.nm)
-			}
-			for _, s := range w.targets(int32(id), j, &buf) {
-				s.addCounts(r, pen)
-				s.addSharing(by, of)
-			}
+	for id := range at.refs {
+		if !has.has(int32(id)) {
+			continue
+		}
+		r := la.refs.find(int32(id))
+		if r == nil {
+			r = &noRefStats // no counts here, but it may have filled lines in a warm-up
+		}
+		causes.Add(r.causes())
+		var by, of []profile.Sharing
+		if sh := la.refs.sharing[int32(id)]; sh != nil {
+			by, of = sharingLists(sh, at, w.nm)
+		}
+		for _, s := range w.targets(int32(id), j, &buf) {
+			s.addCounts(r, pen)
+			s.addSharing(by, of)
 		}
 	}
+	l.c.ForEachValid(func(slot int) {
+		if !la.demand[slot] {
+			return
+		}
+		used := la.used(slot)
+		for _, s := range w.targets(la.fill[slot], j, &buf) {
+			s.used += used
+			s.fetched += l.lineSize
+		}
+	})
 }
 
 // countStrides adds up the strides of the pairs and of the references
@@ -560,25 +586,6 @@ func (w *whereBuilder) countStrides() {
 			ref := w.refOf[hd]
 			w.refStrides[ref] = w.refStrides[ref].Merged(strides)
 		}
-	}
-}
-
-// countResident counts the byte use of the lines still resident as if
-// they left now, in the sums of the access points that filled them.
-func (w *whereBuilder) countResident() {
-	var buf [4]*sums
-	for i, l := range w.h.levels {
-		la, j := l.attr, w.nameOf[i]
-		l.c.ForEachValid(func(slot int) {
-			if !la.demand[slot] {
-				return
-			}
-			used := la.used(slot)
-			for _, s := range w.targets(la.fill[slot], j, &buf) {
-				s.used += used
-				s.fetched += l.lineSize
-			}
-		})
 	}
 }
 
