@@ -3,6 +3,7 @@ package profile
 import (
 	"cmp"
 	"slices"
+	"sync"
 )
 
 // HotShare is the share of a cache's stall cycles at which a small global
@@ -229,16 +230,22 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 // stall cycles first (functions with their compute and synchronization
 // cycles), then by name.
 func (p *Profile) SortWhere() {
-	slices.SortFunc(p.Functions, func(a, b Function) int {
-		return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles+b.SyncCycles, a.StallCycles+a.ComputeCycles+a.SyncCycles),
-			ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
+	var wg sync.WaitGroup // (the lists apart, on every CPU)
+	wg.Go(func() {
+		slices.SortFunc(p.Functions, func(a, b Function) int {
+			return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles+b.SyncCycles, a.StallCycles+a.ComputeCycles+a.SyncCycles),
+				ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
+		})
+		slices.SortFunc(p.Objects, compareObjects)
 	})
-	slices.SortFunc(p.Objects, compareObjects)
-	slices.SortFunc(p.Pairs, comparePairs)
-	slices.SortFunc(p.Lines, func(a, b Line) int {
-		return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
+	wg.Go(func() { slices.SortFunc(p.Pairs, comparePairs) })
+	wg.Go(func() {
+		slices.SortFunc(p.Lines, func(a, b Line) int {
+			return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
+		})
 	})
 	slices.SortFunc(p.References, func(a, b Reference) int { return CompareReferences(&a, &b) })
+	wg.Wait()
 }
 
 // compareObjects orders objects as a profile lists them: ByStall, then

@@ -47,11 +47,12 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	wg.Go(w.evictions)
 	w.count(p)
 	wg.Wait()
-	p.Pairs = w.pairEntries()
-	p.Functions = w.functionEntries()
-	p.Objects = w.objectEntries()
-	p.References = w.referenceEntries()
+	p.Functions = w.functionEntries() // (the last to name functions)
+	wg.Go(func() { p.Pairs = w.pairEntries() })
+	wg.Go(func() { p.Objects = w.objectEntries() })
+	wg.Go(func() { p.References = w.referenceEntries() })
 	p.Lines = w.lineEntries()
+	wg.Wait()
 	p.OmittedReferences = w.omittedEntry()
 	p.EvictorsError = w.evictorsError
 	if h.timing != nil {
