@@ -87,5 +87,6 @@ func (r *Run) Children() <-chan *StreamReader {
 func (r *Run) StopChildren() {
 	if r.kids != nil {
 		r.kids.r.Close()
+		os.RemoveAll(r.kids.dir) // now: memspy may exit before serve ends
 	}
 }
