@@ -46,7 +46,7 @@ func Create(path string) (*File, error) {
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, unwrapPath(err))
+		return nil, fmt.Errorf("create %s: %w", path, bareError(err))
 	}
 	return &File{File: f, path: path, mode: mode, tmp: f.Name()}, nil
 }
@@ -62,12 +62,16 @@ func Check(path string) error {
 	return nil
 }
 
-// unwrapPath drops the temporary file's name from an error of
-// os.CreateTemp, which would only confuse.
-func unwrapPath(err error) error {
+// bareError drops the file names from an error of os.CreateTemp,
+// os.Rename and the like: a temporary file's name would only confuse.
+func bareError(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }
@@ -95,22 +99,13 @@ func CommitAll(files ...*File) error {
 	for _, f := range files {
 		if err == nil {
 			if e := os.Rename(f.tmp, f.path); e != nil {
-				err = fmt.Errorf("writing %s: %w", f.path, unwrapLink(e))
+				err = fmt.Errorf("writing %s: %w", f.path, bareError(e))
 			}
 		}
 		if err != nil {
 			f.Abort()
 		}
 		f.done = true
-	}
-	return err
-}
-
-// unwrapLink drops the names from an error of os.Rename.
-func unwrapLink(err error) error {
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
 	}
 	return err
 }
@@ -129,7 +124,7 @@ func (f *File) finish() error {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", f.path, unwrapPath(err))
+		return fmt.Errorf("writing %s: %w", f.path, bareError(err))
 	}
 	return nil
 }
@@ -155,7 +150,7 @@ func WriteFile(path string, data []byte) error {
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Abort()
-		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+		return fmt.Errorf("writing %s: %w", path, bareError(err))
 	}
 	return f.Commit()
 }

@@ -26,33 +26,20 @@ type DiffOptions struct {
 }
 
 // diffViews are the views of Diff, in the order of the help text.
-var diffViews = []struct{ name, help string }{
-	{"summary", "the whole run: events, stall cycles, and the accesses, misses, miss rate and causes of each cache both machines have"},
-	{"functions", "by function (--where): stall cycles, and the accesses, misses and causes at the focus cache"},
-	{"objects", "by data object, matched by name (--rename OLD=NEW for the renamed ones)"},
-	{"pairs", "by function × object"},
-	{"refs", "by reference: PC, function and object"},
+var diffViews = []view{
+	{name: "summary", help: "the whole run: events, stall cycles, and the accesses, misses, miss rate and causes of each cache both machines have"},
+	{name: "functions", help: "by function (--where): stall cycles, and the accesses, misses and causes at the focus cache"},
+	{name: "objects", help: "by data object, matched by name (--rename OLD=NEW for the renamed ones)"},
+	{name: "pairs", help: "by function × object"},
+	{name: "refs", help: "by reference: PC, function and object"},
 }
 
 // DiffViews lists the views of Diff, in the order of the help text.
-func DiffViews() []string {
-	names := make([]string, len(diffViews))
-	for i, v := range diffViews {
-		names[i] = v.name
-	}
-	return names
-}
+func DiffViews() []string { return viewNames(diffViews) }
 
 // DiffViewHelp returns a one-line description of Diff's view name (""
 // if there is no such view).
-func DiffViewHelp(name string) string {
-	for _, v := range diffViews {
-		if v.name == name {
-			return v.help
-		}
-	}
-	return ""
-}
+func DiffViewHelp(name string) string { return viewHelp(diffViews, name) }
 
 // diffCounter is a counter the entry views compare, from an entry's
 // Stats: a count, or (rate) its misses over its accesses.

@@ -46,6 +46,7 @@ var ErrNoInclusive = errors.New("the profile has no inclusive counters: simulate
 // functions.
 const regionSuffix = " (region)"
 
+// view is a view of View (or, without build, of Diff).
 type view struct {
 	name, help string
 	build      func(*viewer) ([]*Table, error)
@@ -81,9 +82,12 @@ var views = []view{
 }
 
 // Views lists the view names, in the order of the help text.
-func Views() []string {
-	names := make([]string, len(views))
-	for i, v := range views {
+func Views() []string { return viewNames(views) }
+
+// viewNames returns the names of vs.
+func viewNames(vs []view) []string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
 		names[i] = v.name
 	}
 	return names
@@ -91,11 +95,13 @@ func Views() []string {
 
 // ViewHelp returns a one-line description of view name ("" if there is
 // no such view).
-func ViewHelp(name string) string {
-	for _, v := range views {
-		if v.name == name {
-			return v.help
-		}
+func ViewHelp(name string) string { return viewHelp(views, name) }
+
+// viewHelp returns the description of view name among vs ("" if there is
+// no such view).
+func viewHelp(vs []view, name string) string {
+	if i := slices.IndexFunc(vs, func(v view) bool { return v.name == name }); i >= 0 {
+		return vs[i].help
 	}
 	return ""
 }
