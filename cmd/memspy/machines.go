@@ -260,7 +260,7 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.renames, "rename", nil, "with --where: rename an object or function in the results, `OLD=NEW` (repeatable)")
 	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
 	fl.StringVar(&f.profOut, "profile", "", "write the profile to `FILE` for `memspy report` (gzip-compressed JSON when FILE ends in .memspy or .gz)")
-	fl.BoolVar(&f.stats, "stats", false, "print events/s, elapsed time and peak memory on stderr")
+	fl.BoolVar(&f.stats, "stats", false, "print the events simulated per second, the time to build and write the results after them, and peak memory on stderr")
 	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
 	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references (memspy run: the program then runs on untraced)")
 	fl.StringVar(&f.interleave, "interleave", "clock", "on several processors, the order of the threads' events: `ORDER` is clock (in quanta, the thread whose simulated clock is farthest behind first; never across synchronization) or trace (as traced)")

@@ -333,7 +333,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		fail = append(fail, err)
 	}
 	if f.stats {
-		printStats(stderr, p.Events, elapsed)
+		printStats(stderr, p.Events, elapsed, time.Since(start)-elapsed)
 	}
 	if interrupted.Load() {
 		fmt.Fprintf(stderr, "memspy: interrupted: the statistics cover %s until then\n", prog)

@@ -109,7 +109,7 @@ func runSim(cmd *cobra.Command, path string, f *simFlags) error {
 		return err
 	}
 	if f.stats {
-		printStats(cmd.ErrOrStderr(), p.Events, elapsed)
+		printStats(cmd.ErrOrStderr(), p.Events, elapsed, time.Since(start)-elapsed)
 	}
 	if p.Skipped > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "memspy: skipped %d malformed lines of %s\n", p.Skipped, in.name)
@@ -145,16 +145,17 @@ func writeResults(cmd *cobra.Command, p *profile.Profile, f *simFlags) error {
 	return f.writeFiles(p)
 }
 
-// printStats reports the speed of a run and the process's peak resident
-// memory.
-func printStats(w io.Writer, events uint64, elapsed time.Duration) {
+// printStats reports the speed of a run (its events simulated in
+// elapsed), the time after it to build and write the results, and the
+// process's peak resident memory.
+func printStats(w io.Writer, events uint64, elapsed, results time.Duration) {
 	var ru syscall.Rusage
 	rss := "?"
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		rss = report.Bytes(uint64(ru.Maxrss) * 1024) // Linux reports KiB
 	}
-	fmt.Fprintf(w, "memspy: %d events in %.3f s: %.1f M events/s; peak RSS %s\n",
-		events, elapsed.Seconds(), float64(events)/elapsed.Seconds()/1e6, rss)
+	fmt.Fprintf(w, "memspy: %d events in %.3f s: %.1f M events/s; results built and written in %.3f s; peak RSS %s\n",
+		events, elapsed.Seconds(), float64(events)/elapsed.Seconds()/1e6, results.Seconds(), rss)
 }
 
 // sampleLength checks the --sample request for a trace and, for count=,
