@@ -77,19 +77,20 @@ func (s *sums) stats(missOnly bool) *profile.Stats {
 }
 
 // sumTable holds the sums of the entries of one kind, by dense index,
-// for each of the profile's cache names.
+// for each of the profile's cache names: those of one name together, so
+// that goroutines adding up different caches touch different memory.
 type sumTable struct {
-	names int
-	s     []sums
+	n, names int
+	s        []sums
 }
 
 // newSumTable makes the sums of n entries for names cache names.
 func newSumTable(n, names int) sumTable {
-	return sumTable{names: names, s: make([]sums, n*names)}
+	return sumTable{n: n, names: names, s: make([]sums, n*names)}
 }
 
 // at returns the sums of entry e at cache name j.
-func (t *sumTable) at(e int32, j int) *sums { return &t.s[int(e)*t.names+j] }
+func (t *sumTable) at(e int32, j int) *sums { return &t.s[j*t.n+int(e)] }
 
 // present reports whether entry e has counters at any cache.
 func (t *sumTable) present(e int32) bool {

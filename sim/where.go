@@ -759,7 +759,7 @@ func (w *whereBuilder) functionEntries() []profile.Function {
 		self.addEntry(pk.fn, &w.pairSums, int32(i))
 		used.set(pk.fn)
 	}
-	for f := range int32(len(w.rootSums.s) / names) {
+	for f := range int32(w.rootSums.n) {
 		if w.rootSums.present(f) {
 			incl.addEntry(f, &w.rootSums, f)
 			hasIncl.set(f)
