@@ -7,7 +7,7 @@ BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 PREFIX  ?= /usr/local
 
-.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-sample eval-sample install clean check-go check-valgrind check-corpus corpus
+.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-stop bench-sample eval-sample install clean check-go check-valgrind check-corpus corpus
 
 all: build
 
@@ -148,6 +148,10 @@ eval-sample: build
 # The cost of --where and of --where --miss-only on memspy run.
 bench-where: build
 	BIN=$(BIN) ./scripts/bench-where.sh
+
+# How promptly memspy run stops after Ctrl-C (issue 25).
+bench-stop: build
+	BIN=$(BIN) ./scripts/bench-stop.sh
 
 # memspy, its Valgrind tool (found from the binary as ../libexec/memspy/valgrind)
 # and memspy.h for programs that mark themselves.

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make bench-stop: how promptly memspy run stops (issue 25: the summary
+# printed and the files written within 1 s of the signal). A python3 loop
+# runs under memspy run for WARM seconds (default 20), then its process
+# group gets SIGINT, as Ctrl-C would send it; the table gives the seconds
+# from the signal to memspy's exit, in each mode.
+set -euo pipefail
+BIN=${BIN:-bin/memspy}
+WARM=${WARM:-20}
+command -v python3 >/dev/null || { echo "bench-stop needs python3"; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+set -m # each background job in its own process group, as a shell's foreground job is
+# stop LABEL ARGS...: prints the seconds from the SIGINT to the exit of
+# memspy run ARGS (not in a subshell: the job needs the script's job
+# control to have a process group of its own).
+stop() {
+  local label=$1 pid t0 t1
+  shift
+  "$BIN" run "$@" -- python3 -c 'while True: pass' >/dev/null 2>"$work/err" &
+  pid=$!
+  sleep "$WARM"
+  t0=$(date +%s.%N)
+  kill -INT -- -"$pid" || kill -KILL "$pid"
+  for _ in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL -- -"$pid"
+    printf '%-36s %s\n' "$label" "no exit within 30 s of the signal (killed)"
+    return
+  fi
+  wait "$pid" || true
+  t1=$(date +%s.%N)
+  printf '%-36s %s\n' "$label" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
+}
+printf '%-36s %s\n' mode 'signal→exit s'
+stop plain
+stop --where --where
+stop "--where --profile F" --where --profile "$work/p.memspy"
+stop "--where --procs 4" --where --procs 4
