@@ -154,22 +154,39 @@ func (t *evictorTable) byVictim(ids int) (pairs []countedPair, start []int32) {
 	if t.n == 0 {
 		return nil, nil
 	}
-	start = make([]int32, ids+1)
-	for _, p := range t.pairs {
-		if p.n != 0 {
-			start[p.a+1]++
+	order, start := groupBy(len(t.pairs), ids, func(i int) int32 {
+		if t.pairs[i].n == 0 {
+			return -1
 		}
-	}
-	for i := 1; i <= ids; i++ {
-		start[i] += start[i-1]
-	}
-	pairs = make([]countedPair, t.n)
-	next := slices.Clone(start[:ids])
-	for _, p := range t.pairs {
-		if p.n != 0 {
-			pairs[next[p.a]] = p
-			next[p.a]++
-		}
+		return t.pairs[i].a
+	})
+	pairs = make([]countedPair, len(order))
+	for k, i := range order {
+		pairs[k] = t.pairs[i]
 	}
 	return pairs, start
+}
+
+// groupBy returns the numbers below n grouped by their group (below
+// groups; -1: none, left out), in order within a group, and where each
+// group begins: group g is order[start[g]:start[g+1]] (a counting sort).
+func groupBy(n, groups int, group func(i int) int32) (order, start []int32) {
+	start = make([]int32, groups+1)
+	for i := range n {
+		if g := group(i); g >= 0 {
+			start[g+1]++
+		}
+	}
+	for g := range groups {
+		start[g+1] += start[g]
+	}
+	order = make([]int32, start[groups])
+	next := slices.Clone(start[:groups])
+	for i := range n {
+		if g := group(i); g >= 0 {
+			order[next[g]] = int32(i)
+			next[g]++
+		}
+	}
+	return order, start
 }

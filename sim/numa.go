@@ -348,3 +348,12 @@ func (h *Hierarchy) migrationHints(nm *namer) []profile.MigrationHint {
 	}
 	return out
 }
+
+// entry returns m[k], made fresh on first use.
+func entry[K comparable, T any](m map[K]*T, k K, fresh *T) *T {
+	if e, ok := m[k]; ok {
+		return e
+	}
+	m[k] = fresh
+	return fresh
+}

@@ -603,24 +603,12 @@ func (w *whereBuilder) evictions() {
 	}
 	w.refEvictors = make([][]profile.RefEvictor, w.listed*len(w.names))
 	// The access points of each reference listed: members[start[r]:start[r+1]].
-	start := make([]int32, w.listed+1)
-	for _, hd := range w.headOf {
-		if hd >= 0 && w.refOf[hd] >= 0 {
-			start[w.refOf[hd]+1]++
+	members, start := groupBy(len(w.headOf), w.listed, func(id int) int32 {
+		if hd := w.headOf[id]; hd >= 0 {
+			return w.refOf[hd]
 		}
-	}
-	for r := range w.listed {
-		start[r+1] += start[r]
-	}
-	members := make([]int32, start[w.listed])
-	next := slices.Clone(start[:w.listed])
-	for id, hd := range w.headOf {
-		if hd >= 0 && w.refOf[hd] >= 0 {
-			ref := w.refOf[hd]
-			members[next[ref]] = int32(id)
-			next[ref]++
-		}
-	}
+		return -1
+	})
 	type evictor struct {
 		pc  uint64
 		bin int32
@@ -896,15 +884,6 @@ func (w *whereBuilder) omittedEntry() *profile.OmittedReferences {
 // noRefStats are the counters of an access point that has none at a
 // level (never written).
 var noRefStats refStats
-
-// entry returns m[k], made fresh on first use.
-func entry[K comparable, T any](m map[K]*T, k K, fresh *T) *T {
-	if e, ok := m[k]; ok {
-		return e
-	}
-	m[k] = fresh
-	return fresh
-}
 
 // penalty returns the cycles a miss of kind k at l waits for the level
 // below: its latency, or memory's.
