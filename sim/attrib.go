@@ -670,24 +670,23 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 	}
 }
 
-// strideSummary returns the strides counted for access point id, nil when
-// none.
-func (at *attribution) strideSummary(id int32) *profile.Strides {
+// strideSummary returns the strides counted for access point id: how
+// many, and the most counted ones (their counts less space-saving's
+// error; those left with none dropped), most first, at most
+// profile.MaxStrides, in buf. samples is 0 when none were ever counted.
+func (at *attribution) strideSummary(id int32, buf *[strideSlots]profile.Stride) (samples uint64, top []profile.Stride) {
 	st := at.strides.find(id)
 	if st == nil || st.n == 0 {
-		return nil
+		return 0, nil
 	}
-	out := &profile.Strides{Samples: st.n}
+	top = buf[:0]
 	for _, sl := range at.strides.counted(st) {
 		if sl.c > sl.err {
-			out.Top = append(out.Top, profile.Stride{Bytes: sl.d, Count: sl.c - sl.err})
+			top = append(top, profile.Stride{Bytes: sl.d, Count: sl.c - sl.err})
 		}
 	}
-	profile.SortStrides(out.Top)
-	if len(out.Top) > profile.MaxStrides {
-		out.Top = out.Top[:profile.MaxStrides]
-	}
-	return out
+	profile.SortStrides(top)
+	return st.n, top[:min(len(top), profile.MaxStrides)]
 }
 
 // strideAt counts the stride of access point ref when pa starts the

@@ -146,25 +146,16 @@ func (t *evictorTable) grow() {
 	}
 }
 
-// byVictim returns the pairs of the table grouped by victim, and where
-// each access point's begin among them: those of id are
-// pairs[start[id]:start[id+1]] (none beyond start's end). ids is the
-// number of access points.
-func (t *evictorTable) byVictim(ids int) (pairs []countedPair, start []int32) {
-	if t.n == 0 {
-		return nil, nil
-	}
-	order, start := groupBy(len(t.pairs), ids, func(i int) int32 {
+// grouped returns the places of the table's pairs grouped by a group of
+// their victim, group(victim) (below groups; -1 leaves the pair out):
+// group g's pairs are t.pairs[order[k]] for k in start[g]:start[g+1].
+func (t *evictorTable) grouped(groups int, group func(victim int32) int32) (order, start []int32) {
+	return groupBy(len(t.pairs), groups, func(i int) int32 {
 		if t.pairs[i].n == 0 {
 			return -1
 		}
-		return t.pairs[i].a
+		return group(t.pairs[i].a)
 	})
-	pairs = make([]countedPair, len(order))
-	for k, i := range order {
-		pairs[k] = t.pairs[i]
-	}
-	return pairs, start
 }
 
 // groupBy returns the numbers below n grouped by their group (below

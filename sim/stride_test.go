@@ -2,8 +2,11 @@ package sim
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
+
+	"memspy/profile"
 )
 
 // TestStrideCounting checks the space-saving stride counter against exact
@@ -62,10 +65,14 @@ func TestStrideCounting(t *testing.T) {
 				t.Fatalf("seed %d: stride %d made %d of %d and was dropped", seed, d, c, n)
 			}
 		}
-		sum := at.strideSummary(3)
-		for i, s := range sum.Top {
-			if i > 0 && s.Count > sum.Top[i-1].Count {
-				t.Fatalf("seed %d: summary not sorted: %+v", seed, sum.Top)
+		var buf [strideSlots]profile.Stride
+		samples, top := at.strideSummary(3, &buf)
+		if samples != uint64(n) || len(top) > profile.MaxStrides {
+			t.Fatalf("seed %d: summary of %d strides: %d, %+v", seed, n, samples, top)
+		}
+		for i, s := range top {
+			if i > 0 && s.Count > top[i-1].Count {
+				t.Fatalf("seed %d: summary not sorted: %+v", seed, top)
 			}
 		}
 	}
@@ -93,4 +100,30 @@ func modelStrides(slots *[strideSlots]strideSlot, d int64) {
 		}
 	}
 	slots[least] = strideSlot{d: d, c: slots[least].c + 1, err: slots[least].c}
+}
+
+// TestStrideSum checks strideSum against profile.Strides.Add, the model,
+// on random summaries: the same strides kept, the same counts.
+func TestStrideSum(t *testing.T) {
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var fast strideSum
+		var model *profile.Strides
+		for range rng.IntN(20) {
+			b := &profile.Strides{Samples: rng.Uint64N(100)}
+			seen := map[int64]bool{}
+			for range rng.IntN(profile.MaxStrides + 1) {
+				if d := int64(rng.IntN(9)) - 4; !seen[d] {
+					seen[d] = true
+					b.Top = append(b.Top, profile.Stride{Bytes: d, Count: 1 + rng.Uint64N(5)})
+				}
+			}
+			profile.SortStrides(b.Top)
+			fast.add(b.Samples, b.Top)
+			model = model.Merged(b)
+		}
+		if got := stridesOf([]strideSum{fast})[0]; !reflect.DeepEqual(got, model) {
+			t.Fatalf("seed %d: strideSum %+v, profile.Strides.Add %+v", seed, got, model)
+		}
+	}
 }

@@ -100,8 +100,8 @@ type whereBuilder struct {
 	pairSums, ctxSums, rootSums, refSums, lineSums, omitted sumTable
 	pairStrides, refStrides                                 []*profile.Strides
 	// evictedBy counts, by cache name, the lines of each pair's fills
-	// that each data bin's fills evicted: pair<<32 | bin → lines.
-	evictedBy []map[uint64]uint64
+	// that each data bin's fills evicted: (pair, bin) → lines.
+	evictedBy []pairCounts
 	// refEvictors are the evictor lists of the references listed, by
 	// reference and cache name; evictorsError the most their counts may
 	// be too high (evictorTable).
@@ -572,22 +572,66 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 // listed, in access point order.
 func (w *whereBuilder) countStrides() {
 	at := w.h.attr
-	w.pairStrides = make([]*profile.Strides, len(w.pairs))
-	w.refStrides = make([]*profile.Strides, w.listed)
+	pairs, refs := make([]strideSum, len(w.pairs)), make([]strideSum, w.listed)
+	var buf [strideSlots]profile.Stride
 	for id, pr := range w.pairOf {
 		if pr < 0 {
 			continue
 		}
-		strides := at.strideSummary(int32(id))
-		if strides == nil {
+		samples, top := at.strideSummary(int32(id), &buf)
+		if samples == 0 {
 			continue
 		}
-		w.pairStrides[pr] = w.pairStrides[pr].Merged(strides)
+		pairs[pr].add(samples, top)
 		if hd := w.headOf[id]; hd >= 0 && w.refOf[hd] >= 0 {
-			ref := w.refOf[hd]
-			w.refStrides[ref] = w.refStrides[ref].Merged(strides)
+			refs[w.refOf[hd]].add(samples, top)
 		}
 	}
+	w.pairStrides, w.refStrides = stridesOf(pairs), stridesOf(refs)
+}
+
+// strideSum adds up stride summaries as profile.Strides.Add does, the
+// most counted profile.MaxStrides kept after each addition, without
+// making a profile.Strides for each.
+type strideSum struct {
+	samples uint64
+	added   bool // a summary was added
+	n       int  // strides in top
+	top     [profile.MaxStrides]profile.Stride
+}
+
+// add adds a summary: samples strides counted, top the most counted
+// (distinct strides, at most profile.MaxStrides).
+func (s *strideSum) add(samples uint64, top []profile.Stride) {
+	var all [2 * profile.MaxStrides]profile.Stride
+	n := copy(all[:], s.top[:s.n])
+	for _, b := range top {
+		if i := slices.IndexFunc(all[:n], func(a profile.Stride) bool { return a.Bytes == b.Bytes }); i >= 0 {
+			all[i].Count += b.Count
+		} else {
+			all[n] = b
+			n++
+		}
+	}
+	profile.SortStrides(all[:n])
+	s.samples += samples
+	s.added = true
+	s.n = copy(s.top[:], all[:n])
+}
+
+// stridesOf returns the profile's strides of each sum, nil for one that
+// had none added.
+func stridesOf(sums []strideSum) []*profile.Strides {
+	out := make([]*profile.Strides, len(sums))
+	for i := range sums {
+		if s := &sums[i]; s.added {
+			out[i] = &profile.Strides{Samples: s.samples}
+			if s.n > 0 {
+				out[i].Top = slices.Clone(s.top[:s.n])
+			}
+		}
+	}
+	return out
 }
 
 // evictions counts the lines of each pair's fills that each object's
@@ -597,18 +641,14 @@ func (w *whereBuilder) countStrides() {
 // the rest added up (from a table of bounded size: evictorTable).
 func (w *whereBuilder) evictions() {
 	at := w.h.attr
-	w.evictedBy = make([]map[uint64]uint64, len(w.names))
-	for j := range w.evictedBy {
-		w.evictedBy[j] = map[uint64]uint64{}
-	}
+	w.evictedBy = make([]pairCounts, len(w.names))
 	w.refEvictors = make([][]profile.RefEvictor, w.listed*len(w.names))
-	// The access points of each reference listed: members[start[r]:start[r+1]].
-	members, start := groupBy(len(w.headOf), w.listed, func(id int) int32 {
+	listedRef := func(id int32) int32 { // the reference listed that access point id counts in, or -1
 		if hd := w.headOf[id]; hd >= 0 {
 			return w.refOf[hd]
 		}
 		return -1
-	})
+	}
 	type evictor struct {
 		pc  uint64
 		bin int32
@@ -617,24 +657,23 @@ func (w *whereBuilder) evictions() {
 	var scratch []evictor
 	for i, l := range w.h.levels {
 		j := w.nameOf[i]
-		evictedBy := w.evictedBy[j]
 		for _, e := range l.attr.refs.evictedBins.pairs {
 			if e.n != 0 {
-				evictedBy[uint64(w.pairOf[e.a])<<32|uint64(uint32(e.b))] += e.n
+				w.evictedBy[j].add(w.pairOf[e.a], e.b, e.n)
 			}
 		}
-		w.evictorsError = max(w.evictorsError, l.attr.refs.evicted.err)
-		pairs, from := l.attr.refs.evicted.byVictim(len(at.refs))
-		if len(pairs) == 0 {
+		ev := &l.attr.refs.evicted
+		w.evictorsError = max(w.evictorsError, ev.err)
+		if ev.n == 0 {
 			continue
 		}
+		order, start := ev.grouped(w.listed, listedRef)
 		for ref := range w.listed {
 			scratch = scratch[:0]
-			for _, v := range members[start[ref]:start[ref+1]] {
-				for _, e := range pairs[from[v]:from[v+1]] {
-					by := at.refs[e.b]
-					scratch = append(scratch, evictor{by.pc, by.bin, e.n})
-				}
+			for _, k := range order[start[ref]:start[ref+1]] {
+				e := &ev.pairs[k]
+				by := at.refs[e.b]
+				scratch = append(scratch, evictor{by.pc, by.bin, e.n})
 			}
 			if len(scratch) == 0 {
 				continue
@@ -670,8 +709,10 @@ const maxRefEvictors = 8
 // bin's fills evicted at cache name j to the evicted_by map (into) of the
 // entry the pair adds up in (entryOf), under the bin's name.
 func (w *whereBuilder) evictedByNames(j int, entryOf func(pair int32) int32, into func(e int32) map[string]uint64) {
-	for k, n := range w.evictedBy[j] {
-		into(entryOf(int32(k >> 32)))[w.nm.binName(int32(uint32(k)))] += n
+	for _, e := range w.evictedBy[j].pairs {
+		if e.n != 0 {
+			into(entryOf(e.a))[w.nm.binName(e.b)] += e.n
+		}
 	}
 }
 
