@@ -160,11 +160,15 @@ func (t *evictorTable) grouped(groups int, group func(victim int32) int32) (orde
 
 // groupBy returns the numbers below n grouped by their group (below
 // groups; -1: none, left out), in order within a group, and where each
-// group begins: group g is order[start[g]:start[g+1]] (a counting sort).
+// group begins: group g is order[start[g]:start[g+1]] (a counting sort,
+// calling group once for each number).
 func groupBy(n, groups int, group func(i int) int32) (order, start []int32) {
+	of := make([]int32, n)
 	start = make([]int32, groups+1)
 	for i := range n {
-		if g := group(i); g >= 0 {
+		g := group(i)
+		of[i] = g
+		if g >= 0 {
 			start[g+1]++
 		}
 	}
@@ -173,8 +177,8 @@ func groupBy(n, groups int, group func(i int) int32) (order, start []int32) {
 	}
 	order = make([]int32, start[groups])
 	next := slices.Clone(start[:groups])
-	for i := range n {
-		if g := group(i); g >= 0 {
+	for i, g := range of {
+		if g >= 0 {
 			order[next[g]] = int32(i)
 			next[g]++
 		}

@@ -643,12 +643,14 @@ func (w *whereBuilder) evictions() {
 	at := w.h.attr
 	w.evictedBy = make([]pairCounts, len(w.names))
 	w.refEvictors = make([][]profile.RefEvictor, w.listed*len(w.names))
-	listedRef := func(id int32) int32 { // the reference listed that access point id counts in, or -1
-		if hd := w.headOf[id]; hd >= 0 {
-			return w.refOf[hd]
+	listed := make([]int32, len(w.headOf)) // by access point: the reference listed it counts in, or -1
+	for id, hd := range w.headOf {
+		listed[id] = -1
+		if hd >= 0 {
+			listed[id] = w.refOf[hd]
 		}
-		return -1
 	}
+	listedRef := func(id int32) int32 { return listed[id] }
 	type evictor struct {
 		pc  uint64
 		bin int32
