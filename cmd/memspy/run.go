@@ -236,6 +236,17 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	defer stopProfile()
 	start := time.Now()
 	runErr := sim.Run(context.Background(), h, r, nil)
+	h.Finish()
+	// The profile is built while the program exits and the children's
+	// simulations end (one profile built at a time: see tree.building).
+	built := make(chan *profile.Profile, 1)
+	go func() {
+		if kids != nil {
+			kids.building.Lock()
+			defer kids.building.Unlock()
+		}
+		built <- h.Profile()
+	}()
 	var root *image // the first image of the tree, with kids
 	if kids != nil {
 		// The programs the process execs follow in its stream.
@@ -261,7 +272,6 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	if exited {
 		status, waitErr = run.Wait()
 	}
-	h.Finish()
 	if kids != nil {
 		// After an interrupt or a kill nobody waits for the children's
 		// events either: their streams are closed at once.
@@ -279,7 +289,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	// also made memspy kill the program).
 	streamFail := runErr != nil &&
 		!(errors.Is(runErr, valgrind.ErrNoEnd) && (killed != "" || interrupted.Load()))
-	p := h.Profile()
+	p := <-built
 	if kids != nil && len(kids.images) > 1 {
 		rootStatus := status.String()
 		if !exited {
