@@ -132,47 +132,52 @@ type headKey struct {
 }
 
 // headTable finds references by key: an open-addressing table of their
-// indices among the references (whose keys it compares), probed
-// linearly, at most half full (a map of a million struct keys costs
-// several times the time and the memory).
+// keys and indices among the references, probed linearly, at most half
+// full (a map of a million struct keys costs several times the time and
+// the memory).
 type headTable struct {
-	ids []int32 // by place: a reference's index plus one, 0 for a free place
-	n   int
+	places []headPlace
+	n      int
 }
 
-// id returns the index among heads of the reference with key k, or
-// len(heads) when there is none yet (the caller appends it).
-func (t *headTable) id(k headKey, heads []refHead) int32 {
-	if 2*(t.n+1) > len(t.ids) {
-		old := t.ids
-		t.ids = make([]int32, max(1024, 2*len(old)))
-		for _, id := range old {
-			if id != 0 {
-				t.ids[t.place(heads[id-1].key(), heads)] = id
+// headPlace is a place of a headTable: a reference's key and its index
+// plus one, 0 for a free place.
+type headPlace struct {
+	key headKey
+	id  int32
+}
+
+// id returns the index among the references of the one with key k, or n,
+// the number of references so far, when there is none yet (the caller
+// appends it).
+func (t *headTable) id(k headKey, n int) int32 {
+	if 2*(t.n+1) > len(t.places) {
+		old := t.places
+		t.places = make([]headPlace, max(1024, 2*len(old)))
+		for _, p := range old {
+			if p.id != 0 {
+				*t.place(p.key) = p
 			}
 		}
 	}
-	i := t.place(k, heads)
-	if t.ids[i] == 0 {
-		t.ids[i] = int32(len(heads)) + 1
+	p := t.place(k)
+	if p.id == 0 {
+		*p = headPlace{k, int32(n) + 1}
 		t.n++
 	}
-	return t.ids[i] - 1
+	return p.id - 1
 }
 
 // place returns the place of k: its own, or the free one where it goes.
-func (t *headTable) place(k headKey, heads []refHead) int {
-	mask := len(t.ids) - 1
+func (t *headTable) place(k headKey) *headPlace {
+	mask := len(t.places) - 1
 	h := (k.pc ^ uint64(uint32(k.fn))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
 	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
-		if id := t.ids[i]; id == 0 || heads[id-1].key() == k {
-			return i
+		if p := &t.places[i]; p.id == 0 || p.key == k {
+			return p
 		}
 	}
 }
-
-// key returns the reference's key.
-func (h *refHead) key() headKey { return headKey{h.pc, h.fn, h.bin} }
 
 // lineKey identifies a source line of a function.
 type lineKey struct {
@@ -318,7 +323,7 @@ func (w *whereBuilder) index() {
 		if key.pc == 0 {
 			continue
 		}
-		hd := headIdx.id(headKey{key.pc, f, key.bin}, w.heads)
+		hd := headIdx.id(headKey{key.pc, f, key.bin}, len(w.heads))
 		if int(hd) == len(w.heads) {
 			src := nm.source(key.pc)
 			w.heads = append(w.heads, refHead{pc: key.pc, fn: f, bin: key.bin, file: src.File, line: src.Line, column: src.Column})
