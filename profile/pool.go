@@ -138,13 +138,19 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 	for _, n := range objs {
 		newNames[n] = true
 	}
+	// Most names are neither old nor new: those of another length are
+	// not looked up.
+	oldLen, newLen := keyLengths(objs), keyLengths(newNames)
+	isOld := func(s string) bool { return len(s) < len(oldLen) && oldLen[len(s)] }
 	// obj renames an object and reports whether its name is a new one
 	// (the entry may then be the same as another).
 	obj := func(s *string) bool {
-		if n, ok := objs[*s]; ok {
-			*s = n
+		if isOld(*s) {
+			if n, ok := objs[*s]; ok {
+				*s = n
+			}
 		}
-		return newNames[*s]
+		return len(*s) < len(newLen) && newLen[len(*s)] && newNames[*s]
 	}
 	fn := func(s *string) {
 		if n, ok := funcs[*s]; ok {
@@ -153,6 +159,9 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 	}
 	stats := func(s *Stats) {
 		for old, n := range s.EvictedBy {
+			if !isOld(old) {
+				continue
+			}
 			if new, ok := objs[old]; ok {
 				delete(s.EvictedBy, old)
 				s.EvictedBy[new] += n
@@ -258,4 +267,17 @@ func compareObjects(a, b Object) int {
 // function and object.
 func comparePairs(a, b Pair) int {
 	return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+}
+
+// keyLengths returns which lengths the keys of m have: lengths[n] is set
+// when a key has n bytes.
+func keyLengths[V any](m map[string]V) []bool {
+	var lengths []bool
+	for k := range m {
+		if len(k) >= len(lengths) {
+			lengths = append(lengths, make([]bool, len(k)+1-len(lengths))...)
+		}
+		lengths[len(k)] = true
+	}
+	return lengths
 }

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 )
 
@@ -50,12 +49,16 @@ func SortSharing(s []Sharing) {
 // TrimSharing sorts the InvalidatedBy and Invalidated lists of every
 // entry at every cache, most first, and bounds them to MaxSharing.
 func (p *Profile) TrimSharing() {
+	trim := func(s *Stats) {
+		if s != nil && (s.InvalidatedBy != nil || s.Invalidated != nil) {
+			s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
+		}
+	}
 	p.forLevelled(func(e levelled) {
 		top, levels := e.parts()
-		for _, s := range append(slices.Collect(maps.Values(levels)), top) {
-			if s != nil {
-				s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
-			}
+		trim(top)
+		for _, s := range levels {
+			trim(s)
 		}
 	})
 }
