@@ -712,14 +712,32 @@ func (w *whereBuilder) evictions() {
 // level; the rest are added up in one entry.
 const maxRefEvictors = 8
 
-// evictedByNames adds the lines of each pair's fills that each data
-// bin's fills evicted at cache name j to the evicted_by map (into) of the
-// entry the pair adds up in (entryOf), under the bin's name.
-func (w *whereBuilder) evictedByNames(j int, entryOf func(pair int32) int32, into func(e int32) map[string]uint64) {
+// evictedByNames gives the entries of one kind (entries of them) their
+// evicted_by maps at cache name j: the lines of the fills of the pairs
+// that each entry adds up (entryOf) that each data bin's fills evicted,
+// under the bin's name, in the counters stats returns.
+func (w *whereBuilder) evictedByNames(j, entries int, entryOf func(pair int32) int32, stats func(e int32) *profile.Stats) {
+	var byEntry pairCounts // (entry, bin) → lines
 	for _, e := range w.evictedBy[j].pairs {
 		if e.n != 0 {
-			into(entryOf(e.a))[w.nm.binName(e.b)] += e.n
+			byEntry.add(entryOf(e.a), e.b, e.n)
 		}
+	}
+	order, start := groupBy(len(byEntry.pairs), entries, func(i int) int32 {
+		if byEntry.pairs[i].n == 0 {
+			return -1
+		}
+		return byEntry.pairs[i].a
+	})
+	for e := range entries {
+		if start[e] == start[e+1] {
+			continue
+		}
+		m := make(map[string]uint64, start[e+1]-start[e])
+		for _, i := range order[start[e]:start[e+1]] {
+			m[w.nm.binName(byEntry.pairs[i].b)] += byEntry.pairs[i].n
+		}
+		stats(int32(e)).EvictedBy = m
 	}
 }
 
@@ -732,19 +750,9 @@ func (w *whereBuilder) pairEntries() []profile.Pair {
 			Levels: w.pairSums.levels(int32(i), w.names, missOnly)}
 	}
 	for j, name := range w.names {
-		w.evictedByNames(j, func(pr int32) int32 { return pr }, func(e int32) map[string]uint64 {
-			return evictedByMap(out[e].Levels[name])
-		})
+		w.evictedByNames(j, len(out), func(pr int32) int32 { return pr }, func(e int32) *profile.Stats { return out[e].Levels[name] })
 	}
 	return out
-}
-
-// evictedByMap returns st's evicted_by map, made on first use.
-func evictedByMap(st *profile.Stats) map[string]uint64 {
-	if st.EvictedBy == nil {
-		st.EvictedBy = map[string]uint64{}
-	}
-	return st.EvictedBy
 }
 
 // functionEntries makes the functions of the profile: their own counters
@@ -850,8 +858,8 @@ func (w *whereBuilder) functionEntries() []profile.Function {
 		entryOf[w.funcIdx[out[i].Name]] = int32(i)
 	}
 	for j, name := range w.names {
-		w.evictedByNames(j, func(pr int32) int32 { return w.pairs[pr].fn }, func(f int32) map[string]uint64 {
-			return evictedByMap(out[entryOf[f]].Levels[name])
+		w.evictedByNames(j, nf, func(pr int32) int32 { return w.pairs[pr].fn }, func(f int32) *profile.Stats {
+			return out[entryOf[f]].Levels[name]
 		})
 	}
 	return out
@@ -883,9 +891,7 @@ func (w *whereBuilder) objectEntries() []profile.Object {
 		o.Levels = sums.levels(int32(i), w.names, w.h.attr.missOnly)
 	}
 	for j, name := range w.names {
-		w.evictedByNames(j, func(pr int32) int32 { return objOf[pr] }, func(o int32) map[string]uint64 {
-			return evictedByMap(out[o].Levels[name])
-		})
+		w.evictedByNames(j, len(out), func(pr int32) int32 { return objOf[pr] }, func(o int32) *profile.Stats { return out[o].Levels[name] })
 	}
 	return out
 }
