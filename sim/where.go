@@ -116,44 +116,47 @@ type pairKey struct{ fn, bin int32 }
 // refHead is a reference of the profile: its place in the source, and
 // the counters that order it among the others.
 type refHead struct {
-	pc                      uint64
-	fn                      int32
-	bin                     int32
-	file                    string
-	line, column, position  int
-	stall, misses, accesses uint64 // as the profile's order sees them (profile.ByStall)
+	pc                     uint64
+	fn                     int32
+	bin                    int32
+	file                   string
+	line, column, position int
 }
 
-// headKey identifies a reference of the profile: access points of one
-// instruction in different calling contexts of one function add up.
-type headKey struct {
+// headRank holds the counters of a reference that order it among the
+// others, as the profile's order sees them (profile.ByStall): apart from
+// the rest of it, so that adding them up touches less memory.
+type headRank struct{ stall, misses, accesses uint64 }
+
+// entryKey identifies a reference of the profile, its PC, function and
+// data bin (access points of one instruction in different calling
+// contexts of one function add up), or with PC 0 a pair.
+type entryKey struct {
 	pc      uint64
 	fn, bin int32
 }
 
-// headTable finds references by key: an open-addressing table of their
-// keys and indices among the references, probed linearly, at most half
-// full (a map of a million struct keys costs several times the time and
-// the memory).
-type headTable struct {
-	places []headPlace
+// keyTable finds entries by key: an open-addressing table of their keys
+// and indices, probed linearly, at most half full (a map of a million
+// struct keys costs several times the time and the memory).
+type keyTable struct {
+	places []keyPlace
 	n      int
 }
 
-// headPlace is a place of a headTable: a reference's key and its index
-// plus one, 0 for a free place.
-type headPlace struct {
-	key headKey
+// keyPlace is a place of a keyTable: an entry's key and its index plus
+// one, 0 for a free place.
+type keyPlace struct {
+	key entryKey
 	id  int32
 }
 
-// id returns the index among the references of the one with key k, or n,
-// the number of references so far, when there is none yet (the caller
-// appends it).
-func (t *headTable) id(k headKey, n int) int32 {
+// id returns the index of the entry with key k, or n, the number of
+// entries so far, when there is none yet (the caller appends it).
+func (t *keyTable) id(k entryKey, n int) int32 {
 	if 2*(t.n+1) > len(t.places) {
 		old := t.places
-		t.places = make([]headPlace, max(1024, 2*len(old)))
+		t.places = make([]keyPlace, max(1024, 2*len(old)))
 		for _, p := range old {
 			if p.id != 0 {
 				*t.place(p.key) = p
@@ -162,14 +165,14 @@ func (t *headTable) id(k headKey, n int) int32 {
 	}
 	p := t.place(k)
 	if p.id == 0 {
-		*p = headPlace{k, int32(n) + 1}
+		*p = keyPlace{k, int32(n) + 1}
 		t.n++
 	}
 	return p.id - 1
 }
 
 // place returns the place of k: its own, or the free one where it goes.
-func (t *headTable) place(k headKey) *headPlace {
+func (t *keyTable) place(k entryKey) *keyPlace {
 	mask := len(t.places) - 1
 	h := (k.pc ^ uint64(uint32(k.fn))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
 	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
@@ -292,8 +295,7 @@ func (w *whereBuilder) index() {
 	n := len(at.refs)
 	w.fnOf, w.pairOf, w.headOf = make([]int32, n), make([]int32, n), make([]int32, n)
 	pcFn := map[uint64]int32{}
-	pairIdx := map[uint64]int32{} // by function<<32 | bin
-	var headIdx headTable
+	var pairIdx, headIdx keyTable
 	counted := newBitset(n)
 	withPC := 0 // at most that many references: room made once
 	for id, key := range at.refs {
@@ -312,18 +314,15 @@ func (w *whereBuilder) index() {
 		}
 		f := w.function(key, pcFn)
 		w.fnOf[id] = f
-		pk := uint64(uint32(f))<<32 | uint64(uint32(key.bin))
-		pr, ok := pairIdx[pk]
-		if !ok {
-			pr = int32(len(w.pairs))
-			pairIdx[pk] = pr
+		pr := pairIdx.id(entryKey{0, f, key.bin}, len(w.pairs))
+		if int(pr) == len(w.pairs) {
 			w.pairs = append(w.pairs, pairKey{f, key.bin})
 		}
 		w.pairOf[id] = pr
 		if key.pc == 0 {
 			continue
 		}
-		hd := headIdx.id(headKey{key.pc, f, key.bin}, len(w.heads))
+		hd := headIdx.id(entryKey{key.pc, f, key.bin}, len(w.heads))
 		if int(hd) == len(w.heads) {
 			src := nm.source(key.pc)
 			w.heads = append(w.heads, refHead{pc: key.pc, fn: f, bin: key.bin, file: src.File, line: src.Line, column: src.Column})
@@ -354,6 +353,7 @@ func (w *whereBuilder) index() {
 // numbers the references of each source line (positions).
 func (w *whereBuilder) choose(focus string) {
 	at := w.h.attr
+	rank := make([]headRank, len(w.heads))
 	for i, l := range w.h.levels {
 		la, has, pen, isFocus := l.attr, w.present[i], &w.pen[i], l.spec.Name == focus
 		for id, hd := range w.headOf {
@@ -364,14 +364,14 @@ func (w *whereBuilder) choose(focus string) {
 			if r == nil {
 				continue
 			}
-			h := &w.heads[hd]
+			rk := &rank[hd]
 			for k := range numAccessKinds {
-				h.stall += r.miss[k] * pen[k]
+				rk.stall += r.miss[k] * pen[k]
 			}
 			if isFocus {
-				h.misses += r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
+				rk.misses += r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
 				if !at.missOnly {
-					h.accesses += r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
+					rk.accesses += r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
 				}
 			}
 		}
@@ -384,8 +384,8 @@ func (w *whereBuilder) choose(focus string) {
 		}
 		fnRank, binRank := w.nameRanks()
 		selectFirst(order, profile.MaxReferences, func(i, j int32) int {
-			a, b := &w.heads[i], &w.heads[j]
-			if c := cmp.Or(cmp.Compare(b.stall, a.stall), cmp.Compare(b.misses, a.misses), cmp.Compare(b.accesses, a.accesses),
+			ra, rb, a, b := &rank[i], &rank[j], &w.heads[i], &w.heads[j]
+			if c := cmp.Or(cmp.Compare(rb.stall, ra.stall), cmp.Compare(rb.misses, ra.misses), cmp.Compare(rb.accesses, ra.accesses),
 				cmp.Compare(a.pc, b.pc)); c != 0 {
 				return c
 			}
