@@ -50,12 +50,12 @@ func (s *sums) addSharing(by, of []profile.Sharing) {
 	profile.AddSharing(&s.share[1], of)
 }
 
-// stats returns s as the profile's counters; without hits when only
+// stats sets st to s as the profile's counters; without hits when only
 // misses were counted.
-func (s *sums) stats(missOnly bool) *profile.Stats {
+func (s *sums) stats(st *profile.Stats, missOnly bool) {
 	acc := s.acc[kIFetch] + s.acc[kRead] + s.acc[kWrite]
 	miss := s.miss[kIFetch] + s.miss[kRead] + s.miss[kWrite]
-	st := &profile.Stats{
+	*st = profile.Stats{
 		Accesses: acc, Misses: miss,
 		IFetches: s.acc[kIFetch], Reads: s.acc[kRead], Writes: s.acc[kWrite],
 		IFetchMisses: s.miss[kIFetch], ReadMisses: s.miss[kRead], WriteMisses: s.miss[kWrite],
@@ -73,7 +73,6 @@ func (s *sums) stats(missOnly bool) *profile.Stats {
 	if s.share != nil {
 		st.InvalidatedBy, st.Invalidated = s.share[0], s.share[1]
 	}
-	return st
 }
 
 // sumTable holds the sums of the entries of one kind, by dense index,
@@ -82,6 +81,9 @@ func (s *sums) stats(missOnly bool) *profile.Stats {
 type sumTable struct {
 	n, names int
 	s        []sums
+	// slab is where the profile's counters of the entries are made, a
+	// chunk at a time (levels).
+	slab []profile.Stats
 }
 
 // newSumTable makes the sums of n entries for names cache names.
@@ -108,11 +110,18 @@ func (t *sumTable) levels(e int32, names []string, missOnly bool) map[string]*pr
 	m := map[string]*profile.Stats{}
 	for j, name := range names {
 		if s := t.at(e, j); s.present {
-			m[name] = s.stats(missOnly)
+			if len(t.slab) == 0 {
+				t.slab = make([]profile.Stats, statsChunk)
+			}
+			s.stats(&t.slab[0], missOnly)
+			m[name], t.slab = &t.slab[0], t.slab[1:]
 		}
 	}
 	return m
 }
+
+// statsChunk is how many entries' counters a sumTable makes at once.
+const statsChunk = 256
 
 // addEntry adds entry e's sums of table from to entry f's.
 func (t *sumTable) addEntry(f int32, from *sumTable, e int32) {
