@@ -209,12 +209,16 @@ func totalStall(p *profile.Profile) uint64 {
 }
 
 // limit cuts rows to the viewer's top and says so in a note of t.
-func (v *viewer) limit(t *Table, rows []Row) {
-	if v.top >= 0 && len(rows) > v.top {
-		t.Notes = append(t.Notes, fmt.Sprintf("top %d of %d (%s)", v.top, len(rows), v.more))
-		rows = rows[:v.top]
+func (v *viewer) limit(t *Table, rows []Row) { t.Rows = rows[:v.shown(t, len(rows))] }
+
+// shown returns how many of n rows t shows, at most v.top, and notes in t
+// when that leaves some out.
+func (v *viewer) shown(t *Table, n int) int {
+	if v.top >= 0 && n > v.top {
+		t.Notes = append(t.Notes, fmt.Sprintf("top %d of %d (%s)", v.top, n, v.more))
+		return v.top
 	}
-	t.Rows = rows
+	return n
 }
 
 // missOnlyNote is the note of tables with columns a --miss-only run
@@ -313,15 +317,14 @@ func (v *viewer) statTable(title string, keys []string, stats []stat, items []it
 	for _, s := range stats {
 		t.Columns = append(t.Columns, Column{Name: s.name})
 	}
-	rows := make([]Row, len(items))
-	for i, it := range items {
+	t.Rows = make([]Row, v.shown(t, len(items)))
+	for i, it := range items[:len(t.Rows)] {
 		cells := append([]Cell{}, it.keys...)
 		for _, s := range stats {
 			cells = append(cells, s.at(v, it.stats))
 		}
-		rows[i] = Row{Cells: cells}
+		t.Rows[i] = Row{Cells: cells}
 	}
-	v.limit(t, rows)
 	v.noteMissOnly(t, stats)
 	return t
 }
