@@ -18,13 +18,11 @@ type sums struct {
 	share *[2][]profile.Sharing
 }
 
-// addCounts adds the counters of an access point at a level where a miss
-// of each kind waits pen cycles.
-func (s *sums) addCounts(r *refStats, pen *[numAccessKinds]uint64) {
+// addCounts adds the counters of an access point whose misses waited
+// stall cycles in all.
+func (s *sums) addCounts(r *refStats, stall uint64) {
 	s.refStats.add(r)
-	for k := range numAccessKinds {
-		s.stall += r.miss[k] * pen[k]
-	}
+	s.stall += stall
 	s.present = true
 }
 

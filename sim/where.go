@@ -556,8 +556,12 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 		if sh := la.refs.sharing[int32(id)]; sh != nil {
 			by, of = sharingLists(sh, at, w.nm)
 		}
+		var stall uint64
+		for k := range numAccessKinds {
+			stall += r.miss[k] * pen[k]
+		}
 		for _, s := range w.targets(int32(id), j, &buf) {
-			s.addCounts(r, pen)
+			s.addCounts(r, stall)
 			s.addSharing(by, of)
 		}
 	}
