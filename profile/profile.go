@@ -25,8 +25,9 @@ import (
 )
 
 // Version is the version of the Profile schema written by this memspy.
-// Readers reject profiles with a higher version.
-const Version = 1
+// Readers reject profiles with a higher version. Version 2 let the
+// compressed form (WriteCompressed) leave out the entries' focus copies.
+const Version = 2
 
 // Profile is the result of one simulation.
 type Profile struct {
@@ -515,13 +516,18 @@ func Read(r io.Reader) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", readError(err, int64(len(data))))
 	}
-	if p, ok := decodeParallel(data); ok {
-		if err := p.check(); err != nil {
+	p, ok := decodeParallel(data)
+	if !ok {
+		if p, err = decode(bytes.NewReader(data)); err != nil {
 			return nil, err
 		}
-		return p, nil
+	} else if err := p.check(); err != nil {
+		return nil, err
 	}
-	return decode(bytes.NewReader(data))
+	if err := p.restoreFocusCopies(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // check checks that p is a profile this memspy understands.

@@ -53,6 +53,9 @@ func TestReadRejectsNonProfiles(t *testing.T) {
 		{"control bytes", []byte(`{"version": 1, "tool": "\u001b[31m"}`), `(tool "\x1b[31m", version 1)`},
 		{"bad entry", []byte(`{"version": 1, "references": [{"pc": 1}, {"pc": "x"}]}`), `profile: at byte 51: "references.pc" is a JSON string, not a uint64`},
 		{"list not a list", []byte(`{"version": 1, "pairs": {}}`), `profile: at byte 25: "pairs" is a JSON object, not a []profile.Pair`},
+		{"newer version", []byte(`{"version": ` + itoa(Version+1) + `}`), "profile: version " + itoa(Version+1) + " is newer than this memspy understands (" + itoa(Version) + ")"},
+		{"focus on no cache", []byte(`{"version": 2, "options": {"where": true}, "focus": "L9", "caches": [{"name": "L1"}]}`),
+			`profile: focus: no cache "L9" to focus on (caches: [L1])`},
 	} {
 		_, err := Read(bytes.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -75,6 +78,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(encode(f, true))
 	f.Add([]byte(`{"version": 1}`))
 	f.Add([]byte(`{"version": 1} {}`))
+	f.Add([]byte(`{"version": 2, "options": {"where": true}, "focus": "L1", "caches": [{"name": "L1"}], "pairs": [{"levels": {"L1": null}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Read(bytes.NewReader(data))
 		if err != nil {

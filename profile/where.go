@@ -495,15 +495,32 @@ func (p *Profile) SetFocus(cache string) error {
 	return nil
 }
 
+// restoreFocusCopies gives the entries of a profile just read their
+// top-level counters, the copies of the focus cache's that the compressed
+// form leaves out (an entry that has them gets the same again): when p
+// has where-and-why entries, SetFocus(p.Focus).
+func (p *Profile) restoreFocusCopies() error {
+	if !p.Options.Where {
+		return nil
+	}
+	if err := p.SetFocus(p.Focus); err != nil {
+		return fmt.Errorf("profile: focus: %w", err)
+	}
+	return nil
+}
+
 // focusOn makes e's top-level counters a copy of its counters at cache,
-// except StallCycles, its total over every cache.
+// except StallCycles, its total over every cache (a nil level counts as
+// none).
 func focusOn(e levelled, cache string) {
 	top, levels := e.parts()
 	var stall uint64
 	for _, s := range levels {
-		stall += s.StallCycles
+		if s != nil {
+			stall += s.StallCycles
+		}
 	}
-	if s, ok := levels[cache]; ok {
+	if s := levels[cache]; s != nil {
 		*top = *s
 		top.EvictedBy = s.EvictedBy
 		top.Evictors = s.Evictors

@@ -18,9 +18,11 @@ import (
 func (p *Profile) Write(w io.Writer) error { return p.write(w, false) }
 
 // WriteCompressed writes p gzip-compressed, as JSON whose where-and-why
-// entries are compact, one a line: the JSON is encoded and compressed a
-// few entries at a time on every CPU, each part a gzip member of its own
-// (a gzip stream may hold several; every gzip reader reads them as one).
+// entries are compact, one a line, and leave out their focus copy (the
+// top-level counters, a copy of those of the focus cache: Read restores
+// them): the JSON is encoded and compressed a few entries at a time on
+// every CPU, each part a gzip member of its own (a gzip stream may hold
+// several; every gzip reader reads them as one).
 func (p *Profile) WriteCompressed(w io.Writer) error { return p.write(w, true) }
 
 // write writes p as Write does, or as WriteCompressed does when gz is
@@ -45,11 +47,11 @@ func (p *Profile) write(w io.Writer, gz bool) error {
 	pw := &partWriter{w: bufio.NewWriterSize(w, 1<<16), gz: gz}
 	pw.write(b[:i-1])
 	for _, err := range []error{
-		writeEntries(pw, "functions", p.Functions),
-		writeEntries(pw, "objects", p.Objects),
-		writeEntries(pw, "pairs", p.Pairs),
-		writeEntries(pw, "lines", p.Lines),
-		writeEntries(pw, "references", p.References),
+		writeEntries(pw, "functions", p.Functions, appendFunction),
+		writeEntries(pw, "objects", p.Objects, appendObject),
+		writeEntries(pw, "pairs", p.Pairs, appendPair),
+		writeEntries(pw, "lines", p.Lines, appendLine),
+		writeEntries(pw, "references", p.References, appendReference),
 	} {
 		if err != nil {
 			return err
@@ -112,10 +114,17 @@ func compress(z *bytes.Buffer, b []byte) []byte {
 // entriesPerPart is how many entries one goroutine encodes at a time.
 const entriesPerPart = 256
 
+// partBuffer holds a part of a list of entries, encoded (b) and
+// compressed (z).
+type partBuffer struct {
+	b []byte
+	z bytes.Buffer
+}
+
 // encodedPart is a part of a list of entries, encoded (and compressed).
 type encodedPart struct {
-	b, z *bytes.Buffer
-	err  error
+	*partBuffer
+	err error
 }
 
 // bytes returns what the part writes.
@@ -123,17 +132,21 @@ func (e encodedPart) bytes(gz bool) []byte {
 	if gz {
 		return e.z.Bytes()
 	}
-	return e.b.Bytes()
+	return e.b
 }
 
 // partBuffers keeps the buffers of encoded parts for the next ones.
-var partBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var partBuffers = sync.Pool{New: func() any { return new(partBuffer) }}
+
+// entryAppender appends an entry as compact JSON, with its focus copy
+// when focusCopy is set (appendFunction and the others, encode.go).
+type entryAppender[T any] func(b []byte, e *T, focusCopy bool) ([]byte, error)
 
 // writeEntries writes the list es as the value of the top-level key after
 // a comma, unless it is empty (the lists are left out when empty). Parts
 // of the list are encoded concurrently, a few at a time, and written in
 // order.
-func writeEntries[T any](pw *partWriter, key string, es []T) error {
+func writeEntries[T any](pw *partWriter, key string, es []T, appendEntry entryAppender[T]) error {
 	if len(es) == 0 {
 		return nil
 	}
@@ -143,7 +156,7 @@ func writeEntries[T any](pw *partWriter, key string, es []T) error {
 		for i := 0; i < len(es); i += entriesPerPart {
 			c := make(chan encodedPart, 1)
 			parts <- c
-			go func() { c <- encodeEntries(es[i:min(i+entriesPerPart, len(es))], i == 0, pw.gz) }()
+			go func() { c <- encodeEntries(key, es[i:min(i+entriesPerPart, len(es))], i, pw.gz, appendEntry) }()
 		}
 		close(parts)
 	}()
@@ -155,8 +168,7 @@ func writeEntries[T any](pw *partWriter, key string, es []T) error {
 				pw.writeEncoded(part.bytes(pw.gz))
 			}
 		}
-		partBuffers.Put(part.b)
-		partBuffers.Put(part.z)
+		partBuffers.Put(part.partBuffer)
 	}
 	if err != nil {
 		return err
@@ -165,31 +177,42 @@ func writeEntries[T any](pw *partWriter, key string, es []T) error {
 	return nil
 }
 
-// encodeEntries encodes es as elements of a top-level list: each on a new
-// line, after a comma unless first is set and it is the first; indented,
-// or compact and compressed when gz is set.
-func encodeEntries[T any](es []T, first, gz bool) encodedPart {
-	out := encodedPart{b: partBuffers.Get().(*bytes.Buffer), z: partBuffers.Get().(*bytes.Buffer)}
-	out.b.Reset()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if !gz {
-		enc.SetIndent("    ", "  ")
-	}
+// encodeEntries encodes es, the entries of the top-level list key from
+// index at on, as elements of the list: each on a new line, after a comma
+// unless it is the list's first; indented (as a json.Encoder indenting by
+// two spaces would), or compact, without focus copies, and compressed
+// when gz is set.
+func encodeEntries[T any](key string, es []T, at int, gz bool, appendEntry entryAppender[T]) encodedPart {
+	out := encodedPart{partBuffer: partBuffers.Get().(*partBuffer)}
+	b := out.b[:0]
+	var compact []byte // an entry to indent
 	for i := range es {
-		buf.Reset()
-		if err := enc.Encode(&es[i]); err != nil {
-			out.err = err
+		if at+i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    "...)
+		var err error
+		if gz {
+			b, err = appendEntry(b, &es[i], false)
+		} else if compact, err = appendEntry(compact[:0], &es[i], true); err == nil {
+			b, err = appendIndented(b, compact)
+		}
+		if err != nil {
+			out.err = fmt.Errorf("profile: %s[%d]: %w", key, at+i, err)
 			return out
 		}
-		if i > 0 || !first {
-			out.b.WriteByte(',')
-		}
-		out.b.WriteString("\n    ")
-		out.b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
+	out.b = b
 	if gz {
-		compress(out.z, out.b.Bytes())
+		compress(&out.z, b)
 	}
 	return out
+}
+
+// appendIndented appends the compact JSON entry indented as an element of
+// a top-level list.
+func appendIndented(b, entry []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	err := json.Indent(buf, entry, "    ", "  ")
+	return buf.Bytes(), err
 }

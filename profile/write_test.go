@@ -2,8 +2,14 @@ package profile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"memspy/machine"
 )
@@ -49,7 +55,8 @@ func TestWriteAsEncoder(t *testing.T) {
 		r.Levels = levels(uint64(i))
 		many.References = append(many.References, r)
 	}
-	for name, p := range map[string]*Profile{"plain": base(), "where": where(base()), "lines": withLines, "processes": tree, "many": many} {
+	for name, p := range map[string]*Profile{"plain": base(), "where": where(base()), "lines": withLines, "processes": tree, "many": many,
+		"large": largeWhere(600), "random": randomProfile(rand.New(rand.NewPCG(1, 2)))} {
 		var want, got bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetIndent("", "  ")
@@ -61,6 +68,105 @@ func TestWriteAsEncoder(t *testing.T) {
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("%s: Write gave\n%s\nwant\n%s", name, got.Bytes(), want.Bytes())
+		}
+	}
+}
+
+// randomProfile returns a profile whose entries have random contents in
+// every field (filler), several parts of them, with counters at its
+// caches L1, L2 and L3 or none, focused on L2.
+func randomProfile(rng *rand.Rand) *Profile {
+	f := &filler{rng: rng, cacheNames: []string{"L1", "L2", "L3"}}
+	p := sample(10)
+	p.Caches = append(p.Caches, CacheStats{Name: "L3", Level: 3})
+	p.Options.Where, p.Focus = true, "L2"
+	p.Functions = randomEntries[Function](f, 40)
+	p.Objects = randomEntries[Object](f, 40)
+	p.Pairs = randomEntries[Pair](f, 40)
+	p.Lines = randomEntries[Line](f, 40)
+	p.References = randomEntries[Reference](f, entriesPerPart+40)
+	return p
+}
+
+// A profile written by WriteCompressed, whose entries leave out their
+// focus copies, reads back the same, focus copies included; so does a
+// compressed profile of version 1, which has them.
+func TestWriteCompressedRoundTrip(t *testing.T) {
+	random := randomProfile(rand.New(rand.NewPCG(3, 4)))
+	// As JSON holds it (strings valid UTF-8, empty lists left out), with
+	// top-level counters that are focus copies.
+	b, err := json.Marshal(random)
+	if err != nil {
+		t.Fatal(err)
+	}
+	random = &Profile{}
+	if err := json.Unmarshal(b, random); err != nil {
+		t.Fatal(err)
+	}
+	if err := random.SetFocus(random.Focus); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*Profile{"large": largeWhere(600), "random": random} {
+		var z bytes.Buffer
+		if err := p.WriteCompressed(&z); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := Read(bytes.NewReader(z.Bytes()))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d := cmp.Diff(p, got); d != "" {
+			t.Errorf("%s: read back (-written +read):\n%s", name, d)
+		}
+		// The focus copies were left out.
+		zr, err := gzip.NewReader(&z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(data, &fields); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"functions", "objects", "pairs", "lines", "references"} {
+			var entries []map[string]json.RawMessage
+			if err := json.Unmarshal(fields[key], &entries); err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range entries {
+				var in map[string]json.RawMessage
+				if e["inclusive"] != nil {
+					if err := json.Unmarshal(e["inclusive"], &in); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, copied := range []string{"accesses", "stall_cycles", "causes", "spatial_use"} {
+					if e[copied] != nil || in[copied] != nil {
+						t.Fatalf("%s: %s[%d] has a focus copy (%s)", name, key, i, copied)
+					}
+				}
+			}
+		}
+		// A version 1 profile, compressed: its entries have focus copies.
+		old := *p
+		old.Version = 1
+		b, err := json.Marshal(&old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z.Reset()
+		zw := gzip.NewWriter(&z)
+		zw.Write(b)
+		zw.Close()
+		got, err = Read(&z)
+		if err != nil {
+			t.Fatalf("%s, version 1: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, &old) {
+			t.Errorf("%s, version 1: read back differs", name)
 		}
 	}
 }
