@@ -3,12 +3,13 @@ package profile
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Write encodes p as indented JSON, as a json.Encoder indenting by two
@@ -90,7 +91,10 @@ func (pw *partWriter) writeEncoded(b []byte) {
 }
 
 // compressLevel is the gzip level of compressed profiles: the fastest,
-// since a profile is written at the end of every run and read rarely.
+// since a profile is written at the end of every run and read rarely. At
+// it, klauspost/compress's deflate (which trace reads gzip traces with
+// too) takes about 60% of the time of compress/flate's and writes about
+// 8% fewer bytes.
 const compressLevel = gzip.BestSpeed
 
 // gzipWriters keeps gzip writers, whose state is large, for the next
