@@ -97,12 +97,14 @@ func (n *Numa) merge(q *Numa) {
 	slices.SortStableFunc(n.Hints, func(a, b MigrationHint) int { return cmp.Compare(b.FromNode, a.FromNode) })
 }
 
+// mergeNumaEntries adds the entries of b into a, matched by function and
+// object, and orders them most cycles first.
 func mergeNumaEntries(a, b []NumaEntry) []NumaEntry {
 	mergeBy(&a, b, func(x, y *NumaEntry) bool { return x.Function == y.Function && x.Name == y.Name },
 		func(into, from *NumaEntry) { into.NumaStats.Add(&from.NumaStats) })
-	slices.SortStableFunc(a, compareNumaEntries)
+	sortEntries(a, compareNumaEntries)
 	return a
 }
 
 // compareNumaEntries orders NUMA entries most cycles first.
-func compareNumaEntries(x, y NumaEntry) int { return cmp.Compare(y.Cycles, x.Cycles) }
+func compareNumaEntries(x, y *NumaEntry) int { return cmp.Compare(y.Cycles, x.Cycles) }

@@ -58,7 +58,7 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 		}
 		p.settle(&p.Objects[i])
 	}
-	slices.SortFunc(p.Objects, compareObjects)
+	sortEntries(p.Objects, compareObjects)
 	pools := map[string]bool{}
 	for _, pool := range names {
 		pools[pool] = true
@@ -76,7 +76,7 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 			p.settle(&rs[i])
 		}
 		return rs
-	}, func(a, b Reference) int { return CompareReferences(&a, &b) })
+	}, CompareReferences)
 	if n := p.Numa; n != nil {
 		pooled := func(e *NumaEntry) bool { return pools[e.Name] }
 		merge := func(es []NumaEntry) []NumaEntry { return mergeNumaEntries(nil, es) }
@@ -100,7 +100,7 @@ func (p *Profile) settle(e levelled) {
 // of a pool, which alone may have come to share their keys, and keeps the
 // others as they are; then orders them all by compare, the others being
 // in that order already (unless the profile was not sorted).
-func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T, compare func(a, b T) int) []T {
+func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T, compare func(a, b *T) int) []T {
 	var keep, in []T
 	for i := range es {
 		if pooled(&es[i]) {
@@ -113,19 +113,39 @@ func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T, compa
 		return es
 	}
 	in = merge(in)
-	slices.SortFunc(in, compare)
-	if !slices.IsSortedFunc(keep, compare) {
-		return slices.SortedFunc(slices.Values(append(keep, in...)), compare)
+	sortEntries(in, compare)
+	for i := 1; i < len(keep); i++ {
+		if compare(&keep[i], &keep[i-1]) < 0 {
+			all := append(keep, in...)
+			sortEntries(all, compare)
+			return all
+		}
 	}
 	out := make([]T, 0, len(keep)+len(in))
 	for len(keep) > 0 && len(in) > 0 {
-		if compare(in[0], keep[0]) < 0 {
+		if compare(&in[0], &keep[0]) < 0 {
 			out, in = append(out, in[0]), in[1:]
 		} else {
 			out, keep = append(out, keep[0]), keep[1:]
 		}
 	}
 	return append(append(out, keep...), in...)
+}
+
+// sortEntries sorts es by compare, keeping the order of equal ones, and
+// moves each entry once: the entries of a profile are large, and sorting
+// them in place would copy them at every step.
+func sortEntries[T any](es []T, compare func(a, b *T) int) {
+	order := make([]int32, len(es))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(i, j int32) int { return compare(&es[i], &es[j]) })
+	sorted := make([]T, len(es))
+	for k, i := range order {
+		sorted[k] = es[i]
+	}
+	copy(es, sorted)
 }
 
 // renameAll renames objects and functions, old name → new name, wherever
@@ -241,31 +261,31 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 func (p *Profile) SortWhere() {
 	var wg sync.WaitGroup // (the lists apart, on every CPU)
 	wg.Go(func() {
-		slices.SortFunc(p.Functions, func(a, b Function) int {
+		sortEntries(p.Functions, func(a, b *Function) int {
 			return cmp.Or(cmp.Compare(b.StallCycles+b.ComputeCycles+b.SyncCycles, a.StallCycles+a.ComputeCycles+a.SyncCycles),
 				ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
 		})
-		slices.SortFunc(p.Objects, compareObjects)
+		sortEntries(p.Objects, compareObjects)
 	})
-	wg.Go(func() { slices.SortFunc(p.Pairs, comparePairs) })
+	wg.Go(func() { sortEntries(p.Pairs, comparePairs) })
 	wg.Go(func() {
-		slices.SortFunc(p.Lines, func(a, b Line) int {
+		sortEntries(p.Lines, func(a, b *Line) int {
 			return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
 		})
 	})
-	slices.SortFunc(p.References, func(a, b Reference) int { return CompareReferences(&a, &b) })
+	sortEntries(p.References, CompareReferences)
 	wg.Wait()
 }
 
 // compareObjects orders objects as a profile lists them: ByStall, then
 // by name.
-func compareObjects(a, b Object) int {
+func compareObjects(a, b *Object) int {
 	return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Name, b.Name))
 }
 
 // comparePairs orders pairs as a profile lists them: ByStall, then by
 // function and object.
-func comparePairs(a, b Pair) int {
+func comparePairs(a, b *Pair) int {
 	return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
 }
 

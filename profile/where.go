@@ -328,7 +328,7 @@ func (p *Profile) TrimReferences() {
 	if len(p.References) <= MaxReferences {
 		return
 	}
-	slices.SortFunc(p.References, func(a, b Reference) int { return CompareReferences(&a, &b) })
+	sortEntries(p.References, CompareReferences)
 	o := p.OmittedReferences
 	if o == nil {
 		o = &OmittedReferences{Levels: map[string]*Stats{}}
