@@ -468,11 +468,13 @@ func (s *Stats) addEvictors(es []RefEvictor) {
 // frequent ones, added up (their Object is empty).
 const OtherEvictors = "other"
 
-// SortEvictors sorts evictors most first, then by reference and object.
-func SortEvictors(es []RefEvictor) {
-	slices.SortFunc(es, func(a, b RefEvictor) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reference, b.Reference), cmp.Compare(a.Object, b.Object))
-	})
+// SortEvictors sorts evictors by CompareEvictors.
+func SortEvictors(es []RefEvictor) { slices.SortFunc(es, CompareEvictors) }
+
+// CompareEvictors orders evictors most first, then by reference and
+// object.
+func CompareEvictors(a, b RefEvictor) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reference, b.Reference), cmp.Compare(a.Object, b.Object))
 }
 
 // SetFocus makes cache the focus level: every entry's top-level counters

@@ -708,15 +708,15 @@ func (w *whereBuilder) evictions() {
 				}
 				list = append(list, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(e.pc, 16), Object: w.nm.binName(e.bin), Count: e.n})
 			}
-			profile.SortEvictors(list)
 			if len(list) > maxRefEvictors {
+				selectFirst(list, maxRefEvictors, profile.CompareEvictors)
 				rest := profile.RefEvictor{Reference: profile.OtherEvictors}
 				for _, e := range list[maxRefEvictors:] {
 					rest.Count += e.Count
 				}
 				list = append(list[:maxRefEvictors], rest)
-				profile.SortEvictors(list)
 			}
+			profile.SortEvictors(list)
 			w.refEvictors[ref*len(w.names)+j] = list
 		}
 	}
