@@ -149,9 +149,9 @@ func sortEntries[T any](es []T, compare func(a, b *T) int) {
 }
 
 // renameAll renames objects and functions, old name → new name, wherever
-// the profile names them (no new name may be an old one: an entry's top
-// counters share their tables with those of the focus cache, renamed
-// once through each). Entries that come to share a name are not merged
+// the profile names them (no new name may be an old one), and makes the
+// entries' top-level counters again as a copy of those of the focus
+// cache. Entries that come to share a name are not merged
 // (PoolColdGlobals merges them), except in evicted-by tables.
 func (p *Profile) renameAll(objs, funcs map[string]string) {
 	newNames := map[string]bool{}
@@ -245,13 +245,11 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 		}
 	}
 	p.forLevelled(func(e levelled) {
-		top, levels := e.parts()
-		stats(top)
+		_, levels := e.parts()
 		for _, s := range levels {
-			if s != top {
-				stats(s)
-			}
+			stats(s)
 		}
+		focusOn(e, p.Focus) // (the top-level counters: a copy, made again)
 	})
 }
 
