@@ -30,30 +30,69 @@ type Process struct {
 // process's counters (the first's Source, Machine and Options), with
 // procs as its Processes. procs must not be empty.
 func Total(procs []Process) (*Profile, error) {
-	total, err := clone(procs[0].Profile)
+	first, err := clone(procs[0].Profile)
 	if err != nil {
 		return nil, err
 	}
+	t := Tree{total: first}
 	for _, pr := range procs[1:] {
-		if err := total.AddProgram(pr.Profile, pr.Pid, pr.Command); err != nil {
+		if err := t.Add(pr.Profile, pr.Pid, pr.Command); err != nil {
 			return nil, err
 		}
+	}
+	total, err := t.Total()
+	if err != nil {
+		return nil, err
 	}
 	total.Processes = procs
 	return total, nil
 }
 
-// AddProgram adds q, the profile of a program that process pid ran (cmd),
-// to p, the total of a process tree (Merge: its counters, and the modules
-// p lacks); p's error becomes q's if it had none.
-func (p *Profile) AddProgram(q *Profile, pid int, cmd string) error {
-	if err := p.Merge(q); err != nil {
+// Tree adds up the profiles of the programs of a process tree as they
+// end: their counters (Merge), the modules the total lacks, and the
+// first error of a program. Unlike Merge it settles the where-and-why of
+// the total (bounded sharing lists, focus copies, references trimmed to
+// MaxReferences) once, in Total, finding the entries through an index
+// kept from one program to the next; the references are trimmed on the
+// way whenever they come to twice MaxReferences, which bounds the total's
+// size however many programs the tree runs.
+type Tree struct {
+	total *Profile
+	index whereIndex
+}
+
+// Add adds q, the profile of a program that process pid ran (cmd); the
+// first becomes the total.
+func (t *Tree) Add(q *Profile, pid int, cmd string) error {
+	p := t.total
+	if p == nil {
+		t.total = q
+		return nil
+	}
+	if err := p.add(q, &t.index); err != nil {
 		return fmt.Errorf("process %d (%s): %w", pid, cmd, err)
 	}
 	if q.Error != "" && p.Error == "" {
 		p.Error = fmt.Sprintf("process %d: %s", pid, q.Error)
 	}
+	if len(p.References) > 2*MaxReferences {
+		for i := range p.References {
+			focusOn(&p.References[i], p.Focus) // (the order of the references)
+		}
+		p.TrimReferences()
+		t.index.references = nil
+	}
 	return nil
+}
+
+// Total returns the total so far, settled; nil before the first Add.
+func (t *Tree) Total() (*Profile, error) {
+	if p := t.total; p != nil && p.Options.Where {
+		if err := p.settleWhere(); err != nil {
+			return nil, err
+		}
+	}
+	return t.total, nil
 }
 
 // Summary returns a copy of p without its where-and-why (functions,

@@ -73,7 +73,8 @@ func TestSummary(t *testing.T) {
 	if s.Events != 10 || s.Caches[0].Misses != 4 || s.EventsByKind["read"] != 10 {
 		t.Errorf("summary: %d events, %d misses, %v", s.Events, s.Caches[0].Misses, s.EventsByKind)
 	}
-	if err := p.AddProgram(p.clonedForTest(t), 2, "x"); err != nil {
+	tree := Tree{total: p}
+	if err := tree.Add(p.clonedForTest(t), 2, "x"); err != nil {
 		t.Fatal(err)
 	}
 	if p.Events != 20 || s.Events != 10 || s.Caches[0].Misses != 4 || s.EventsByKind["read"] != 10 {
@@ -92,4 +93,57 @@ func (p *Profile) clonedForTest(t *testing.T) *Profile {
 		t.Fatal(err)
 	}
 	return q
+}
+
+// A Tree of many programs keeps at most twice MaxReferences references
+// between programs and MaxReferences in its total, the references left
+// out adding up in OmittedReferences: every access is counted once.
+func TestTreeBoundsReferences(t *testing.T) {
+	program := func(seed int) *Profile {
+		p := &Profile{Version: Version, Tool: "memspy", Options: Options{Where: true}, Focus: "L1D",
+			Caches: []CacheStats{{Name: "L1D", Level: 1, Causes: &Causes{}}}, Complete: true}
+		for i := range 20000 {
+			pc := uint64(seed*15000 + i) // programs share some references
+			st := &Stats{Accesses: uint64(1 + (i*7+seed)%50), Misses: uint64(i % 5), StallCycles: uint64(i % 13)}
+			p.References = append(p.References, Reference{PC: pc, Function: "f", Object: "o", Levels: map[string]*Stats{"L1D": st}})
+		}
+		if err := p.SetFocus(""); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var tree Tree
+	var want uint64
+	for seed := range 6 {
+		q := program(seed)
+		for _, r := range q.References {
+			want += r.Accesses
+		}
+		if err := tree.Add(q, seed+1, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(tree.total.References); n > 2*MaxReferences {
+			t.Fatalf("after program %d: %d references", seed, n)
+		}
+	}
+	total, err := tree.Total()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(total.References) != MaxReferences || total.OmittedReferences == nil {
+		t.Fatalf("%d references listed, omitted %+v", len(total.References), total.OmittedReferences)
+	}
+	got := total.OmittedReferences.Levels["L1D"].Accesses
+	for i, r := range total.References {
+		got += r.Accesses
+		if i > 0 && CompareReferences(&total.References[i-1], &r) > 0 {
+			t.Fatalf("references out of order at %d", i)
+		}
+		if r.Accesses != r.Levels["L1D"].Accesses {
+			t.Fatalf("reference %x: top-level accesses %d, L1D's %d", r.PC, r.Accesses, r.Levels["L1D"].Accesses)
+		}
+	}
+	if got != want {
+		t.Errorf("the total counts %d accesses, the programs %d", got, want)
+	}
 }

@@ -369,6 +369,20 @@ func (p *Profile) MachineCache(name string) (*machine.Cache, bool) {
 // counted, since that shard's start or last reset (Merge cannot know what
 // the shards before it counted by then).
 func (p *Profile) Merge(q *Profile) error {
+	if err := p.add(q, &whereIndex{}); err != nil {
+		return err
+	}
+	if p.Options.Where {
+		return p.settleWhere()
+	}
+	return nil
+}
+
+// add adds q's counters to p as Merge does, finding p's where-and-why
+// entries through ix (made for p's entries, or empty), but leaves them
+// unsettled: their sharing lists unbounded, their top-level counters
+// stale and their references not trimmed (settleWhere).
+func (p *Profile) add(q *Profile, ix *whereIndex) error {
 	if err := sameCaches(p.Caches, q.Caches); err != nil {
 		return err
 	}
@@ -433,8 +447,7 @@ func (p *Profile) Merge(q *Profile) error {
 				a.Add(*b)
 			}
 		}
-		p.mergeWhere(q)
-		return p.settleWhere()
+		p.mergeWhere(q, ix)
 	}
 	return nil
 }

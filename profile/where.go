@@ -575,8 +575,8 @@ func (p *Profile) forLevelled(f func(levelled)) {
 
 // mergeWhere adds the where-and-why entries of q to p's, entry by entry
 // (by name; objects by full name, references by PC, function and object).
-func (p *Profile) mergeWhere(q *Profile) {
-	p.Functions = mergeEntries(p.Functions, q.Functions, func(a, b *Function) {
+func (p *Profile) mergeWhere(q *Profile, ix *whereIndex) {
+	p.Functions = mergeEntries(p.Functions, q.Functions, &ix.functions, func(a, b *Function) {
 		a.Instructions += b.Instructions
 		a.ComputeCycles += b.ComputeCycles
 		a.SyncCycles += b.SyncCycles
@@ -591,10 +591,10 @@ func (p *Profile) mergeWhere(q *Profile) {
 		a.Inclusive.SyncCycles += b.Inclusive.SyncCycles
 		addLevels(a.Inclusive.Levels, b.Inclusive.Levels)
 	})
-	p.Objects = mergeEntries(p.Objects, q.Objects, addObject)
-	p.Pairs = mergeEntries(p.Pairs, q.Pairs, addPair)
-	p.Lines = mergeEntries(p.Lines, q.Lines, nil)
-	p.References = mergeEntries(p.References, q.References, addReference)
+	p.Objects = mergeEntries(p.Objects, q.Objects, &ix.objects, addObject)
+	p.Pairs = mergeEntries(p.Pairs, q.Pairs, &ix.pairs, addPair)
+	p.Lines = mergeEntries(p.Lines, q.Lines, &ix.lines, nil)
+	p.References = mergeEntries(p.References, q.References, &ix.references, addReference)
 	if b := q.OmittedReferences; b != nil {
 		a := p.OmittedReferences
 		if a == nil {
@@ -637,23 +637,36 @@ func (p *Profile) settleWhere() error {
 	return nil
 }
 
+// whereIndex finds a profile's where-and-why entries by key, by kind:
+// their indices, kept from one merge to the next (a nil map is made from
+// the entries when needed).
+type whereIndex struct {
+	functions, objects, pairs, lines, references map[string]int
+}
+
 // mergeEntries adds the entries of b to those of a with the same key
-// (calling more for their own fields) and appends the others.
+// (calling more for their own fields) and appends the others; *at finds
+// a's entries by key (made from a when nil), and finds those appended
+// too on return.
 func mergeEntries[T any, PT interface {
 	*T
 	entry
-}](a, b []T, more func(x, y PT)) []T {
-	at := map[string]int{}
-	for i := range a {
-		at[PT(&a[i]).key()] = i
+}](a, b []T, at *map[string]int, more func(x, y PT)) []T {
+	if *at == nil {
+		*at = make(map[string]int, len(a)+len(b))
+		for i := range a {
+			(*at)[PT(&a[i]).key()] = i
+		}
 	}
+	index := *at
 	for i := range b {
 		y := PT(&b[i])
-		j, ok := at[y.key()]
+		k := y.key()
+		j, ok := index[k]
 		if !ok {
 			a = append(a, b[i])
 			PT(&a[len(a)-1]).ownLevels()
-			at[y.key()] = len(a) - 1
+			index[k] = len(a) - 1
 			continue
 		}
 		x := PT(&a[j])

@@ -79,7 +79,7 @@ type tree struct {
 	building sync.Mutex
 	// total adds up the profiles of the programs that ended; err says why
 	// one could not be added.
-	total *profile.Profile
+	total profile.Tree
 	err   error
 }
 
@@ -141,12 +141,8 @@ func (t *tree) keep(im *image, p *profile.Profile) {
 		p.Complete, p.Error = false, im.err.Error()
 	}
 	sum, err := p.Summary()
-	switch {
-	case err != nil:
-	case t.total == nil:
-		t.total = p
-	default:
-		err = t.total.AddProgram(p, e.pid, e.cmd)
+	if err == nil {
+		err = t.total.Add(p, e.pid, e.cmd)
 	}
 	im.h, im.p = nil, sum
 	if err != nil && t.err == nil {
@@ -243,6 +239,10 @@ func (t *tree) profile(rootStatus string) (*profile.Profile, error) {
 		pr.Profile = im.p
 		procs = append(procs, pr)
 	}
-	t.total.Processes = procs
-	return t.total, nil
+	total, err := t.total.Total()
+	if err != nil {
+		return nil, err
+	}
+	total.Processes = procs
+	return total, nil
 }
