@@ -64,14 +64,14 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 		pools[pool] = true
 	}
 	p.Pairs = mergePooled(p.Pairs, func(pr *Pair) bool { return pools[pr.Object] }, func(prs []Pair) []Pair {
-		prs = mergeEntries(nil, prs, new(map[string]int), addPair)
+		prs = mergeEntries(nil, prs, new(map[[2]string]int), addPair)
 		for i := range prs {
 			p.settle(&prs[i])
 		}
 		return prs
 	}, comparePairs)
 	p.References = mergePooled(p.References, func(r *Reference) bool { return pools[r.Object] }, func(rs []Reference) []Reference {
-		rs = mergeEntries(nil, rs, new(map[string]int), addReference)
+		rs = mergeEntries(nil, rs, new(map[referenceKey]int), addReference)
 		for i := range rs {
 			p.settle(&rs[i])
 		}

@@ -347,10 +347,10 @@ type levelled interface {
 	parts() (*Stats, map[string]*Stats)
 }
 
-// entry is what the kinds of entries share.
-type entry interface {
+// entry is what the kinds of entries share; K is the type of their keys.
+type entry[K comparable] interface {
 	levelled
-	key() string
+	key() K
 	// ownLevels gives the entry level counters of its own, copies of those
 	// it shares with the entry it was copied from.
 	ownLevels()
@@ -390,16 +390,28 @@ func (f *Function) key() string                        { return f.Name }
 func (f *Function) parts() (*Stats, map[string]*Stats) { return &f.Stats, f.Levels }
 func (o *Object) key() string                          { return o.FullName }
 func (o *Object) parts() (*Stats, map[string]*Stats)   { return &o.Stats, o.Levels }
-func (p *Pair) key() string                            { return p.Function + "\x00" + p.Object }
+func (p *Pair) key() [2]string                         { return [2]string{p.Function, p.Object} }
 func (p *Pair) parts() (*Stats, map[string]*Stats)     { return &p.Stats, p.Levels }
-func (l *Line) key() string                            { return fmt.Sprintf("%s\x00%d\x00%s", l.File, l.Line, l.Function) }
+func (l *Line) key() lineKey                           { return lineKey{l.File, l.Line, l.Function} }
 func (l *Line) parts() (*Stats, map[string]*Stats)     { return &l.Stats, l.Levels }
 func (in *Inclusive) parts() (*Stats, map[string]*Stats) {
 	return &in.Stats, in.Levels
 }
-func (r *Reference) key() string {
-	return fmt.Sprintf("%x\x00%s\x00%s", r.PC, r.Function, r.Object)
-}
+func (r *Reference) key() referenceKey { return referenceKey{r.PC, r.Function, r.Object} }
+
+// lineKey and referenceKey identify lines and references (entry.key).
+type (
+	lineKey struct {
+		file string
+		line int
+		fn   string
+	}
+	referenceKey struct {
+		pc         uint64
+		fn, object string
+	}
+)
+
 func (r *Reference) parts() (*Stats, map[string]*Stats) { return &r.Stats, r.Levels }
 
 // Add adds b's counters to s (maps and evictor lists by key) and updates
@@ -641,19 +653,22 @@ func (p *Profile) settleWhere() error {
 // their indices, kept from one merge to the next (a nil map is made from
 // the entries when needed).
 type whereIndex struct {
-	functions, objects, pairs, lines, references map[string]int
+	functions, objects map[string]int
+	pairs              map[[2]string]int
+	lines              map[lineKey]int
+	references         map[referenceKey]int
 }
 
 // mergeEntries adds the entries of b to those of a with the same key
 // (calling more for their own fields) and appends the others; *at finds
 // a's entries by key (made from a when nil), and finds those appended
 // too on return.
-func mergeEntries[T any, PT interface {
+func mergeEntries[T any, K comparable, PT interface {
 	*T
-	entry
-}](a, b []T, at *map[string]int, more func(x, y PT)) []T {
+	entry[K]
+}](a, b []T, at *map[K]int, more func(x, y PT)) []T {
 	if *at == nil {
-		*at = make(map[string]int, len(a)+len(b))
+		*at = make(map[K]int, len(a)+len(b))
 		for i := range a {
 			(*at)[PT(&a[i]).key()] = i
 		}

@@ -72,10 +72,9 @@ type tree struct {
 	mu     sync.Mutex
 	images []*image // in the order they started
 	wg     sync.WaitGroup
-	// building is held while an ended program's profile is built and
-	// added up: one at a time, as building takes far more memory for a
-	// moment than the profile keeps (many programs of a tree may end at
-	// once).
+	// building is held while an ended program's profile is built: one
+	// at a time, as building takes far more memory for a moment than the
+	// profile keeps (many programs of a tree may end at once).
 	building sync.Mutex
 	// total adds up the profiles of the programs that ended; err says why
 	// one could not be added.
@@ -109,8 +108,9 @@ func (t *tree) chain(r *valgrind.StreamReader, root bool) {
 		h.Finish()
 		t.finish(im, err)
 		t.building.Lock()
-		t.keep(im, h.Profile())
+		p := h.Profile()
 		t.building.Unlock()
+		t.keep(im, p)
 		next := r.Next()
 		if next == nil {
 			r.Close()
