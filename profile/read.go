@@ -23,11 +23,21 @@ func decodeParallel(data []byte) (p *Profile, ok bool) {
 
 // lists are the keys of the profile's lists of entries, decoded apart.
 var lists = map[string]func(p *Profile, raw []byte) error{
-	"functions":  func(p *Profile, raw []byte) error { return decodeEntries(raw, &p.Functions) },
-	"objects":    func(p *Profile, raw []byte) error { return decodeEntries(raw, &p.Objects) },
-	"pairs":      func(p *Profile, raw []byte) error { return decodeEntries(raw, &p.Pairs) },
-	"lines":      func(p *Profile, raw []byte) error { return decodeEntries(raw, &p.Lines) },
-	"references": func(p *Profile, raw []byte) error { return decodeEntries(raw, &p.References) },
+	"functions": func(p *Profile, raw []byte) error {
+		return decodeEntries(raw, &p.Functions, (*entryDecoder).function)
+	},
+	"objects": func(p *Profile, raw []byte) error {
+		return decodeEntries(raw, &p.Objects, (*entryDecoder).object)
+	},
+	"pairs": func(p *Profile, raw []byte) error {
+		return decodeEntries(raw, &p.Pairs, (*entryDecoder).pair)
+	},
+	"lines": func(p *Profile, raw []byte) error {
+		return decodeEntries(raw, &p.Lines, (*entryDecoder).line)
+	},
+	"references": func(p *Profile, raw []byte) error {
+		return decodeEntries(raw, &p.References, (*entryDecoder).reference)
+	},
 }
 
 // decodeFields decodes the top-level object data (valid JSON, or ok is
@@ -73,8 +83,9 @@ func decodeFields(data []byte) (*Profile, bool) {
 }
 
 // decodeEntries decodes the JSON list raw into *es, its entries decoded a
-// part at a time on every CPU (null leaves *es nil).
-func decodeEntries[T any](raw []byte, es *[]T) error {
+// part at a time on every CPU, each with parse unless it fails
+// (decodeEntry; null leaves *es nil).
+func decodeEntries[T any](raw []byte, es *[]T, parse entryParser[T]) error {
 	if string(raw) == "null" {
 		*es = nil
 		return nil
@@ -89,9 +100,10 @@ func decodeEntries[T any](raw []byte, es *[]T) error {
 	work := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
+			var d entryDecoder
 			for part := range work {
 				for i := part * entriesPerPart; i < min(len(items), (part+1)*entriesPerPart); i++ {
-					if err := json.Unmarshal(items[i], &out[i]); err != nil {
+					if err := decodeEntry(&d, items[i], &out[i], parse); err != nil {
 						errs[part] = err
 						break
 					}
@@ -162,7 +174,8 @@ func (s *scanner) value() (v []byte, ok bool) {
 	return s.b[start:s.i], s.i > start
 }
 
-// str skips the string at the scanner's place.
+// str skips the string at the scanner's place (to the end of the data
+// if it does not end).
 func (s *scanner) str() {
 	for s.i++; s.i < len(s.b); s.i++ {
 		switch s.b[s.i] {
@@ -173,6 +186,7 @@ func (s *scanner) str() {
 			return
 		}
 	}
+	s.i = len(s.b) // (not beyond, after a backslash at the end)
 }
 
 // next skips white space and reports whether c comes next, skipping it.

@@ -184,3 +184,42 @@ func bytesOf(ss []string) [][]byte {
 	}
 	return out
 }
+
+// Read decodes entries its parsers leave to encoding/json (keys in
+// another case, repeated, unknown; numbers that are no integers) as
+// encoding/json does, each apart from the others.
+func TestReadFallsBackPerEntry(t *testing.T) {
+	in := []byte(`{"version": 2, "tool": "memspy", "references": [
+		{"pc": 1, "levels": {"L1": {"misses": 2}}},
+		{"PC": 3, "Function": "f", "levels": {"L1": {"Misses": 4}}},
+		{"pc": 5, "pc": 6, "unknown": [1, {"x": null}]},
+		{"pc": 7, "levels": {"L1": {"spatial_use": 1e3, "evicted_by": {"a": 1, "a": 2}}}},
+		null,
+		{"pc": 8, "strides": {"samples": 1, "top": [{"stride": -1, "count": 2}]}, "strides": {"samples": 9}}
+	]}`)
+	type plain Profile
+	var want plain
+	if err := json.Unmarshal(in, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(bytes.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual((*plain)(got), &want) {
+		t.Errorf("Read\n%+v\nencoding/json\n%+v", got.References, want.References)
+	}
+}
+
+// The scanner stops at the end of data that ends in a string's backslash.
+func TestScannerStopsAtTheEnd(t *testing.T) {
+	for _, in := range []string{`{"a":"\`, `{"a\`, `["\`, `["x\\\`} {
+		b := []byte(in)[:len(in):len(in)]
+		if _, ok := objectFields(b); ok {
+			t.Errorf("objectFields(%s) ok", in)
+		}
+		if _, ok := listItems(b); ok {
+			t.Errorf("listItems(%s) ok", in)
+		}
+	}
+}
