@@ -136,6 +136,11 @@ type entryKey struct {
 	fn, bin int32
 }
 
+// hash spreads k over 64 bits.
+func (k entryKey) hash() uint64 {
+	return (k.pc ^ uint64(uint32(k.fn))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
+}
+
 // keyTable finds entries by key: an open-addressing table of their keys
 // and indices, probed linearly, at most half full (a map of a million
 // struct keys costs several times the time and the memory).
@@ -174,8 +179,7 @@ func (t *keyTable) id(k entryKey, n int) int32 {
 // place returns the place of k: its own, or the free one where it goes.
 func (t *keyTable) place(k entryKey) *keyPlace {
 	mask := len(t.places) - 1
-	h := (k.pc ^ uint64(uint32(k.fn))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
-	for i := int(h>>32) & mask; ; i = (i + 1) & mask {
+	for i := int(k.hash()>>32) & mask; ; i = (i + 1) & mask {
 		if p := &t.places[i]; p.id == 0 || p.key == k {
 			return p
 		}
@@ -291,25 +295,14 @@ func (w *whereBuilder) funcOf(t *profile.Function) int32 {
 // index gives every access point with counters its function, pair and
 // reference, and every reference its line.
 func (w *whereBuilder) index() {
-	at, nm := w.h.attr, w.nm
+	at := w.h.attr
 	n := len(at.refs)
 	w.fnOf, w.pairOf, w.headOf = make([]int32, n), make([]int32, n), make([]int32, n)
 	pcFn := map[uint64]int32{}
-	var pairIdx, headIdx keyTable
-	counted := newBitset(n)
-	withPC := 0 // at most that many references: room made once
-	for id, key := range at.refs {
-		if w.anywhere(int32(id)) {
-			counted.set(int32(id))
-			if key.pc != 0 {
-				withPC++
-			}
-		}
-	}
-	w.heads = make([]refHead, 0, withPC)
+	var pairIdx keyTable
 	for id, key := range at.refs {
 		w.fnOf[id], w.pairOf[id], w.headOf[id] = -1, -1, -1
-		if !counted.has(int32(id)) {
+		if !w.anywhere(int32(id)) {
 			continue
 		}
 		f := w.function(key, pcFn)
@@ -319,16 +312,8 @@ func (w *whereBuilder) index() {
 			w.pairs = append(w.pairs, pairKey{f, key.bin})
 		}
 		w.pairOf[id] = pr
-		if key.pc == 0 {
-			continue
-		}
-		hd := headIdx.id(entryKey{key.pc, f, key.bin}, len(w.heads))
-		if int(hd) == len(w.heads) {
-			src := nm.source(key.pc)
-			w.heads = append(w.heads, refHead{pc: key.pc, fn: f, bin: key.bin, file: src.File, line: src.Line, column: src.Column})
-		}
-		w.headOf[id] = hd
 	}
+	w.findHeads()
 	lineIdx := map[lineKey]int32{}
 	w.lineOf = make([]int32, len(w.heads))
 	for i := range w.heads {
@@ -345,6 +330,50 @@ func (w *whereBuilder) index() {
 			w.lines = append(w.lines, lk)
 		}
 		w.lineOf[i] = ln
+	}
+}
+
+// findHeads gives every access point with counters and a PC its
+// reference, in two halves of the references (by their key's hash) on
+// two CPUs, one after the other among the references; and every
+// reference its place in the source.
+func (w *whereBuilder) findHeads() {
+	refs := w.h.attr.refs
+	var halves [2][]entryKey // the keys of each half's references, in order
+	var wg sync.WaitGroup
+	for half := range halves {
+		wg.Go(func() {
+			var idx keyTable
+			for id, key := range refs {
+				f := w.fnOf[id]
+				if f < 0 || key.pc == 0 {
+					continue
+				}
+				k := entryKey{key.pc, f, key.bin}
+				if int(k.hash()>>63) != half {
+					continue
+				}
+				hd := idx.id(k, len(halves[half]))
+				if int(hd) == len(halves[half]) {
+					halves[half] = append(halves[half], k)
+				}
+				w.headOf[id] = hd
+			}
+		})
+	}
+	wg.Wait()
+	first := int32(len(halves[0]))
+	for id, key := range refs {
+		if hd := w.headOf[id]; hd >= 0 && (entryKey{key.pc, w.fnOf[id], key.bin}).hash()>>63 == 1 {
+			w.headOf[id] = hd + first
+		}
+	}
+	w.heads = make([]refHead, 0, len(halves[0])+len(halves[1]))
+	for _, keys := range halves {
+		for _, k := range keys {
+			src := w.nm.source(k.pc)
+			w.heads = append(w.heads, refHead{pc: k.pc, fn: k.fn, bin: k.bin, file: src.File, line: src.Line, column: src.Column})
+		}
 	}
 }
 
