@@ -51,7 +51,7 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 	// Only the entries of pools can have come to share their keys: they
 	// are added up, made settled (focus, sharing lists) and put back in
 	// the order of the others, which stays.
-	p.Objects = mergeEntries(nil, p.Objects, new(map[string]int), addObject)
+	p.Objects = mergeEntries(nil, p.Objects, new(map[string]int), true, addObject)
 	for i := range p.Objects {
 		if o := &p.Objects[i]; size[o.Name] > 0 {
 			o.Size, o.Pool = size[o.Name], ""
@@ -64,14 +64,14 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 		pools[pool] = true
 	}
 	p.Pairs = mergePooled(p.Pairs, func(pr *Pair) bool { return pools[pr.Object] }, func(prs []Pair) []Pair {
-		prs = mergeEntries(nil, prs, new(map[[2]string]int), addPair)
+		prs = mergeEntries(nil, prs, new(map[[2]string]int), true, addPair)
 		for i := range prs {
 			p.settle(&prs[i])
 		}
 		return prs
 	}, comparePairs)
 	p.References = mergePooled(p.References, func(r *Reference) bool { return pools[r.Object] }, func(rs []Reference) []Reference {
-		rs = mergeEntries(nil, rs, new(map[referenceKey]int), addReference)
+		rs = mergeEntries(nil, rs, new(map[referenceKey]int), true, addReference)
 		for i := range rs {
 			p.settle(&rs[i])
 		}

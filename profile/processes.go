@@ -35,7 +35,7 @@ func Total(procs []Process) (*Profile, error) {
 		return nil, err
 	}
 	t := Tree{total: first}
-	for _, pr := range procs[1:] {
+	for _, pr := range procs[1:] { // (summaries: Add takes no entries of theirs)
 		if err := t.Add(pr.Profile, pr.Pid, pr.Command); err != nil {
 			return nil, err
 		}
@@ -62,13 +62,15 @@ type Tree struct {
 }
 
 // Add adds q, the profile of a program that process pid ran (cmd); the
-// first becomes the total.
+// first becomes the total. q is the tree's from then on: its entries may
+// become the total's.
 func (t *Tree) Add(q *Profile, pid int, cmd string) error {
 	p := t.total
 	if p == nil {
 		t.total = q
 		return nil
 	}
+	t.index.take = true // (q's profile is let go: Add's caller keeps a Summary)
 	if err := p.add(q, &t.index); err != nil {
 		return fmt.Errorf("process %d (%s): %w", pid, cmd, err)
 	}

@@ -588,7 +588,7 @@ func (p *Profile) forLevelled(f func(levelled)) {
 // mergeWhere adds the where-and-why entries of q to p's, entry by entry
 // (by name; objects by full name, references by PC, function and object).
 func (p *Profile) mergeWhere(q *Profile, ix *whereIndex) {
-	p.Functions = mergeEntries(p.Functions, q.Functions, &ix.functions, func(a, b *Function) {
+	p.Functions = mergeEntries(p.Functions, q.Functions, &ix.functions, ix.take, func(a, b *Function) {
 		a.Instructions += b.Instructions
 		a.ComputeCycles += b.ComputeCycles
 		a.SyncCycles += b.SyncCycles
@@ -603,10 +603,10 @@ func (p *Profile) mergeWhere(q *Profile, ix *whereIndex) {
 		a.Inclusive.SyncCycles += b.Inclusive.SyncCycles
 		addLevels(a.Inclusive.Levels, b.Inclusive.Levels)
 	})
-	p.Objects = mergeEntries(p.Objects, q.Objects, &ix.objects, addObject)
-	p.Pairs = mergeEntries(p.Pairs, q.Pairs, &ix.pairs, addPair)
-	p.Lines = mergeEntries(p.Lines, q.Lines, &ix.lines, nil)
-	p.References = mergeEntries(p.References, q.References, &ix.references, addReference)
+	p.Objects = mergeEntries(p.Objects, q.Objects, &ix.objects, ix.take, addObject)
+	p.Pairs = mergeEntries(p.Pairs, q.Pairs, &ix.pairs, ix.take, addPair)
+	p.Lines = mergeEntries(p.Lines, q.Lines, &ix.lines, ix.take, nil)
+	p.References = mergeEntries(p.References, q.References, &ix.references, ix.take, addReference)
 	if b := q.OmittedReferences; b != nil {
 		a := p.OmittedReferences
 		if a == nil {
@@ -653,6 +653,9 @@ func (p *Profile) settleWhere() error {
 // their indices, kept from one merge to the next (a nil map is made from
 // the entries when needed).
 type whereIndex struct {
+	// take says that the entries added may be kept as they are (the
+	// profiles they come from are let go), not copied.
+	take               bool
 	functions, objects map[string]int
 	pairs              map[[2]string]int
 	lines              map[lineKey]int
@@ -660,13 +663,13 @@ type whereIndex struct {
 }
 
 // mergeEntries adds the entries of b to those of a with the same key
-// (calling more for their own fields) and appends the others; *at finds
-// a's entries by key (made from a when nil), and finds those appended
-// too on return.
+// (calling more for their own fields) and appends the others, with
+// counters of their own unless take is set; *at finds a's entries by key
+// (made from a when nil), and finds those appended too on return.
 func mergeEntries[T any, K comparable, PT interface {
 	*T
 	entry[K]
-}](a, b []T, at *map[K]int, more func(x, y PT)) []T {
+}](a, b []T, at *map[K]int, take bool, more func(x, y PT)) []T {
 	if *at == nil {
 		*at = make(map[K]int, len(a)+len(b))
 		for i := range a {
@@ -680,7 +683,9 @@ func mergeEntries[T any, K comparable, PT interface {
 		j, ok := index[k]
 		if !ok {
 			a = append(a, b[i])
-			PT(&a[len(a)-1]).ownLevels()
+			if !take {
+				PT(&a[len(a)-1]).ownLevels()
+			}
 			index[k] = len(a) - 1
 			continue
 		}
