@@ -101,12 +101,13 @@ func (p *Profile) settle(e levelled) {
 // others as they are; then orders them all by compare, the others being
 // in that order already (unless the profile was not sorted).
 func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T, compare func(a, b *T) int) []T {
-	var keep, in []T
+	var in []T
+	keep := make([]int32, 0, len(es)) // the others, by index
 	for i := range es {
 		if pooled(&es[i]) {
 			in = append(in, es[i])
 		} else {
-			keep = append(keep, es[i])
+			keep = append(keep, int32(i))
 		}
 	}
 	if len(in) == 0 {
@@ -114,22 +115,28 @@ func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T, compa
 	}
 	in = merge(in)
 	sortEntries(in, compare)
-	for i := 1; i < len(keep); i++ {
-		if compare(&keep[i], &keep[i-1]) < 0 {
-			all := append(keep, in...)
-			sortEntries(all, compare)
-			return all
+	out := make([]T, 0, len(keep)+len(in))
+	for k := 1; k < len(keep); k++ {
+		if compare(&es[keep[k]], &es[keep[k-1]]) < 0 {
+			for _, i := range keep {
+				out = append(out, es[i])
+			}
+			out = append(out, in...)
+			sortEntries(out, compare)
+			return out
 		}
 	}
-	out := make([]T, 0, len(keep)+len(in))
 	for len(keep) > 0 && len(in) > 0 {
-		if compare(&in[0], &keep[0]) < 0 {
+		if compare(&in[0], &es[keep[0]]) < 0 {
 			out, in = append(out, in[0]), in[1:]
 		} else {
-			out, keep = append(out, keep[0]), keep[1:]
+			out, keep = append(out, es[keep[0]]), keep[1:]
 		}
 	}
-	return append(append(out, keep...), in...)
+	for _, i := range keep {
+		out = append(out, es[i])
+	}
+	return append(out, in...)
 }
 
 // sortEntries sorts es by compare, keeping the order of equal ones, and
