@@ -3,7 +3,9 @@
 # printed and the files written within 1 s of the signal). A python3 loop
 # runs under memspy run for WARM seconds (default 20), then its process
 # group gets SIGINT, as Ctrl-C would send it; the table gives the seconds
-# from the signal to memspy's exit, in each mode.
+# from the signal to memspy's exit, in each mode. python3 is run as the
+# PATH finds it (a wrapper such as pyenv's shim makes it a process tree
+# of dozens of programs), and in one row as the interpreter itself.
 set -euo pipefail
 BIN=${BIN:-bin/memspy}
 WARM=${WARM:-20}
@@ -11,13 +13,13 @@ command -v python3 >/dev/null || { echo "bench-stop needs python3"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 set -m # each background job in its own process group, as a shell's foreground job is
-# stop LABEL ARGS...: prints the seconds from the SIGINT to the exit of
-# memspy run ARGS (not in a subshell: the job needs the script's job
-# control to have a process group of its own).
+# stop LABEL PYTHON ARGS...: prints the seconds from the SIGINT to the
+# exit of memspy run ARGS -- PYTHON (not in a subshell: the job needs the
+# script's job control to have a process group of its own).
 stop() {
-  local label=$1 pid t0 t1
-  shift
-  "$BIN" run "$@" -- python3 -c 'while True: pass' >/dev/null 2>"$work/err" &
+  local label=$1 python=$2 pid t0 t1
+  shift 2
+  "$BIN" run "$@" -- "$python" -c 'while True: pass' >/dev/null 2>"$work/err" &
   pid=$!
   sleep "$WARM"
   t0=$(date +%s.%N)
@@ -28,15 +30,17 @@ stop() {
   done
   if kill -0 "$pid" 2>/dev/null; then
     kill -KILL -- -"$pid"
-    printf '%-36s %s\n' "$label" "no exit within 30 s of the signal (killed)"
+    printf '%-44s %s\n' "$label" "no exit within 30 s of the signal (killed)"
     return
   fi
   wait "$pid" || true
   t1=$(date +%s.%N)
-  printf '%-36s %s\n' "$label" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
+  printf '%-44s %s\n' "$label" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
 }
-printf '%-36s %s\n' mode 'signal→exit s'
-stop plain
-stop --where --where
-stop "--where --profile F" --where --profile "$work/p.memspy"
-stop "--where --procs 4" --where --procs 4
+interpreter=$(python3 -c 'import sys; print(sys.executable)')
+printf '%-44s %s\n' mode 'signal→exit s'
+stop plain python3
+stop --where python3 --where
+stop "--where --profile F" python3 --where --profile "$work/p.memspy"
+stop "--where --procs 4" python3 --where --procs 4
+stop "--where, $interpreter" "$interpreter" --where
