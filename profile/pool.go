@@ -141,8 +141,16 @@ func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T, compa
 
 // sortEntries sorts es by compare, keeping the order of equal ones, and
 // moves each entry once: the entries of a profile are large, and sorting
-// them in place would copy them at every step.
+// them in place would copy them at every step. Entries already in order
+// (as the engine makes references) are only checked.
 func sortEntries[T any](es []T, compare func(a, b *T) int) {
+	inOrder := true
+	for i := 1; i < len(es) && inOrder; i++ {
+		inOrder = compare(&es[i-1], &es[i]) <= 0
+	}
+	if inOrder {
+		return
+	}
 	order := make([]int32, len(es))
 	for i := range order {
 		order[i] = int32(i)

@@ -405,37 +405,38 @@ func (w *whereBuilder) choose(focus string) {
 			}
 		}
 	}
-	w.refOf = make([]int32, len(w.heads))
-	if len(w.heads) > profile.MaxReferences {
-		order := make([]int32, len(w.heads))
-		for i := range order {
-			order[i] = int32(i)
-		}
-		fnRank, binRank := w.nameRanks()
-		selectFirst(order, profile.MaxReferences, func(i, j int32) int {
-			ra, rb, a, b := &rank[i], &rank[j], &w.heads[i], &w.heads[j]
-			if c := cmp.Or(cmp.Compare(rb.stall, ra.stall), cmp.Compare(rb.misses, ra.misses), cmp.Compare(rb.accesses, ra.accesses),
-				cmp.Compare(a.pc, b.pc)); c != 0 {
-				return c
-			}
-			return cmp.Or(cmp.Compare(fnRank[a.fn], fnRank[b.fn]), cmp.Compare(binRank[a.bin], binRank[b.bin]))
-		})
-		for _, i := range order[profile.MaxReferences:] {
-			w.refOf[i] = -1
-		}
+	// The references in the profile's order (as far as these counters
+	// tell it: profile.CompareReferences), the first MaxReferences listed
+	// in that order, so that the entries come sorted.
+	order := make([]int32, len(w.heads))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	for i := range w.refOf {
-		if w.refOf[i] == 0 {
-			w.refOf[i] = int32(w.listed)
-			w.listed++
+	fnRank, binRank := w.nameRanks()
+	compare := func(i, j int32) int {
+		ra, rb, a, b := &rank[i], &rank[j], &w.heads[i], &w.heads[j]
+		if c := cmp.Or(cmp.Compare(rb.stall, ra.stall), cmp.Compare(rb.misses, ra.misses), cmp.Compare(rb.accesses, ra.accesses),
+			cmp.Compare(a.pc, b.pc)); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(fnRank[a.fn], fnRank[b.fn]), cmp.Compare(binRank[a.bin], binRank[b.bin]))
+	}
+	w.listed = min(len(order), profile.MaxReferences)
+	selectFirst(order, w.listed, compare)
+	slices.SortFunc(order[:w.listed], compare)
+	w.refOf = make([]int32, len(w.heads))
+	for k, i := range order {
+		w.refOf[i] = int32(k)
+		if k >= w.listed {
+			w.refOf[i] = -1
 		}
 	}
 	w.positions()
 }
 
 // selectFirst rearranges s so that its first k elements are the k least
-// by compare, a total order, in no particular order (quickselect: the
-// profile needs which references come first, not their order).
+// by compare, a total order, in no particular order (quickselect: only
+// those k need sorting).
 func selectFirst[E any](s []E, k int, compare func(a, b E) int) {
 	lo, hi := 0, len(s) // s[:lo] are among the k least, s[hi:] are not
 	for lo < k && k < hi {
