@@ -47,7 +47,8 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	wg.Go(w.evictions)
 	w.count(p)
 	wg.Wait()
-	p.Functions = w.functionEntries() // (the last to name functions)
+	counts := w.countingContexts()
+	wg.Go(func() { p.Functions = w.functionEntries(counts) })
 	wg.Go(func() { p.Pairs = w.pairEntries() })
 	wg.Go(func() { p.Objects = w.objectEntries() })
 	wg.Go(func() { p.References = w.referenceEntries() })
@@ -799,45 +800,56 @@ func (w *whereBuilder) pairEntries() []profile.Pair {
 	return out
 }
 
+// contextCycles returns the instructions and the synchronization cycles
+// counted in calling context c.
+func (w *whereBuilder) contextCycles(c int32) (instr, wait uint64) {
+	at := w.h.attr
+	if int(c) < len(at.instr) {
+		instr = at.instr[c]
+	}
+	if int(c) < len(at.syncWait) {
+		wait = at.syncWait[c]
+	}
+	return instr, wait
+}
+
+// callPath calls visit with each function on context c's call path: the
+// procedures of the contexts above the root, or in the root context its
+// own procedure's.
+func (w *whereBuilder) callPath(c int32, visit func(f int32)) {
+	ctxs := w.h.attr.code.Contexts()
+	if c == attrib.RootContext {
+		visit(w.procFunc(ctxs[c].Proc))
+		return
+	}
+	for k := c; k != attrib.RootContext; k = ctxs[k].Parent {
+		visit(w.procFunc(ctxs[k].Proc))
+	}
+}
+
+// countingContexts returns the calling contexts that count: with
+// counters, instructions or synchronization cycles; and gives the
+// functions on their call paths an index (the last to name functions:
+// the entries are then made concurrently).
+func (w *whereBuilder) countingContexts() bitset {
+	n := len(w.h.attr.code.Contexts())
+	counts := newBitset(n)
+	for c := range int32(n) {
+		if instr, wait := w.contextCycles(c); instr != 0 || wait != 0 || c != attrib.RootContext && w.ctxSums.present(c) {
+			counts.set(c)
+			w.callPath(c, func(int32) {})
+		}
+	}
+	return counts
+}
+
 // functionEntries makes the functions of the profile: their own counters
 // (their pairs added up), their inclusive counters (the calling contexts
 // under them, each once however often its function is on its call path),
-// their instructions and synchronization cycles.
-func (w *whereBuilder) functionEntries() []profile.Function {
+// their instructions and synchronization cycles; counts holds the calling
+// contexts that count (countingContexts).
+func (w *whereBuilder) functionEntries(counts bitset) []profile.Function {
 	at, ctxs, names := w.h.attr, w.h.attr.code.Contexts(), len(w.names)
-	instr := func(c int) uint64 {
-		if c < len(at.instr) {
-			return at.instr[c]
-		}
-		return 0
-	}
-	wait := func(c int) uint64 {
-		if c < len(at.syncWait) {
-			return at.syncWait[c]
-		}
-		return 0
-	}
-	// path calls visit with each function on context c's call path: the
-	// procedures of the contexts above the root, or in the root context
-	// its own procedure's.
-	path := func(c int32, visit func(f int32)) {
-		if c == attrib.RootContext {
-			visit(w.procFunc(ctxs[c].Proc))
-			return
-		}
-		for k := c; k != attrib.RootContext; k = ctxs[k].Parent {
-			visit(w.procFunc(ctxs[k].Proc))
-		}
-	}
-	// The contexts that count: with counters, instructions or
-	// synchronization cycles. Their functions get an index first.
-	counts := newBitset(len(ctxs))
-	for c := range ctxs {
-		if instr(c) != 0 || wait(c) != 0 || c != int(attrib.RootContext) && w.ctxSums.present(int32(c)) {
-			counts.set(int32(c))
-			path(int32(c), func(int32) {})
-		}
-	}
 	nf := len(w.funcs)
 	self, incl := newSumTable(nf, names), newSumTable(nf, names)
 	type cycles struct{ instr, sync uint64 }
@@ -858,7 +870,7 @@ func (w *whereBuilder) functionEntries() []profile.Function {
 		if !counts.has(c) {
 			continue
 		}
-		n, s := instr(int(c)), wait(int(c))
+		n, s := w.contextCycles(c)
 		if n != 0 || s != 0 {
 			f := w.procFunc(ctxs[c].Proc) // the context's own function (no PC)
 			selfCycles[f].instr += n
@@ -866,7 +878,7 @@ func (w *whereBuilder) functionEntries() []profile.Function {
 			used.set(f)
 		}
 		counted := c != attrib.RootContext && w.ctxSums.present(c)
-		path(c, func(f int32) {
+		w.callPath(c, func(f int32) {
 			if stamp[f] == c+1 {
 				return
 			}
