@@ -502,10 +502,10 @@ func (w *whereBuilder) positions() {
 		}
 	}
 	for _, rs := range byLine {
-		slices.SortFunc(rs, func(a, b *refHead) int {
-			return cmp.Or(cmp.Compare(a.column, b.column), cmp.Compare(a.pc, b.pc),
-				cmp.Compare(w.funcs[a.fn].Name, w.funcs[b.fn].Name), cmp.Compare(w.nm.bins[a.bin].Name, w.nm.bins[b.bin].Name))
-		})
+		// (References of one PC, in several functions or objects, have
+		// one column and one position: their order among themselves does
+		// not matter.)
+		slices.SortFunc(rs, func(a, b *refHead) int { return cmp.Or(cmp.Compare(a.column, b.column), cmp.Compare(a.pc, b.pc)) })
 		pos := 0
 		for i, r := range rs {
 			if i > 0 && r.pc != rs[i-1].pc {
