@@ -757,22 +757,28 @@ func (w *whereBuilder) evictions() {
 // level; the rest are added up in one entry.
 const maxRefEvictors = 8
 
-// evictedByNames gives the entries of one kind (entries of them) their
-// evicted_by maps at cache name j: the lines of the fills of the pairs
-// that each entry adds up (entryOf) that each data bin's fills evicted,
-// under the bin's name, in the counters stats returns.
-func (w *whereBuilder) evictedByNames(j, entries int, entryOf func(pair int32) int32, stats func(e int32) *profile.Stats) {
-	var byEntry pairCounts // (entry, bin) → lines
+// evictedByOf returns the counts of evictedBy at cache name j added up
+// by the entry each pair adds up in (entryOf): (entry, bin) → lines.
+func (w *whereBuilder) evictedByOf(j int, entryOf func(pair int32) int32) *pairCounts {
+	var byEntry pairCounts
 	for _, e := range w.evictedBy[j].pairs {
 		if e.n != 0 {
 			byEntry.add(entryOf(e.a), e.b, e.n)
 		}
 	}
-	order, start := groupBy(len(byEntry.pairs), entries, func(i int) int32 {
-		if byEntry.pairs[i].n == 0 {
+	return &byEntry
+}
+
+// setEvictedBy gives the entries of one kind (entries of them) their
+// evicted_by maps from counts, (entry, bin) → lines of the entry's fills
+// that the bin's fills evicted: under the bin's name, in the counters
+// stats returns.
+func (w *whereBuilder) setEvictedBy(counts *pairCounts, entries int, stats func(e int32) *profile.Stats) {
+	order, start := groupBy(len(counts.pairs), entries, func(i int) int32 {
+		if counts.pairs[i].n == 0 {
 			return -1
 		}
-		return byEntry.pairs[i].a
+		return counts.pairs[i].a
 	})
 	for e := range entries {
 		if start[e] == start[e+1] {
@@ -780,7 +786,7 @@ func (w *whereBuilder) evictedByNames(j, entries int, entryOf func(pair int32) i
 		}
 		m := make(map[string]uint64, start[e+1]-start[e])
 		for _, i := range order[start[e]:start[e+1]] {
-			m[w.nm.binName(byEntry.pairs[i].b)] += byEntry.pairs[i].n
+			m[w.nm.binName(counts.pairs[i].b)] += counts.pairs[i].n
 		}
 		stats(int32(e)).EvictedBy = m
 	}
@@ -795,7 +801,7 @@ func (w *whereBuilder) pairEntries() []profile.Pair {
 			Levels: w.pairSums.levels(int32(i), w.names, missOnly)}
 	}
 	for j, name := range w.names {
-		w.evictedByNames(j, len(out), func(pr int32) int32 { return pr }, func(e int32) *profile.Stats { return out[e].Levels[name] })
+		w.setEvictedBy(&w.evictedBy[j], len(out), func(e int32) *profile.Stats { return out[e].Levels[name] })
 	}
 	return out
 }
@@ -914,7 +920,7 @@ func (w *whereBuilder) functionEntries(counts bitset) []profile.Function {
 		entryOf[w.funcIdx[out[i].Name]] = int32(i)
 	}
 	for j, name := range w.names {
-		w.evictedByNames(j, nf, func(pr int32) int32 { return w.pairs[pr].fn }, func(f int32) *profile.Stats {
+		w.setEvictedBy(w.evictedByOf(j, func(pr int32) int32 { return w.pairs[pr].fn }), nf, func(f int32) *profile.Stats {
 			return out[entryOf[f]].Levels[name]
 		})
 	}
@@ -947,7 +953,9 @@ func (w *whereBuilder) objectEntries() []profile.Object {
 		o.Levels = sums.levels(int32(i), w.names, w.h.attr.missOnly)
 	}
 	for j, name := range w.names {
-		w.evictedByNames(j, len(out), func(pr int32) int32 { return objOf[pr] }, func(o int32) *profile.Stats { return out[o].Levels[name] })
+		w.setEvictedBy(w.evictedByOf(j, func(pr int32) int32 { return objOf[pr] }), len(out), func(o int32) *profile.Stats {
+			return out[o].Levels[name]
+		})
 	}
 	return out
 }
