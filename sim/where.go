@@ -382,30 +382,12 @@ func (w *whereBuilder) findHeads() {
 // focus cache: all, or the first profile.MaxReferences in its order; and
 // numbers the references of each source line (positions).
 func (w *whereBuilder) choose(focus string) {
-	at := w.h.attr
 	rank := make([]headRank, len(w.heads))
-	for i, l := range w.h.levels {
-		la, has, pen, isFocus := l.attr, w.present[i], &w.pen[i], l.spec.Name == focus
-		for id, hd := range w.headOf {
-			if hd < 0 || !has.has(int32(id)) {
-				continue
-			}
-			r := la.refs.find(int32(id))
-			if r == nil {
-				continue
-			}
-			rk := &rank[hd]
-			for k := range numAccessKinds {
-				rk.stall += r.miss[k] * pen[k]
-			}
-			if isFocus {
-				rk.misses += r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
-				if !at.missOnly {
-					rk.accesses += r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
-				}
-			}
-		}
+	var wg sync.WaitGroup // (on two CPUs, each adding up half the references)
+	for half := range int32(2) {
+		wg.Go(func() { w.rankHalf(rank, half, focus) })
 	}
+	wg.Wait()
 	// The references in the profile's order (as far as these counters
 	// tell it: profile.CompareReferences), the first MaxReferences listed
 	// in that order, so that the entries come sorted.
@@ -433,6 +415,34 @@ func (w *whereBuilder) choose(focus string) {
 		}
 	}
 	w.positions()
+}
+
+// rankHalf adds up into rank the counters that order the references of
+// one half (half 0 or 1 of their indices), focus being the focus cache.
+func (w *whereBuilder) rankHalf(rank []headRank, half int32, focus string) {
+	missOnly, mid := w.h.attr.missOnly, int32(len(rank)/2)
+	for i, l := range w.h.levels {
+		la, has, pen, isFocus := l.attr, w.present[i], &w.pen[i], l.spec.Name == focus
+		for id, hd := range w.headOf {
+			if hd < 0 || (hd < mid) != (half == 0) || !has.has(int32(id)) {
+				continue
+			}
+			r := la.refs.find(int32(id))
+			if r == nil {
+				continue
+			}
+			rk := &rank[hd]
+			for k := range numAccessKinds {
+				rk.stall += r.miss[k] * pen[k]
+			}
+			if isFocus {
+				rk.misses += r.miss[kIFetch] + r.miss[kRead] + r.miss[kWrite]
+				if !missOnly {
+					rk.accesses += r.acc[kIFetch] + r.acc[kRead] + r.acc[kWrite]
+				}
+			}
+		}
+	}
 }
 
 // selectFirst rearranges s so that its first k elements are the k least
