@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -44,17 +43,9 @@ func newRoot() *cobra.Command {
 	return root
 }
 
-// memoryLimit is the Go heap size at which memspy collects garbage
-// however little the heap grew since the last collection (a soft limit:
-// the heap passes it when that much is live).
-const memoryLimit = 768 << 20
-
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// Collect garbage as the heap nears memoryLimit rather than only
-		// when it doubles: a --where run's live state of several hundred
-		// MiB would otherwise take twice that (GOMEMLIMIT overrides it).
-		debug.SetMemoryLimit(memoryLimit)
+	if os.Getenv("GOMEMLIMIT") == "" { // (which overrides it)
+		limitMemory()
 	}
 	err := newRoot().Execute()
 	if err == nil {
