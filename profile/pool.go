@@ -144,11 +144,7 @@ func mergePooled[T any](es []T, pooled func(*T) bool, merge func([]T) []T, compa
 // them in place would copy them at every step. Entries already in order
 // (as the engine makes references) are only checked.
 func sortEntries[T any](es []T, compare func(a, b *T) int) {
-	inOrder := true
-	for i := 1; i < len(es) && inOrder; i++ {
-		inOrder = compare(&es[i-1], &es[i]) <= 0
-	}
-	if inOrder {
+	if inOrder(es, compare) {
 		return
 	}
 	order := make([]int32, len(es))
@@ -280,14 +276,57 @@ func (p *Profile) SortWhere() {
 		})
 		sortEntries(p.Objects, compareObjects)
 	})
-	wg.Go(func() { sortEntries(p.Pairs, comparePairs) })
 	wg.Go(func() {
-		sortEntries(p.Lines, func(a, b *Line) int {
-			return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
+		sortByStall(p.Pairs, func(a *Pair) *Stats { return &a.Stats }, func(a, b *Pair) int {
+			return cmp.Or(cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
 		})
 	})
-	sortEntries(p.References, CompareReferences)
+	wg.Go(func() {
+		sortByStall(p.Lines, func(a *Line) *Stats { return &a.Stats }, func(a, b *Line) int {
+			return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
+		})
+	})
+	sortByStall(p.References, func(a *Reference) *Stats { return &a.Stats }, func(a, b *Reference) int {
+		return cmp.Or(cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+	})
 	wg.Wait()
+}
+
+// inOrder reports whether es is sorted by compare.
+func inOrder[T any](es []T, compare func(a, b *T) int) bool {
+	for i := 1; i < len(es); i++ {
+		if compare(&es[i-1], &es[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sortByStall sorts es ByStall of their counters (stats), then by then,
+// as sortEntries would, but first on a compact copy of the counters: the
+// entries themselves are compared only when those tie.
+func sortByStall[T any](es []T, stats func(*T) *Stats, then func(a, b *T) int) {
+	if inOrder(es, func(a, b *T) int { return cmp.Or(ByStall(stats(a), stats(b)), then(a, b)) }) {
+		return
+	}
+	type key struct {
+		stall, misses, accesses uint64
+		i                       int32
+	}
+	keys := make([]key, len(es))
+	for i := range es {
+		s := stats(&es[i])
+		keys[i] = key{s.StallCycles, s.Misses, s.Accesses, int32(i)}
+	}
+	slices.SortStableFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(b.stall, a.stall), cmp.Compare(b.misses, a.misses), cmp.Compare(b.accesses, a.accesses),
+			then(&es[a.i], &es[b.i]))
+	})
+	sorted := make([]T, len(es))
+	for k, x := range keys {
+		sorted[k] = es[x.i]
+	}
+	copy(es, sorted)
 }
 
 // compareObjects orders objects as a profile lists them: ByStall, then
