@@ -268,28 +268,11 @@ func FuzzDecodeEntry(f *testing.F) {
 		f.Add([]byte(entry))
 	}
 	fill := &filler{rng: rand.New(rand.NewPCG(13, 14))}
-	for _, focusCopy := range []bool{true, false} {
-		for _, e := range randomEntries[Function](fill, 3) {
-			b, _ := appendFunction(nil, &e, focusCopy)
-			f.Add(b)
-		}
-		for _, e := range randomEntries[Object](fill, 3) {
-			b, _ := appendObject(nil, &e, focusCopy)
-			f.Add(b)
-		}
-		for _, e := range randomEntries[Pair](fill, 3) {
-			b, _ := appendPair(nil, &e, focusCopy)
-			f.Add(b)
-		}
-		for _, e := range randomEntries[Line](fill, 3) {
-			b, _ := appendLine(nil, &e, focusCopy)
-			f.Add(b)
-		}
-		for _, e := range randomEntries[Reference](fill, 3) {
-			b, _ := appendReference(nil, &e, focusCopy)
-			f.Add(b)
-		}
-	}
+	addEncoded(f, fill, appendFunction)
+	addEncoded(f, fill, appendObject)
+	addEncoded(f, fill, appendPair)
+	addEncoded(f, fill, appendLine)
+	addEncoded(f, fill, appendReference)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d entryDecoder
 		checkParse(t, &d, data, (*entryDecoder).function)
@@ -298,4 +281,15 @@ func FuzzDecodeEntry(f *testing.F) {
 		checkParse(t, &d, data, (*entryDecoder).line)
 		checkParse(t, &d, data, (*entryDecoder).reference)
 	})
+}
+
+// addEncoded adds to f's corpus three random entries of type T, encoded
+// by app with and without their focus copy.
+func addEncoded[T any](f *testing.F, fill *filler, app func([]byte, *T, bool) ([]byte, error)) {
+	for _, focusCopy := range []bool{true, false} {
+		for _, e := range randomEntries[T](fill, 3) {
+			b, _ := app(nil, &e, focusCopy)
+			f.Add(b)
+		}
+	}
 }
