@@ -32,10 +32,12 @@ func (h *Hierarchy) newNamer() *namer {
 	n.nameProcs()
 	paths := map[int32][]string{}
 	groups := map[string][]int32{}
+	seen := newBitset(len(h.attr.data.Bins()))
 	for _, r := range h.attr.refs {
-		if _, ok := n.bins[r.bin]; ok {
+		if seen.has(r.bin) {
 			continue
 		}
+		seen.set(r.bin)
 		o, path := n.newObject(r.bin)
 		n.bins[r.bin], paths[r.bin] = o, path
 		groups[o.Name] = append(groups[o.Name], r.bin)
