@@ -848,12 +848,20 @@ func (w *whereBuilder) callPath(c int32, visit func(f int32)) {
 // functions on their call paths an index (the last to name functions:
 // the entries are then made concurrently).
 func (w *whereBuilder) countingContexts() bitset {
-	n := len(w.h.attr.code.Contexts())
-	counts := newBitset(n)
-	for c := range int32(n) {
+	ctxs := w.h.attr.code.Contexts()
+	counts, named := newBitset(len(ctxs)), newBitset(len(ctxs))
+	for c := range int32(len(ctxs)) {
 		if instr, wait := w.contextCycles(c); instr != 0 || wait != 0 || c != attrib.RootContext && w.ctxSums.present(c) {
 			counts.set(c)
-			w.callPath(c, func(int32) {})
+			if c == attrib.RootContext {
+				w.procFunc(ctxs[c].Proc)
+			}
+			// The call path up to a context already named (whose
+			// callers' functions are named too): callPath's functions.
+			for k := c; k != attrib.RootContext && !named.has(k); k = ctxs[k].Parent {
+				named.set(k)
+				w.procFunc(ctxs[k].Proc)
+			}
 		}
 	}
 	return counts
