@@ -184,7 +184,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	}
 	var kids *tree
 	if opts.Children {
-		kids = &tree{ctx: context.Background(), engine: func() (*sim.Hierarchy, error) {
+		kids = &tree{ctx: context.Background(), building: make(chan struct{}, maxBuilding), engine: func() (*sim.Hierarchy, error) {
 			sym, err := f.symbolizer(nil)
 			if err != nil {
 				return nil, err
@@ -238,12 +238,13 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	runErr := sim.Run(context.Background(), h, r, nil)
 	h.Finish()
 	// The profile is built while the program exits and the children's
-	// simulations end (one profile built at a time: see tree.building).
+	// simulations end (as many profiles built at a time as tree.building
+	// allows).
 	built := make(chan *profile.Profile, 1)
 	go func() {
 		if kids != nil {
-			kids.building.Lock()
-			defer kids.building.Unlock()
+			built <- kids.build(h)
+			return
 		}
 		built <- h.Profile()
 	}()

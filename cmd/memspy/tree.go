@@ -72,10 +72,11 @@ type tree struct {
 	mu     sync.Mutex
 	images []*image // in the order they started
 	wg     sync.WaitGroup
-	// building is held while an ended program's profile is built: one
-	// at a time, as building takes far more memory for a moment than the
-	// profile keeps (many programs of a tree may end at once).
-	building sync.Mutex
+	// building holds a place for each ended program whose profile is
+	// being built (build): at most two at a time, on two CPUs, as
+	// building takes far more memory for a moment than the profile keeps
+	// (many programs of a tree may end at once).
+	building chan struct{}
 	// total adds up the profiles of the programs that ended; err says why
 	// one could not be added.
 	total profile.Tree
@@ -107,10 +108,7 @@ func (t *tree) chain(r *valgrind.StreamReader, root bool) {
 		err = sim.Run(t.ctx, h, r, nil)
 		h.Finish()
 		t.finish(im, err)
-		t.building.Lock()
-		p := h.Profile()
-		t.building.Unlock()
-		t.keep(im, p)
+		t.keep(im, t.build(h))
 		next := r.Next()
 		if next == nil {
 			r.Close()
@@ -118,6 +116,16 @@ func (t *tree) chain(r *valgrind.StreamReader, root bool) {
 		r = next
 	}
 }
+
+// build returns h's profile, built when a place is free (tree.building).
+func (t *tree) build(h *sim.Hierarchy) *profile.Profile {
+	t.building <- struct{}{}
+	defer func() { <-t.building }()
+	return h.Profile()
+}
+
+// maxBuilding is how many programs' profiles a tree builds at a time.
+const maxBuilding = 2
 
 // finish records that im's simulation ended, with err.
 func (t *tree) finish(im *image, err error) {
