@@ -87,8 +87,10 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 }
 
 // settle makes an entry whose counters were added up whole again: its
-// sharing lists bounded, its top-level counters those of the focus cache.
+// evictor lists in order, its sharing lists bounded, its top-level
+// counters those of the focus cache.
 func (p *Profile) settle(e levelled) {
+	sortEvictorLists(e)
 	_, levels := e.parts()
 	for _, s := range levels {
 		s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
@@ -205,6 +207,7 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 		if renamed { // entries may now be the same
 			merged := Stats{}
 			merged.addEvictors(s.Evictors)
+			SortEvictors(merged.Evictors)
 			s.Evictors = merged.Evictors
 		}
 		for _, sh := range []*[]Sharing{&s.InvalidatedBy, &s.Invalidated} {

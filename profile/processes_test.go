@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,5 +146,38 @@ func TestTreeBoundsReferences(t *testing.T) {
 	}
 	if got != want {
 		t.Errorf("the total counts %d accesses, the programs %d", got, want)
+	}
+}
+
+// A Tree's total lists each entry's evictors in order, counted by key,
+// at every cache and in its focus copy.
+func TestTreeEvictorsInOrder(t *testing.T) {
+	program := func(es ...RefEvictor) *Profile {
+		p := &Profile{Version: Version, Tool: "memspy", Options: Options{Where: true}, Focus: "L1D",
+			Caches: []CacheStats{{Name: "L1D", Level: 1, Causes: &Causes{}}}, Complete: true,
+			References: []Reference{{PC: 1, Function: "f", Object: "o",
+				Levels: map[string]*Stats{"L1D": {Accesses: 1, Evictors: es}}}}}
+		if err := p.SetFocus(""); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var tree Tree
+	for _, p := range []*Profile{
+		program(RefEvictor{"0xa", "x", 5}, RefEvictor{"0xb", "x", 1}),
+		program(RefEvictor{"0xb", "x", 10}, RefEvictor{"0xc", "x", 2}),
+	} {
+		if err := tree.Add(p, 1, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total, err := tree.Total()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RefEvictor{{"0xb", "x", 11}, {"0xa", "x", 5}, {"0xc", "x", 2}}
+	r := total.References[0]
+	if !slices.Equal(r.Levels["L1D"].Evictors, want) || !slices.Equal(r.Evictors, want) {
+		t.Errorf("evictors %v, focus copy %v, want %v", r.Levels["L1D"].Evictors, r.Evictors, want)
 	}
 }

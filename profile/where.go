@@ -417,6 +417,16 @@ func (r *Reference) parts() (*Stats, map[string]*Stats) { return &r.Stats, r.Lev
 // Add adds b's counters to s (maps and evictor lists by key) and updates
 // SpatialUse.
 func (s *Stats) Add(b *Stats) {
+	s.add(b)
+	if len(b.Evictors) > 0 {
+		SortEvictors(s.Evictors)
+	}
+}
+
+// add adds b's counters to s as Add does, but leaves s's evictor list out
+// of order (sortEvictorLists puts the lists of a profile in order once
+// everything was added up).
+func (s *Stats) add(b *Stats) {
 	s.Accesses += b.Accesses
 	s.Hits += b.Hits
 	s.Misses += b.Misses
@@ -442,9 +452,9 @@ func (s *Stats) Add(b *Stats) {
 	}
 }
 
-// addEvictors adds the evictors es to s's: an evictor of es counts in the
-// last of s's own with its reference and object, else is appended (es's
-// own repeats stay apart).
+// addEvictors adds the evictors es to s's, leaving them out of order: an
+// evictor of es counts in the last of s's own with its reference and
+// object, else is appended (es's own repeats stay apart).
 func (s *Stats) addEvictors(es []RefEvictor) {
 	n := len(s.Evictors)
 	if n*len(es) <= 256 { // few: no map
@@ -459,7 +469,6 @@ func (s *Stats) addEvictors(es []RefEvictor) {
 				s.Evictors = append(s.Evictors, e)
 			}
 		}
-		SortEvictors(s.Evictors)
 		return
 	}
 	at := map[[2]string]int{}
@@ -473,7 +482,6 @@ func (s *Stats) addEvictors(es []RefEvictor) {
 			s.Evictors = append(s.Evictors, e)
 		}
 	}
-	SortEvictors(s.Evictors)
 }
 
 // OtherEvictors stands for the evicting references beyond the most
@@ -637,16 +645,28 @@ func addObject(a, b *Object) {
 func addPair(a, b *Pair)           { a.Strides = a.Strides.Merged(b.Strides) }
 func addReference(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) }
 
-// settleWhere bounds the sharing tables and the references after entries
-// were added up, and makes the top-level counters those of the focus
-// cache again.
+// settleWhere puts the evictor lists in order, bounds the sharing tables
+// and the references after entries were added up, and makes the
+// top-level counters those of the focus cache again.
 func (p *Profile) settleWhere() error {
+	p.forLevelled(sortEvictorLists)
 	p.TrimSharing()
 	if err := p.SetFocus(p.Focus); err != nil {
 		return err
 	}
 	p.TrimReferences()
 	return nil
+}
+
+// sortEvictorLists puts the evictor lists of e's counters by cache in
+// order (the top-level counters share the focus cache's).
+func sortEvictorLists(e levelled) {
+	_, levels := e.parts()
+	for _, s := range levels {
+		if len(s.Evictors) > 1 {
+			SortEvictors(s.Evictors)
+		}
+	}
 }
 
 // whereIndex finds a profile's where-and-why entries by key, by kind:
@@ -706,7 +726,7 @@ func addLevels(a, b map[string]*Stats) {
 		if a[name] == nil {
 			a[name] = &Stats{}
 		}
-		a[name].Add(s)
+		a[name].add(s)
 	}
 }
 
