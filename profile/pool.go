@@ -289,9 +289,7 @@ func (p *Profile) SortWhere() {
 			return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
 		})
 	})
-	sortByStall(p.References, func(a *Reference) *Stats { return &a.Stats }, func(a, b *Reference) int {
-		return cmp.Or(cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
-	})
+	sortReferences(p.References)
 	wg.Wait()
 }
 

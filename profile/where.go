@@ -317,7 +317,18 @@ func ByStall(a, b *Stats) int {
 // CompareReferences orders references as a profile lists them: ByStall,
 // then by PC, function and object.
 func CompareReferences(a, b *Reference) int {
-	return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+	return cmp.Or(ByStall(&a.Stats, &b.Stats), compareReferenceKeys(a, b))
+}
+
+// compareReferenceKeys orders references by their keys: PC, function,
+// object.
+func compareReferenceKeys(a, b *Reference) int {
+	return cmp.Or(cmp.Compare(a.PC, b.PC), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+}
+
+// sortReferences puts rs in the profile's order (CompareReferences).
+func sortReferences(rs []Reference) {
+	sortByStall(rs, func(r *Reference) *Stats { return &r.Stats }, compareReferenceKeys)
 }
 
 // TrimReferences keeps the first MaxReferences references in the
@@ -328,7 +339,7 @@ func (p *Profile) TrimReferences() {
 	if len(p.References) <= MaxReferences {
 		return
 	}
-	sortEntries(p.References, CompareReferences)
+	sortReferences(p.References)
 	o := p.OmittedReferences
 	if o == nil {
 		o = &OmittedReferences{Levels: map[string]*Stats{}}
