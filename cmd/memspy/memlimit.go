@@ -16,9 +16,9 @@ const memoryLimit = 768 << 20
 // only when the heap doubles, keeps a --where run's several hundred MiB
 // of live state from taking twice that; a limit that follows a larger
 // live heap keeps the collector from running without pause, as it does
-// (up to half the CPU) while the live heap exceeds the limit: a run whose
-// state outgrows memoryLimit takes a quarter more than it, not a third
-// more time.
+// (up to half the CPU) while the live heap exceeds the limit. A run
+// whose live state outgrows memoryLimit so takes a quarter more memory
+// than that state, instead of a third more time.
 func limitMemory() {
 	debug.SetMemoryLimit(memoryLimit)
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
