@@ -226,11 +226,14 @@ func (s *Strides) Add(b *Strides) {
 	}
 }
 
-// SortStrides sorts strides most common first, then by distance.
+// SortStrides sorts strides most common first, then by distance (by
+// insertion: the lists are a few strides, nearly in order).
 func SortStrides(ss []Stride) {
-	slices.SortFunc(ss, func(a, b Stride) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Bytes, b.Bytes))
-	})
+	for i := 1; i < len(ss); i++ {
+		for k := i; k > 0 && (ss[k].Count > ss[k-1].Count || ss[k].Count == ss[k-1].Count && ss[k].Bytes < ss[k-1].Bytes); k-- {
+			ss[k], ss[k-1] = ss[k-1], ss[k]
+		}
+	}
 }
 
 // Merged returns s with b's strides added, a fresh Strides when s is nil

@@ -1,7 +1,9 @@
 package profile
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -96,5 +98,22 @@ func TestMergeBoundsReferences(t *testing.T) {
 	if want := uint64(len(all) - MaxReferences + 4); o.References != want || o.Misses != misses+2 || o.StallCycles != stall+6 {
 		t.Errorf("omitted: %d references, %d misses, %d stall cycles; want %d, %d, %d", o.References, o.Misses, o.StallCycles,
 			want, misses+2, stall+6)
+	}
+}
+
+// SortStrides orders strides as a sort by its order does: most counted
+// first, then by stride.
+func TestSortStrides(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		s := make([]Stride, rng.IntN(16))
+		for i := range s {
+			s[i] = Stride{Bytes: int64(rng.IntN(40)) - 20, Count: rng.Uint64N(4)}
+		}
+		want := slices.Clone(s)
+		slices.SortFunc(want, func(a, b Stride) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Bytes, b.Bytes)) })
+		if SortStrides(s); !slices.Equal(s, want) {
+			t.Fatalf("SortStrides: %v, want %v", s, want)
+		}
 	}
 }

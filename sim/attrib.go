@@ -685,7 +685,7 @@ func (at *attribution) strideSummary(id int32, buf *[strideSlots]profile.Stride)
 			top = append(top, profile.Stride{Bytes: sl.d, Count: sl.c - sl.err})
 		}
 	}
-	sortStrides(top)
+	profile.SortStrides(top)
 	return st.n, top[:min(len(top), profile.MaxStrides)]
 }
 

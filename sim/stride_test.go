@@ -127,19 +127,3 @@ func TestStrideSum(t *testing.T) {
 		}
 	}
 }
-
-// sortStrides orders strides as profile.SortStrides does.
-func TestSortStrides(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 1000 {
-		s := make([]profile.Stride, rng.IntN(2*strideSlots))
-		for i := range s {
-			s[i] = profile.Stride{Bytes: int64(rng.IntN(40)) - 20, Count: rng.Uint64N(4)}
-		}
-		want := slices.Clone(s)
-		profile.SortStrides(want)
-		if sortStrides(s); !slices.Equal(s, want) {
-			t.Fatalf("sortStrides: %v, profile.SortStrides %v", s, want)
-		}
-	}
-}

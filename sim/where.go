@@ -663,20 +663,10 @@ func (s *strideSum) add(samples uint64, top []profile.Stride) {
 			n++
 		}
 	}
-	sortStrides(all[:n])
+	profile.SortStrides(all[:n])
 	s.samples += samples
 	s.added = true
 	s.n = copy(s.top[:], all[:n])
-}
-
-// sortStrides sorts a few strides as profile.SortStrides does, most
-// counted first, then by stride (by insertion: they come nearly sorted).
-func sortStrides(s []profile.Stride) {
-	for i := 1; i < len(s); i++ {
-		for k := i; k > 0 && (s[k].Count > s[k-1].Count || s[k].Count == s[k-1].Count && s[k].Bytes < s[k-1].Bytes); k-- {
-			s[k], s[k-1] = s[k-1], s[k]
-		}
-	}
 }
 
 // stridesOf returns the profile's strides of each sum, nil for one that
