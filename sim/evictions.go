@@ -146,15 +146,15 @@ func (t *evictorTable) grow() {
 	}
 }
 
-// grouped returns the places of the table's pairs grouped by a group of
-// their victim, group(victim) (below groups; -1 leaves the pair out):
-// group g's pairs are t.pairs[order[k]] for k in start[g]:start[g+1].
-func (t *evictorTable) grouped(groups int, group func(victim int32) int32) (order, start []int32) {
-	return groupBy(len(t.pairs), groups, func(i int) int32 {
-		if t.pairs[i].n == 0 {
+// groupPairs returns the places of the pairs in use (counted) grouped by
+// a group of their a, group(a) (below groups; -1 leaves the pair out):
+// group g's pairs are pairs[order[k]] for k in start[g]:start[g+1].
+func groupPairs(pairs []countedPair, groups int, group func(a int32) int32) (order, start []int32) {
+	return groupBy(len(pairs), groups, func(i int) int32 {
+		if pairs[i].n == 0 {
 			return -1
 		}
-		return group(t.pairs[i].a)
+		return group(pairs[i].a)
 	})
 }
 

@@ -39,7 +39,7 @@ func TestRefIndex(t *testing.T) {
 }
 
 // The eviction tables count what a map of maps would, through their
-// growth, and grouped groups every pair under its victim.
+// growth, and groupPairs groups every pair under its victim.
 func TestEvictTables(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 9))
@@ -59,7 +59,7 @@ func TestEvictTables(t *testing.T) {
 		if x.err != 0 {
 			t.Fatalf("seed %d: error %d below the bound", seed, x.err)
 		}
-		order, start := x.grouped(ids, func(victim int32) int32 { return victim })
+		order, start := groupPairs(x.pairs, ids, func(victim int32) int32 { return victim })
 		for id := range int32(ids) {
 			got := map[int32]uint64{}
 			if int(id)+1 < len(start) {

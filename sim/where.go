@@ -114,8 +114,8 @@ type whereBuilder struct {
 // object's data bin (a bin has a name of its own).
 type pairKey struct{ fn, bin int32 }
 
-// refHead is a reference of the profile: its place in the source, and
-// the counters that order it among the others.
+// refHead is a reference of the profile: its key and its place in the
+// source (the counters that order it are a headRank apart).
 type refHead struct {
 	pc                     uint64
 	fn                     int32
@@ -719,7 +719,7 @@ func (w *whereBuilder) evictions() {
 		if ev.n == 0 {
 			continue
 		}
-		order, start := ev.grouped(w.listed, listedRef)
+		order, start := groupPairs(ev.pairs, w.listed, listedRef)
 		for ref := range w.listed {
 			scratch = scratch[:0]
 			for _, k := range order[start[ref]:start[ref+1]] {
@@ -774,12 +774,7 @@ func (w *whereBuilder) evictedByOf(j int, entryOf func(pair int32) int32) *pairC
 // that the bin's fills evicted: under the bin's name, in the counters
 // stats returns.
 func (w *whereBuilder) setEvictedBy(counts *pairCounts, entries int, stats func(e int32) *profile.Stats) {
-	order, start := groupBy(len(counts.pairs), entries, func(i int) int32 {
-		if counts.pairs[i].n == 0 {
-			return -1
-		}
-		return counts.pairs[i].a
-	})
+	order, start := groupPairs(counts.pairs, entries, func(e int32) int32 { return e })
 	for e := range entries {
 		if start[e] == start[e+1] {
 			continue
