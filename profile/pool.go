@@ -154,9 +154,15 @@ func sortEntries[T any](es []T, compare func(a, b *T) int) {
 		order[i] = int32(i)
 	}
 	slices.SortStableFunc(order, func(i, j int32) int { return compare(&es[i], &es[j]) })
+	arrange(es, func(k int) int32 { return order[k] })
+}
+
+// arrange puts es in a new order, moving each entry once: the entry at k
+// is the one that was at from(k).
+func arrange[T any](es []T, from func(k int) int32) {
 	sorted := make([]T, len(es))
-	for k, i := range order {
-		sorted[k] = es[i]
+	for k := range sorted {
+		sorted[k] = es[from(k)]
 	}
 	copy(es, sorted)
 }
@@ -279,11 +285,7 @@ func (p *Profile) SortWhere() {
 		})
 		sortEntries(p.Objects, compareObjects)
 	})
-	wg.Go(func() {
-		sortByStall(p.Pairs, func(a *Pair) *Stats { return &a.Stats }, func(a, b *Pair) int {
-			return cmp.Or(cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
-		})
-	})
+	wg.Go(func() { sortByStall(p.Pairs, func(a *Pair) *Stats { return &a.Stats }, comparePairKeys) })
 	wg.Go(func() {
 		sortByStall(p.Lines, func(a *Line) *Stats { return &a.Stats }, func(a, b *Line) int {
 			return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Function, b.Function))
@@ -323,11 +325,7 @@ func sortByStall[T any](es []T, stats func(*T) *Stats, then func(a, b *T) int) {
 		return cmp.Or(cmp.Compare(b.stall, a.stall), cmp.Compare(b.misses, a.misses), cmp.Compare(b.accesses, a.accesses),
 			then(&es[a.i], &es[b.i]))
 	})
-	sorted := make([]T, len(es))
-	for k, x := range keys {
-		sorted[k] = es[x.i]
-	}
-	copy(es, sorted)
+	arrange(es, func(k int) int32 { return keys[k].i })
 }
 
 // compareObjects orders objects as a profile lists them: ByStall, then
@@ -337,9 +335,12 @@ func compareObjects(a, b *Object) int {
 }
 
 // comparePairs orders pairs as a profile lists them: ByStall, then by
-// function and object.
-func comparePairs(a, b *Pair) int {
-	return cmp.Or(ByStall(&a.Stats, &b.Stats), cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
+// their keys.
+func comparePairs(a, b *Pair) int { return cmp.Or(ByStall(&a.Stats, &b.Stats), comparePairKeys(a, b)) }
+
+// comparePairKeys orders pairs by their keys: function, then object.
+func comparePairKeys(a, b *Pair) int {
+	return cmp.Or(cmp.Compare(a.Function, b.Function), cmp.Compare(a.Object, b.Object))
 }
 
 // keyLengths returns which lengths the keys of m have: lengths[n] is set
