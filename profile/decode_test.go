@@ -80,20 +80,12 @@ func testParser[T any](t *testing.T, es []T, appendEntry entryAppender[T], parse
 // (filler: hard strings and floats, nil and empty lists and maps), as
 // json.Unmarshal does, in every form memspy writes, without falling back.
 func TestParsersAsUnmarshal(t *testing.T) {
-	f := &filler{rng: rand.New(rand.NewPCG(11, 12))}
-	const n = 300
-	fns, objs, pairs, lines, refs := randomEntries[Function](f, n), randomEntries[Object](f, n), randomEntries[Pair](f, n),
-		randomEntries[Line](f, n), randomEntries[Reference](f, n)
-	testFilled(t, fns) // (every field tried)
-	testFilled(t, objs)
-	testFilled(t, pairs)
-	testFilled(t, lines)
-	testFilled(t, refs)
-	testParser(t, fns, appendFunction, (*entryDecoder).function)
-	testParser(t, objs, appendObject, (*entryDecoder).object)
-	testParser(t, pairs, appendPair, (*entryDecoder).pair)
-	testParser(t, lines, appendLine, (*entryDecoder).line)
-	testParser(t, refs, appendReference, (*entryDecoder).reference)
+	s := randomEntrySets(t, 11) // (every field tried)
+	testParser(t, s.fns, appendFunction, (*entryDecoder).function)
+	testParser(t, s.objs, appendObject, (*entryDecoder).object)
+	testParser(t, s.pairs, appendPair, (*entryDecoder).pair)
+	testParser(t, s.lines, appendLine, (*entryDecoder).line)
+	testParser(t, s.refs, appendReference, (*entryDecoder).reference)
 }
 
 // parseCases are entries (of a Reference unless they begin with a type's

@@ -218,20 +218,37 @@ func testFilled[T any](t *testing.T, es []T) {
 // as json.Marshal does; for the compressed form, the entry without its
 // top-level counters.
 func TestEncodersAsMarshal(t *testing.T) {
-	f := &filler{rng: rand.New(rand.NewPCG(7, 8))}
+	s := randomEntrySets(t, 7)
+	testEncoder(t, s.fns, appendFunction)
+	testEncoder(t, s.objs, appendObject)
+	testEncoder(t, s.pairs, appendPair)
+	testEncoder(t, s.lines, appendLine)
+	testEncoder(t, s.refs, appendReference)
+}
+
+// entrySets are random entries of each kind.
+type entrySets struct {
+	fns   []Function
+	objs  []Object
+	pairs []Pair
+	lines []Line
+	refs  []Reference
+}
+
+// randomEntrySets returns 300 random entries of each kind (filler, seeded
+// with seed), and checks that every field of each kind is set in some of
+// them (testFilled).
+func randomEntrySets(t *testing.T, seed uint64) entrySets {
+	f := &filler{rng: rand.New(rand.NewPCG(seed, seed+1))}
 	const n = 300
-	fns, objs, pairs, lines, refs := randomEntries[Function](f, n), randomEntries[Object](f, n), randomEntries[Pair](f, n),
-		randomEntries[Line](f, n), randomEntries[Reference](f, n)
-	testEncoder(t, fns, appendFunction)
-	testEncoder(t, objs, appendObject)
-	testEncoder(t, pairs, appendPair)
-	testEncoder(t, lines, appendLine)
-	testEncoder(t, refs, appendReference)
-	testFilled(t, fns)
-	testFilled(t, objs)
-	testFilled(t, pairs)
-	testFilled(t, lines)
-	testFilled(t, refs)
+	s := entrySets{randomEntries[Function](f, n), randomEntries[Object](f, n), randomEntries[Pair](f, n),
+		randomEntries[Line](f, n), randomEntries[Reference](f, n)}
+	testFilled(t, s.fns)
+	testFilled(t, s.objs)
+	testFilled(t, s.pairs)
+	testFilled(t, s.lines)
+	testFilled(t, s.refs)
+	return s
 }
 
 // The entry encoders write the entries encoding/json writes in every
