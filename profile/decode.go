@@ -52,8 +52,7 @@ func parseEntry[T any](d *entryDecoder, b []byte, e *T, parse entryParser[T]) bo
 // would; null leaves the target zero (for a struct, encoding/json leaves
 // it as it is, and sets a pointer, map or slice nil).
 type entryDecoder struct {
-	b       []byte            // the JSON of the entry
-	i       int               // the place in b
+	scanner                   // the JSON of the entry, and the place in it
 	unquote []byte            // the text of the last string with escapes or invalid UTF-8
 	slab    []Stats           // counters not handed out yet, for levels
 	strings map[string]string // the strings intern made, by their bytes
@@ -777,27 +776,4 @@ func (d *entryDecoder) word(w string) bool {
 		return true
 	}
 	return false
-}
-
-// next skips white space and then c, if it comes next, reporting whether
-// it did.
-func (d *entryDecoder) next(c byte) bool {
-	d.space()
-	if d.i < len(d.b) && d.b[d.i] == c {
-		d.i++
-		return true
-	}
-	return false
-}
-
-// space skips JSON's white space.
-func (d *entryDecoder) space() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
 }
