@@ -358,15 +358,18 @@ func (w *whereBuilder) findHeads() {
 				if int(hd) == len(halves[half]) {
 					halves[half] = append(halves[half], k)
 				}
+				if half == 1 {
+					hd = -2 - hd // (its place after the first half's, once known)
+				}
 				w.headOf[id] = hd
 			}
 		})
 	}
 	wg.Wait()
 	first := int32(len(halves[0]))
-	for id, key := range refs {
-		if hd := w.headOf[id]; hd >= 0 && (entryKey{key.pc, w.fnOf[id], key.bin}).hash()>>63 == 1 {
-			w.headOf[id] = hd + first
+	for id, hd := range w.headOf {
+		if hd < -1 {
+			w.headOf[id] = first + (-2 - hd)
 		}
 	}
 	w.heads = make([]refHead, 0, len(halves[0])+len(halves[1]))
