@@ -32,13 +32,32 @@ const (
 
 // refKey identifies an access point: the instruction at pc (0 for
 // instruction fetches and unknown PCs) running in calling context ctx and
-// touching data bin bin. Every counter of the attribution is kept per
-// access point; references, functions (self and inclusive), lines,
-// objects and pairs add them up.
+// touching data bin bin. Lines filled, evictions, invalidations and
+// strides are kept per access point; its counters are kept twice, in its
+// site's and in its calling context's (refTable), so that the profile's
+// entries add up sites and contexts, far fewer than access points.
 type refKey struct {
 	pc  uint64
 	ctx int32
 	bin int32
+}
+
+// siteKey identifies a site: the access points of one instruction in
+// every calling context of one procedure (rootProc in the root context),
+// touching one data bin. References, pairs, lines and objects add up
+// sites; inclusive counters add up calling contexts.
+type siteKey struct {
+	pc        uint64
+	proc, bin int32
+}
+
+// rootProc is the procedure of a siteKey in the root context (whose
+// counters count inclusively in its function, not in a context).
+const rootProc int32 = -1
+
+// hash spreads k over 64 bits.
+func (k siteKey) hash() uint64 {
+	return (k.pc ^ uint64(uint32(k.proc))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
 }
 
 // refSlot is an entry of the small direct-mapped cache of access point ids
@@ -48,8 +67,8 @@ type refSlot struct {
 	id  int32
 }
 
-// refStats are the counters of one access point at one level, which the
-// entries of the profile add up (sums).
+// refStats are the counters of one site or calling context at one
+// level, which the entries of the profile add up (sums).
 type refStats struct {
 	acc, miss                       [numAccessKinds]uint64
 	cold, replacement, invalidation uint64
@@ -151,16 +170,11 @@ func (s *lineStates) set(line uint64, v uint8) {
 	p[i/2] = p[i/2]&^(15<<shift) | v<<shift
 }
 
-// refTable holds the counters of the access points that have any at one
-// level. Most access points have counters at few levels (instruction
-// fetches at the instruction cache, data at the data cache, and at the
-// levels below only those that missed), so the counters are kept densely
-// in order of first use, found through an index by access point id. They
-// are kept in chunks, which never move: the table grows without copying.
+// refTable holds the counters of the sites and of the calling contexts
+// that have any at one level, and who evicted or invalidated whose lines
+// there, by access point.
 type refTable struct {
-	index []int32           // by access point id: its place in stats plus one, 0 for none
-	stats chunked[refStats] // in order of first use
-	n     int32             // counters in use
+	sites, ctxs counterTable
 	// evicted counts the lines of each one's fills that others' fills
 	// evicted, by evicting access point (bounded) and by evicting data bin
 	// (exact).
@@ -171,8 +185,20 @@ type refTable struct {
 	sharing map[int32]*refSharing
 }
 
-// find returns the counters of access point id, nil when it has none.
-func (t *refTable) find(id int32) *refStats {
+// counterTable holds the counters of the sites (or calling contexts)
+// that have any at one level. Most have counters at few levels
+// (instruction fetches at the instruction cache, data at the data cache,
+// and at the levels below only those that missed), so the counters are
+// kept densely in order of first use, found through an index by id. They
+// are kept in chunks, which never move: the table grows without copying.
+type counterTable struct {
+	index []int32           // by id: its place in stats plus one, 0 for none
+	stats chunked[refStats] // in order of first use
+	n     int32             // counters in use
+}
+
+// find returns the counters of id, nil when it has none.
+func (t *counterTable) find(id int32) *refStats {
 	if int(id) < len(t.index) {
 		if k := t.index[id]; k != 0 {
 			return t.stats.find(int(k - 1))
@@ -181,8 +207,8 @@ func (t *refTable) find(id int32) *refStats {
 	return nil
 }
 
-// add makes counters for access point id, which has none.
-func (t *refTable) add(id int32) *refStats {
+// add makes counters for id, which has none.
+func (t *counterTable) add(id int32) *refStats {
 	if int(id) >= len(t.index) {
 		t.index = append(t.index, make([]int32, int(id)+1-len(t.index)+len(t.index)/2)...)
 	}
@@ -191,9 +217,33 @@ func (t *refTable) add(id int32) *refStats {
 	return t.stats.at(int(t.n - 1))
 }
 
-// reset zeroes every counter and keeps the access points' places.
+// at returns the counters of id, made when it has none. The pointer
+// stays valid.
+func (t *counterTable) at(id int32) *refStats {
+	if st := t.find(id); st != nil {
+		return st
+	}
+	return t.add(id)
+}
+
+// mark adds to set the ids whose counters count anything: accesses,
+// misses or bytes fetched.
+func (t *counterTable) mark(set bitset) {
+	for id, k := range t.index {
+		if k == 0 {
+			continue
+		}
+		r := t.stats.find(int(k - 1))
+		if r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 {
+			set.set(int32(id))
+		}
+	}
+}
+
+// reset zeroes every counter and keeps the sites' and contexts' places.
 func (t *refTable) reset() {
-	t.stats.reset()
+	t.sites.stats.reset()
+	t.ctxs.stats.reset()
 	t.evicted, t.evictedBins, t.sharing = evictorTable{}, pairCounts{}, nil
 }
 
@@ -235,13 +285,10 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 	}
 }
 
-// stats returns the counters of access point id. The pointer is valid
-// until the next call.
-func (a *levelAttrib) stats(id int32) *refStats {
-	if st := a.refs.find(id); st != nil {
-		return st
-	}
-	return a.refs.add(id)
+// stats returns the counters of access point id's site and of its
+// calling context, which count every event of id alike.
+func (a *levelAttrib) stats(at *attribution, id int32) (site, ctx *refStats) {
+	return a.refs.sites.at(at.siteOf[id]), a.refs.ctxs.at(at.refs[id].ctx)
 }
 
 // touch marks bytes [off, off+n) of the line in slot as used and reports
@@ -323,6 +370,9 @@ type attribution struct {
 
 	refs     []refKey // access points by id; id 0 is the zero key
 	refIDs   refIndex
+	siteOf   []int32   // by access point id: its site
+	sites    []siteKey // sites by id
+	siteIDs  keyTable[siteKey]
 	refCache [256]refSlot
 	syncWait []uint64 // cycles waited at synchronization, by calling context
 	strides  strideTable
@@ -477,6 +527,7 @@ func newAttribution(opt Options) *attribution {
 		at.minSize = DefaultMinObjectSize
 	}
 	at.refs = append(at.refs, refKey{})
+	at.siteOf = append(at.siteOf, at.site(refKey{}))
 	return at
 }
 
@@ -493,7 +544,23 @@ func (at *attribution) ref(bin int32) int32 {
 		return e.id
 	}
 	e.key, e.id = k, at.refIDs.id(k, &at.refs)
+	if int(e.id) == len(at.siteOf) { // a new access point
+		at.siteOf = append(at.siteOf, at.site(k))
+	}
 	return e.id
+}
+
+// site returns the id of access point k's site, making it when new.
+func (at *attribution) site(k refKey) int32 {
+	sk := siteKey{pc: k.pc, proc: rootProc, bin: k.bin}
+	if k.ctx != attrib.RootContext {
+		sk.proc = at.code.Contexts()[k.ctx].Proc
+	}
+	id := at.siteIDs.id(sk, len(at.sites))
+	if int(id) == len(at.sites) {
+		at.sites = append(at.sites, sk)
+	}
+	return id
 }
 
 // refIndex finds the ids of access points by key: an open-addressing
@@ -851,8 +918,9 @@ func isLoader(path string) bool {
 // countHit counts a hit of access point ref on bytes [a, a+s) of slot of l.
 func (h *Hierarchy) countHit(l *level, k int, slot int, ref int32, a, s uint64) {
 	at := l.attr
-	st := at.stats(ref)
+	st, cs := at.stats(h.attr, ref)
 	st.acc[k]++
+	cs.acc[k]++
 	off := a & l.offMask
 	n := min(s, l.lineSize-off)
 	var old bool
@@ -867,16 +935,27 @@ func (h *Hierarchy) countHit(l *level, k int, slot int, ref int32, a, s uint64) 
 	}
 	if old {
 		st.temporal++
+		cs.temporal++
 	} else {
 		st.spatial++
+		cs.spatial++
 	}
 }
 
 // countMiss counts a miss of access point ref on line of l, with its cause
 // (unknown when sampling could not tell whether it was one).
 func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown bool) {
-	st := l.attr.stats(ref)
-	if !h.attr.missOnly {
+	st, cs := l.attr.stats(h.attr, ref)
+	state := l.attr.state.get(line)
+	st.missed(k, state, unknown, h.attr.missOnly)
+	cs.missed(k, state, unknown, h.attr.missOnly)
+}
+
+// missed counts a miss of kind k on a line in state (unknown when
+// sampling could not tell whether it was one); an access too unless only
+// misses are counted.
+func (st *refStats) missed(k int, state uint8, unknown, missOnly bool) {
+	if !missOnly {
 		st.acc[k]++
 	}
 	st.miss[k]++
@@ -884,7 +963,7 @@ func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown b
 		st.unknown++
 		return
 	}
-	switch l.attr.state.get(line) {
+	switch state {
 	case neverHeld, held: // held: a write that did not allocate, missing again
 		st.cold++
 	case replaced:
@@ -902,16 +981,19 @@ func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown b
 
 // removed records that the line in slot left l, by replacement or
 // invalidation, and the use of its bytes.
-func (l *level) removed(slot int, why uint8) {
+func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 	a := l.attr
 	line := l.c.Line(slot)
 	if a.state.get(line) == held {
 		a.state.set(line, why)
 	}
 	if a.demand[slot] {
-		st := a.stats(a.fill[slot])
-		st.used += a.used(slot)
+		used := a.used(slot)
+		st, cs := a.stats(h.attr, a.fill[slot])
+		st.used += used
 		st.fetched += l.lineSize
+		cs.used += used
+		cs.fetched += l.lineSize
 		a.demand[slot] = false
 	}
 }

@@ -332,7 +332,7 @@ func (h *Hierarchy) invalidateCopies(q *processor, line uint64, w *invWriter) bo
 		if slot := l.c.Lookup(line); slot >= 0 {
 			if l.attr != nil {
 				h.countInvalidation(l, slot, q, kind, w)
-				l.removed(slot, kind)
+				h.removed(l, slot, kind)
 				attributed = true
 			}
 			l.c.Remove(slot)

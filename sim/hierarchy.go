@@ -1168,14 +1168,16 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 				h.countHit(l, k, slot, ref, pa, ps)
 			}
 			if unknown {
-				l.attr.stats(ref).unknownHits++
+				st, cs := l.attr.stats(h.attr, ref)
+				st.unknownHits++
+				cs.unknownHits++
 			}
 		}
 		if l.exclusive && fromAbove && k != kWrite {
 			// The line moves up to the requester.
 			d := l.c.Dirty(slot)
 			if l.attr != nil {
-				l.removed(slot, replaced)
+				h.removed(l, slot, replaced)
 			}
 			l.c.Remove(slot)
 			l.memo = noMemo
@@ -1372,7 +1374,7 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) victim {
 	if l.attr != nil {
 		v.ref = l.attr.fill[slot]
 		l.attr.evicted(v.ref, by, h.attr.refs[by].bin)
-		l.removed(slot, replaced)
+		h.removed(l, slot, replaced)
 	}
 	if l.inclusive && h.backInvalidateUppers(l, v.line) {
 		v.dirty = true
@@ -1480,7 +1482,7 @@ func (h *Hierarchy) backInvalidate(u *level, lo, hi uint64) bool {
 		if slot := u.c.Lookup(line); slot >= 0 {
 			dirty = dirty || u.c.Dirty(slot)
 			if u.attr != nil {
-				u.removed(slot, replaced) // by a replacement below
+				h.removed(u, slot, replaced) // by a replacement below
 			}
 			if u.used != nil {
 				h.privateRemoving(u, slot)
@@ -1548,7 +1550,7 @@ func (h *Hierarchy) invalidate(a, s uint64) {
 		l.memo = noMemo
 		drop := func(slot int) {
 			if l.attr != nil {
-				l.removed(slot, invalidated)
+				h.removed(l, slot, invalidated)
 			}
 			if l.used != nil {
 				h.privateRemoving(l, slot)

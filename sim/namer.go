@@ -119,14 +119,12 @@ func (n *namer) source(pc uint64) Source {
 	return Source{}
 }
 
-// function returns the function entry of access point k, with no
-// counters, for funcTable.get (not to be changed): the procedure of its
-// calling context, or for code outside every traced call the function
-// holding its PC when known.
-func (n *namer) function(k refKey) *profile.Function {
-	proc := n.h.attr.code.Contexts()[k.ctx].Proc
-	if proc == attrib.UnknownProc && k.pc != 0 {
-		if s := n.source(k.pc); s.Func != "" { // (not kept: the callers keep the function by PC)
+// function returns the function entry of the instruction at pc running
+// in procedure proc, with no counters (not to be changed): proc's, or
+// for code outside every traced call the function holding pc when known.
+func (n *namer) function(pc uint64, proc int32) *profile.Function {
+	if proc == attrib.UnknownProc && pc != 0 {
+		if s := n.source(pc); s.Func != "" { // (not kept: the callers keep the function by PC)
 			return &profile.Function{Name: s.Func, File: s.File, Module: s.Module, Entry: s.Entry}
 		}
 	}

@@ -286,7 +286,7 @@ func (h *Hierarchy) numaStats(nm *namer) *profile.Numa {
 		}
 		key := h.attr.refs[id]
 		obj := nm.binName(key.bin)
-		fn := nm.function(key).Name
+		fn := nm.function(key.pc, h.attr.code.Contexts()[key.ctx].Proc).Name
 		s := numaEntry(&c)
 		entry(objs, obj, &profile.NumaEntry{Name: obj}).NumaStats.Add(&s.NumaStats)
 		entry(pairs, [2]string{fn, obj}, &profile.NumaEntry{Function: fn, Name: obj}).NumaStats.Add(&s.NumaStats)

@@ -15,13 +15,15 @@ import (
 // per access point: references, then pairs, objects and functions adding
 // them up, named through the Symbolizer (or by address without one).
 //
-// Every access point is given, once, the dense indices of the entries it
-// counts in (its function, pair, calling context, reference and line);
-// its counters are then added, level by level, into dense tables of plain
-// sums, and only the entries of the profile are made into profile.Stats:
-// a run of a million access points costs a few additions each, not a
-// profile.Stats and a map lookup. Functions add up their pairs (self) and
-// the calling contexts under them (inclusive), objects their pairs. Which
+// The engine counts per site and per calling context (refTable), so
+// that this work follows their number, not that of the access points
+// (several times more). Every site is given, once, the dense indices of
+// the entries it counts in (its function, pair, reference and line); the
+// counters of the sites and of the contexts are then added, level by
+// level, into dense tables of plain sums, and only the entries of the
+// profile are made into profile.Stats. Functions add up their pairs
+// (self) and the calling contexts under them (inclusive), objects their
+// pairs. Which
 // references are listed is settled before their counters are added up:
 // beyond profile.MaxReferences, those that come last in the profile's
 // order are left out, added up in p.OmittedReferences and in their lines,
@@ -77,9 +79,11 @@ type whereBuilder struct {
 	names  []string
 	nameOf []int
 	pen    [][numAccessKinds]uint64
-	// present holds, by level, the access points that have counters
-	// there (hasCounters).
-	present []bitset
+	// present holds, by level, the sites that have counters there, and
+	// ctxPresent the calling contexts: with counts, lines still resident
+	// that their access points filled, lines of theirs that others
+	// evicted, invalidations.
+	present, ctxPresent []bitset
 
 	// The entries, by index.
 	funcs   []*profile.Function // as the namer gives them (not to be changed), unique by name
@@ -88,8 +92,8 @@ type whereBuilder struct {
 	pairs   []pairKey
 	heads   []refHead
 	lines   []lineKey
-	// By access point id: its function, pair and reference (-1: none, for
-	// an access point without a PC or without counters).
+	// By site: its function, pair and reference (-1: none, for a site
+	// without a PC or without counters).
 	fnOf, pairOf, headOf []int32
 	lineOf               []int32 // by reference: its line, -1 when its source line is unknown
 	refOf                []int32 // by reference: its place among those listed, -1 when left out
@@ -142,51 +146,6 @@ func (k entryKey) hash() uint64 {
 	return (k.pc ^ uint64(uint32(k.fn))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
 }
 
-// keyTable finds entries by key: an open-addressing table of their keys
-// and indices, probed linearly, at most half full (a map of a million
-// struct keys costs several times the time and the memory).
-type keyTable struct {
-	places []keyPlace
-	n      int
-}
-
-// keyPlace is a place of a keyTable: an entry's key and its index plus
-// one, 0 for a free place.
-type keyPlace struct {
-	key entryKey
-	id  int32
-}
-
-// id returns the index of the entry with key k, or n, the number of
-// entries so far, when there is none yet (the caller appends it).
-func (t *keyTable) id(k entryKey, n int) int32 {
-	if 2*(t.n+1) > len(t.places) {
-		old := t.places
-		t.places = make([]keyPlace, max(1024, 2*len(old)))
-		for _, p := range old {
-			if p.id != 0 {
-				*t.place(p.key) = p
-			}
-		}
-	}
-	p := t.place(k)
-	if p.id == 0 {
-		*p = keyPlace{k, int32(n) + 1}
-		t.n++
-	}
-	return p.id - 1
-}
-
-// place returns the place of k: its own, or the free one where it goes.
-func (t *keyTable) place(k entryKey) *keyPlace {
-	mask := len(t.places) - 1
-	for i := int(k.hash()>>32) & mask; ; i = (i + 1) & mask {
-		if p := &t.places[i]; p.id == 0 || p.key == k {
-			return p
-		}
-	}
-}
-
 // lineKey identifies a source line of a function.
 type lineKey struct {
 	file string
@@ -217,40 +176,37 @@ func (h *Hierarchy) newWhereBuilder(nm *namer) *whereBuilder {
 	return w
 }
 
-// mark finds the access points that have counters at each level: counts,
-// lines still resident that they filled, lines of theirs that others
-// evicted, invalidations.
+// mark finds the sites and the calling contexts that have counters at
+// each level: counts, lines still resident that their access points
+// filled, lines of theirs that others evicted, invalidations.
 func (w *whereBuilder) mark() {
-	n := len(w.h.attr.refs)
+	at := w.h.attr
 	for _, l := range w.h.levels {
-		la, has := l.attr, newBitset(n)
-		for id, k := range la.refs.index[:min(n, len(la.refs.index))] {
-			if k == 0 {
-				continue
-			}
-			r := la.refs.stats.find(int(k - 1))
-			if r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 {
-				has.set(int32(id))
-			}
+		la, sites, ctxs := l.attr, newBitset(len(at.sites)), newBitset(len(at.code.Contexts()))
+		la.refs.sites.mark(sites)
+		la.refs.ctxs.mark(ctxs)
+		has := func(id int32) {
+			sites.set(at.siteOf[id])
+			ctxs.set(at.refs[id].ctx)
 		}
 		for id := range la.refs.sharing {
-			has.set(id)
+			has(id)
 		}
 		l.c.ForEachValid(func(slot int) {
 			if la.demand[slot] {
-				has.set(la.fill[slot])
+				has(la.fill[slot])
 			}
 		})
 		for _, e := range la.refs.evictedBins.pairs {
 			if e.n != 0 {
-				has.set(e.a)
+				has(e.a)
 			}
 		}
-		w.present = append(w.present, has)
+		w.present, w.ctxPresent = append(w.present, sites), append(w.ctxPresent, ctxs)
 	}
 }
 
-// anywhere reports whether access point id has counters at any level.
+// anywhere reports whether site id has counters at any level.
 func (w *whereBuilder) anywhere(id int32) bool {
 	for _, has := range w.present {
 		if has.has(id) {
@@ -260,13 +216,13 @@ func (w *whereBuilder) anywhere(id int32) bool {
 	return false
 }
 
-// function returns the index of the function of access point k.
-func (w *whereBuilder) function(k refKey, pcFn map[uint64]int32) int32 {
-	proc := w.h.attr.code.Contexts()[k.ctx].Proc
+// function returns the index of the function of site k.
+func (w *whereBuilder) function(k siteKey, pcFn map[uint64]int32) int32 {
+	proc := max(k.proc, attrib.UnknownProc) // (the root context's procedure)
 	if proc == attrib.UnknownProc && k.pc != 0 { // named from the PC
 		f, ok := pcFn[k.pc]
 		if !ok {
-			f = w.funcOf(w.nm.function(k))
+			f = w.funcOf(w.nm.function(k.pc, proc))
 			pcFn[k.pc] = f
 		}
 		return f
@@ -293,15 +249,15 @@ func (w *whereBuilder) funcOf(t *profile.Function) int32 {
 	return f
 }
 
-// index gives every access point with counters its function, pair and
+// index gives every site with counters its function, pair and
 // reference, and every reference its line.
 func (w *whereBuilder) index() {
 	at := w.h.attr
-	n := len(at.refs)
+	n := len(at.sites)
 	w.fnOf, w.pairOf, w.headOf = make([]int32, n), make([]int32, n), make([]int32, n)
 	pcFn := map[uint64]int32{}
-	var pairIdx keyTable
-	for id, key := range at.refs {
+	var pairIdx keyTable[entryKey]
+	for id, key := range at.sites {
 		w.fnOf[id], w.pairOf[id], w.headOf[id] = -1, -1, -1
 		if !w.anywhere(int32(id)) {
 			continue
@@ -334,17 +290,17 @@ func (w *whereBuilder) index() {
 	}
 }
 
-// findHeads gives every access point with counters and a PC its
-// reference, in two halves of the references (by their key's hash) on
-// two CPUs, one after the other among the references; and every
-// reference its place in the source.
+// findHeads gives every site with counters and a PC its reference, in
+// two halves of the references (by their key's hash) on two CPUs, one
+// after the other among the references; and every reference its place
+// in the source.
 func (w *whereBuilder) findHeads() {
-	refs := w.h.attr.refs
+	refs := w.h.attr.sites
 	var halves [2][]entryKey // the keys of each half's references, in order
 	var wg sync.WaitGroup
 	for half := range halves {
 		wg.Go(func() {
-			var idx keyTable
+			var idx keyTable[entryKey]
 			for id, key := range refs {
 				f := w.fnOf[id]
 				if f < 0 || key.pc == 0 {
@@ -430,7 +386,7 @@ func (w *whereBuilder) rankHalf(rank []headRank, half int32, focus string) {
 			if hd < 0 || (hd < mid) != (half == 0) || !has.has(int32(id)) {
 				continue
 			}
-			r := la.refs.find(int32(id))
+			r := la.refs.sites.find(int32(id))
 			if r == nil {
 				continue
 			}
@@ -529,17 +485,13 @@ func (w *whereBuilder) positions() {
 	}
 }
 
-// targets returns the sums at cache name j that access point id counts
-// in: its pair's, its calling context's (or, in the root context, its
-// function's inclusive ones), its reference's (or the references left
-// out) and its line's.
-func (w *whereBuilder) targets(id int32, j int, buf *[4]*sums) []*sums {
+// targets returns the sums at cache name j that site id counts in: its
+// pair's, in the root context its function's inclusive ones, its
+// reference's (or the references left out) and its line's.
+func (w *whereBuilder) targets(id int32, j int, buf *[5]*sums) []*sums {
 	out := buf[:0]
-	key := w.h.attr.refs[id]
 	out = append(out, w.pairSums.at(w.pairOf[id], j))
-	if key.ctx != attrib.RootContext {
-		out = append(out, w.ctxSums.at(key.ctx, j))
-	} else {
+	if w.h.attr.sites[id].proc == rootProc {
 		out = append(out, w.rootSums.at(w.fnOf[id], j))
 	}
 	if hd := w.headOf[id]; hd >= 0 {
@@ -551,6 +503,17 @@ func (w *whereBuilder) targets(id int32, j int, buf *[4]*sums) []*sums {
 		if ln := w.lineOf[hd]; ln >= 0 {
 			out = append(out, w.lineSums.at(ln, j))
 		}
+	}
+	return out
+}
+
+// apTargets returns the sums at cache name j that access point id counts
+// in: its site's targets and, outside the root context, its calling
+// context's.
+func (w *whereBuilder) apTargets(id int32, j int, buf *[5]*sums) []*sums {
+	out := w.targets(w.h.attr.siteOf[id], j, buf)
+	if c := w.h.attr.refs[id].ctx; c != attrib.RootContext {
+		out = append(out, w.ctxSums.at(c, j))
 	}
 	return out
 }
@@ -580,32 +543,44 @@ func (w *whereBuilder) count(p *profile.Profile) {
 	wg.Wait()
 }
 
-// countLevel adds up the counters of every access point with any at level
-// i (whose sums only it changes), and the causes of their misses into
-// causes.
+// countLevel adds up the counters of every site and calling context
+// with any at level i (whose sums only it changes), and the causes of
+// their misses into causes.
 func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 	at, l := w.h.attr, w.h.levels[i]
-	la, has, pen, j := l.attr, w.present[i], &w.pen[i], w.nameOf[i]
-	var buf [4]*sums
-	for id := range at.refs {
-		if !has.has(int32(id)) {
-			continue
-		}
-		r := la.refs.find(int32(id))
+	la, pen, j := l.attr, &w.pen[i], w.nameOf[i]
+	// (A site or context counted here but with no counters may have
+	// filled lines in a warm-up.)
+	stats := func(t *counterTable, id int32) (*refStats, uint64) {
+		r := t.find(id)
 		if r == nil {
-			r = &noRefStats // no counts here, but it may have filled lines in a warm-up
-		}
-		causes.Add(r.causes())
-		var by, of []profile.Sharing
-		if sh := la.refs.sharing[int32(id)]; sh != nil {
-			by, of = sharingLists(sh, at, w.nm)
+			r = &noRefStats
 		}
 		var stall uint64
 		for k := range numAccessKinds {
 			stall += r.miss[k] * pen[k]
 		}
-		for _, s := range w.targets(int32(id), j, &buf) {
-			s.addCounts(r, stall)
+		return r, stall
+	}
+	var buf [5]*sums
+	for id := range int32(len(at.sites)) {
+		if w.present[i].has(id) {
+			r, stall := stats(&la.refs.sites, id)
+			causes.Add(r.causes())
+			for _, s := range w.targets(id, j, &buf) {
+				s.addCounts(r, stall)
+			}
+		}
+	}
+	for c := range int32(len(at.code.Contexts())) {
+		if c != attrib.RootContext && w.ctxPresent[i].has(c) {
+			w.ctxSums.at(c, j).addCounts(stats(&la.refs.ctxs, c))
+		}
+	}
+	// The invalidation lists, by access point in order.
+	for _, id := range slices.Sorted(maps.Keys(la.refs.sharing)) {
+		by, of := sharingLists(la.refs.sharing[id], at, w.nm)
+		for _, s := range w.apTargets(id, j, &buf) {
 			s.addSharing(by, of)
 		}
 	}
@@ -614,7 +589,7 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 			return
 		}
 		used := la.used(slot)
-		for _, s := range w.targets(la.fill[slot], j, &buf) {
+		for _, s := range w.apTargets(la.fill[slot], j, &buf) {
 			s.used += used
 			s.fetched += l.lineSize
 		}
@@ -627,7 +602,8 @@ func (w *whereBuilder) countStrides() {
 	at := w.h.attr
 	pairs, refs := make([]strideSum, len(w.pairs)), make([]strideSum, w.listed)
 	var buf [strideSlots]profile.Stride
-	for id, pr := range w.pairOf {
+	for id, site := range at.siteOf {
+		pr := w.pairOf[site]
 		if pr < 0 {
 			continue
 		}
@@ -636,7 +612,7 @@ func (w *whereBuilder) countStrides() {
 			continue
 		}
 		pairs[pr].add(samples, top)
-		if hd := w.headOf[id]; hd >= 0 && w.refOf[hd] >= 0 {
+		if hd := w.headOf[site]; hd >= 0 && w.refOf[hd] >= 0 {
 			refs[w.refOf[hd]].add(samples, top)
 		}
 	}
@@ -696,14 +672,14 @@ func (w *whereBuilder) evictions() {
 	at := w.h.attr
 	w.evictedBy = make([]pairCounts, len(w.names))
 	w.refEvictors = make([][]profile.RefEvictor, w.listed*len(w.names))
-	listed := make([]int32, len(w.headOf)) // by access point: the reference listed it counts in, or -1
+	listed := make([]int32, len(w.headOf)) // by site: the reference listed it counts in, or -1
 	for id, hd := range w.headOf {
 		listed[id] = -1
 		if hd >= 0 {
 			listed[id] = w.refOf[hd]
 		}
 	}
-	listedRef := func(id int32) int32 { return listed[id] }
+	listedRef := func(id int32) int32 { return listed[at.siteOf[id]] }
 	type evictor struct {
 		pc  uint64
 		bin int32
@@ -714,7 +690,7 @@ func (w *whereBuilder) evictions() {
 		j := w.nameOf[i]
 		for _, e := range l.attr.refs.evictedBins.pairs {
 			if e.n != 0 {
-				w.evictedBy[j].add(w.pairOf[e.a], e.b, e.n)
+				w.evictedBy[j].add(w.pairOf[at.siteOf[e.a]], e.b, e.n)
 			}
 		}
 		ev := &l.attr.refs.evicted
