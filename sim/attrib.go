@@ -51,6 +51,10 @@ type siteKey struct {
 	proc, bin int32
 }
 
+// countIn holds where an access point's events count: its site and its
+// calling context (refTable), together so that a hit finds both at once.
+type countIn struct{ site, ctx int32 }
+
 // rootProc is the procedure of a siteKey in the root context (whose
 // counters count inclusively in its function, not in a context).
 const rootProc int32 = -1
@@ -170,11 +174,12 @@ func (s *lineStates) set(line uint64, v uint8) {
 	p[i/2] = p[i/2]&^(15<<shift) | v<<shift
 }
 
-// refTable holds the counters of the sites and of the calling contexts
-// that have any at one level, and who evicted or invalidated whose lines
-// there, by access point.
+// refTable holds the counters of the sites that have any at one level
+// and of every calling context (fewer, and most count at most levels),
+// and who evicted or invalidated whose lines there, by access point.
 type refTable struct {
-	sites, ctxs counterTable
+	sites counterTable
+	ctxs  chunked[refStats] // by calling context
 	// evicted counts the lines of each one's fills that others' fills
 	// evicted, by evicting access point (bounded) and by evicting data bin
 	// (exact).
@@ -185,8 +190,8 @@ type refTable struct {
 	sharing map[int32]*refSharing
 }
 
-// counterTable holds the counters of the sites (or calling contexts)
-// that have any at one level. Most have counters at few levels
+// counterTable holds the counters of the sites that have any at one
+// level. Most have counters at few levels
 // (instruction fetches at the instruction cache, data at the data cache,
 // and at the levels below only those that missed), so the counters are
 // kept densely in order of first use, found through an index by id. They
@@ -226,24 +231,25 @@ func (t *counterTable) at(id int32) *refStats {
 	return t.add(id)
 }
 
-// mark adds to set the ids whose counters count anything: accesses,
-// misses or bytes fetched.
+// mark adds to set the ids whose counters count anything.
 func (t *counterTable) mark(set bitset) {
 	for id, k := range t.index {
-		if k == 0 {
-			continue
-		}
-		r := t.stats.find(int(k - 1))
-		if r.acc != [numAccessKinds]uint64{} || r.miss != [numAccessKinds]uint64{} || r.fetched != 0 {
+		if k != 0 && t.stats.find(int(k-1)).counts() {
 			set.set(int32(id))
 		}
 	}
 }
 
+// counts reports whether c counts anything: accesses, misses or bytes
+// fetched.
+func (c *refStats) counts() bool {
+	return c.acc != [numAccessKinds]uint64{} || c.miss != [numAccessKinds]uint64{} || c.fetched != 0
+}
+
 // reset zeroes every counter and keeps the sites' and contexts' places.
 func (t *refTable) reset() {
 	t.sites.stats.reset()
-	t.ctxs.stats.reset()
+	t.ctxs.reset()
 	t.evicted, t.evictedBins, t.sharing = evictorTable{}, pairCounts{}, nil
 }
 
@@ -288,7 +294,8 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 // stats returns the counters of access point id's site and of its
 // calling context, which count every event of id alike.
 func (a *levelAttrib) stats(at *attribution, id int32) (site, ctx *refStats) {
-	return a.refs.sites.at(at.siteOf[id]), a.refs.ctxs.at(at.refs[id].ctx)
+	in := at.countIn[id]
+	return a.refs.sites.at(in.site), a.refs.ctxs.at(int(in.ctx))
 }
 
 // touch marks bytes [off, off+n) of the line in slot as used and reports
@@ -370,7 +377,7 @@ type attribution struct {
 
 	refs     []refKey // access points by id; id 0 is the zero key
 	refIDs   refIndex
-	siteOf   []int32   // by access point id: its site
+	countIn  []countIn // by access point id: where it counts
 	sites    []siteKey // sites by id
 	siteIDs  keyTable[siteKey]
 	refCache [256]refSlot
@@ -527,7 +534,7 @@ func newAttribution(opt Options) *attribution {
 		at.minSize = DefaultMinObjectSize
 	}
 	at.refs = append(at.refs, refKey{})
-	at.siteOf = append(at.siteOf, at.site(refKey{}))
+	at.countIn = append(at.countIn, countIn{at.site(refKey{}), attrib.RootContext})
 	return at
 }
 
@@ -544,8 +551,8 @@ func (at *attribution) ref(bin int32) int32 {
 		return e.id
 	}
 	e.key, e.id = k, at.refIDs.id(k, &at.refs)
-	if int(e.id) == len(at.siteOf) { // a new access point
-		at.siteOf = append(at.siteOf, at.site(k))
+	if int(e.id) == len(at.countIn) { // a new access point
+		at.countIn = append(at.countIn, countIn{at.site(k), k.ctx})
 	}
 	return e.id
 }

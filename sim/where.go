@@ -184,9 +184,13 @@ func (w *whereBuilder) mark() {
 	for _, l := range w.h.levels {
 		la, sites, ctxs := l.attr, newBitset(len(at.sites)), newBitset(len(at.code.Contexts()))
 		la.refs.sites.mark(sites)
-		la.refs.ctxs.mark(ctxs)
+		for c := range int32(len(at.code.Contexts())) {
+			if r := la.refs.ctxs.find(int(c)); r != nil && r.counts() {
+				ctxs.set(c)
+			}
+		}
 		has := func(id int32) {
-			sites.set(at.siteOf[id])
+			sites.set(at.countIn[id].site)
 			ctxs.set(at.refs[id].ctx)
 		}
 		for id := range la.refs.sharing {
@@ -511,7 +515,7 @@ func (w *whereBuilder) targets(id int32, j int, buf *[5]*sums) []*sums {
 // in: its site's targets and, outside the root context, its calling
 // context's.
 func (w *whereBuilder) apTargets(id int32, j int, buf *[5]*sums) []*sums {
-	out := w.targets(w.h.attr.siteOf[id], j, buf)
+	out := w.targets(w.h.attr.countIn[id].site, j, buf)
 	if c := w.h.attr.refs[id].ctx; c != attrib.RootContext {
 		out = append(out, w.ctxSums.at(c, j))
 	}
@@ -551,8 +555,7 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 	la, pen, j := l.attr, &w.pen[i], w.nameOf[i]
 	// (A site or context counted here but with no counters may have
 	// filled lines in a warm-up.)
-	stats := func(t *counterTable, id int32) (*refStats, uint64) {
-		r := t.find(id)
+	stats := func(r *refStats) (*refStats, uint64) {
 		if r == nil {
 			r = &noRefStats
 		}
@@ -565,7 +568,7 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 	var buf [5]*sums
 	for id := range int32(len(at.sites)) {
 		if w.present[i].has(id) {
-			r, stall := stats(&la.refs.sites, id)
+			r, stall := stats(la.refs.sites.find(id))
 			causes.Add(r.causes())
 			for _, s := range w.targets(id, j, &buf) {
 				s.addCounts(r, stall)
@@ -574,7 +577,7 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 	}
 	for c := range int32(len(at.code.Contexts())) {
 		if c != attrib.RootContext && w.ctxPresent[i].has(c) {
-			w.ctxSums.at(c, j).addCounts(stats(&la.refs.ctxs, c))
+			w.ctxSums.at(c, j).addCounts(stats(la.refs.ctxs.find(int(c))))
 		}
 	}
 	// The invalidation lists, by access point in order.
@@ -602,7 +605,8 @@ func (w *whereBuilder) countStrides() {
 	at := w.h.attr
 	pairs, refs := make([]strideSum, len(w.pairs)), make([]strideSum, w.listed)
 	var buf [strideSlots]profile.Stride
-	for id, site := range at.siteOf {
+	for id, in := range at.countIn {
+		site := in.site
 		pr := w.pairOf[site]
 		if pr < 0 {
 			continue
@@ -679,7 +683,7 @@ func (w *whereBuilder) evictions() {
 			listed[id] = w.refOf[hd]
 		}
 	}
-	listedRef := func(id int32) int32 { return listed[at.siteOf[id]] }
+	listedRef := func(id int32) int32 { return listed[at.countIn[id].site] }
 	type evictor struct {
 		pc  uint64
 		bin int32
@@ -690,7 +694,7 @@ func (w *whereBuilder) evictions() {
 		j := w.nameOf[i]
 		for _, e := range l.attr.refs.evictedBins.pairs {
 			if e.n != 0 {
-				w.evictedBy[j].add(w.pairOf[at.siteOf[e.a]], e.b, e.n)
+				w.evictedBy[j].add(w.pairOf[at.countIn[e.a].site], e.b, e.n)
 			}
 		}
 		ev := &l.attr.refs.evicted
