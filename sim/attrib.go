@@ -176,13 +176,13 @@ func (s *lineStates) set(line uint64, v uint8) {
 
 // refTable holds the counters of the sites that have any at one level
 // and of every calling context (fewer, and most count at most levels),
-// and who evicted or invalidated whose lines there, by access point.
+// and who evicted or invalidated whose lines there.
 type refTable struct {
 	sites counterTable
 	ctxs  chunked[refStats] // by calling context
-	// evicted counts the lines of each one's fills that others' fills
-	// evicted, by evicting access point (bounded) and by evicting data bin
-	// (exact).
+	// evicted counts the lines of each site's fills that other sites'
+	// fills evicted (bounded), evictedBins those of each access point's
+	// fills by evicting data bin (exact).
 	evicted     evictorTable
 	evictedBins pairCounts
 	// sharing holds, on several processors, the invalidations of the
@@ -326,11 +326,11 @@ func (a *levelAttrib) used(slot int) uint64 {
 	return uint64(n)
 }
 
-// evicted counts a line of victim's fill here that the fill of by, an
-// access point touching data bin bin, evicted.
-func (a *levelAttrib) evicted(victim, by, bin int32) {
-	a.refs.evicted.add(victim, by)
-	a.refs.evictedBins.add(victim, bin, 1)
+// evicted counts a line of access point victim's fill here that the fill
+// of access point by evicted.
+func (a *levelAttrib) evicted(at *attribution, victim, by int32) {
+	a.refs.evicted.add(at.countIn[victim].site, at.countIn[by].site)
+	a.refs.evictedBins.add(victim, at.refs[by].bin, 1)
 }
 
 // resetStats zeroes the counters and keeps the line state.

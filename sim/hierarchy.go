@@ -1373,7 +1373,7 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) victim {
 	}
 	if l.attr != nil {
 		v.ref = l.attr.fill[slot]
-		l.attr.evicted(v.ref, by, h.attr.refs[by].bin)
+		l.attr.evicted(h.attr, v.ref, by)
 		h.removed(l, slot, replaced)
 	}
 	if l.inclusive && h.backInvalidateUppers(l, v.line) {

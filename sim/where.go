@@ -683,7 +683,7 @@ func (w *whereBuilder) evictions() {
 			listed[id] = w.refOf[hd]
 		}
 	}
-	listedRef := func(id int32) int32 { return listed[at.countIn[id].site] }
+	listedRef := func(id int32) int32 { return listed[id] }
 	type evictor struct {
 		pc  uint64
 		bin int32
@@ -707,7 +707,7 @@ func (w *whereBuilder) evictions() {
 			scratch = scratch[:0]
 			for _, k := range order[start[ref]:start[ref+1]] {
 				e := &ev.pairs[k]
-				by := at.refs[e.b]
+				by := at.sites[e.b]
 				scratch = append(scratch, evictor{by.pc, by.bin, e.n})
 			}
 			if len(scratch) == 0 {
