@@ -65,10 +65,11 @@ func (k siteKey) hash() uint64 {
 }
 
 // refSlot is an entry of the small direct-mapped cache of access point ids
-// in front of the map.
+// in front of the map, with where the access point counts.
 type refSlot struct {
 	key refKey
 	id  int32
+	in  countIn
 }
 
 // refStats are the counters of one site or calling context at one
@@ -291,10 +292,9 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 	}
 }
 
-// stats returns the counters of access point id's site and of its
-// calling context, which count every event of id alike.
-func (a *levelAttrib) stats(at *attribution, id int32) (site, ctx *refStats) {
-	in := at.countIn[id]
+// stats returns the counters of the site and of the calling context
+// where an access point counts, which count its every event alike.
+func (a *levelAttrib) stats(in countIn) (site, ctx *refStats) {
 	return a.refs.sites.at(in.site), a.refs.ctxs.at(int(in.ctx))
 }
 
@@ -542,19 +542,26 @@ func newAttribution(opt Options) *attribution {
 // data bin bin. The allocator's references to freed memory and to memory
 // of no block (chunk headers, the top chunk) are its own.
 func (at *attribution) ref(bin int32) int32 {
+	id, _ := at.refIn(bin)
+	return id
+}
+
+// refIn is ref, also returning where the access point counts.
+func (at *attribution) refIn(bin int32) (int32, countIn) {
 	if (bin == attrib.FreedBin || bin == attrib.OtherBin) && at.allocating {
 		bin = at.data.AllocatorBin()
 	}
 	k := refKey{at.pc, at.ctx, bin}
 	e := &at.refCache[(k.pc^k.pc>>9^uint64(uint32(bin))*0x9e3779b1^uint64(uint32(k.ctx))<<4)&255]
 	if e.key == k {
-		return e.id
+		return e.id, e.in
 	}
 	e.key, e.id = k, at.refIDs.id(k, &at.refs)
 	if int(e.id) == len(at.countIn) { // a new access point
 		at.countIn = append(at.countIn, countIn{at.site(k), k.ctx})
 	}
-	return e.id
+	e.in = at.countIn[e.id]
+	return e.id, e.in
 }
 
 // site returns the id of access point k's site, making it when new.
@@ -736,8 +743,8 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 		at.pc = 0
 	}
 	if !at.missOnly {
-		ref := at.ref(l.attr.bin[slot])
-		h.countHit(l, kk, slot, ref, a, s)
+		ref, in := at.refIn(l.attr.bin[slot])
+		h.countHit(l, kk, slot, in, a, s)
 		if kk != kIFetch {
 			at.stride(ref, a)
 		}
@@ -922,10 +929,11 @@ func isLoader(path string) bool {
 	return strings.HasPrefix(base, "ld-linux") || strings.HasPrefix(base, "ld-musl") || base == "ld.so"
 }
 
-// countHit counts a hit of access point ref on bytes [a, a+s) of slot of l.
-func (h *Hierarchy) countHit(l *level, k int, slot int, ref int32, a, s uint64) {
+// countHit counts a hit of an access point counting in in on bytes
+// [a, a+s) of slot of l.
+func (h *Hierarchy) countHit(l *level, k int, slot int, in countIn, a, s uint64) {
 	at := l.attr
-	st, cs := at.stats(h.attr, ref)
+	st, cs := at.stats(in)
 	st.acc[k]++
 	cs.acc[k]++
 	off := a & l.offMask
@@ -952,7 +960,7 @@ func (h *Hierarchy) countHit(l *level, k int, slot int, ref int32, a, s uint64) 
 // countMiss counts a miss of access point ref on line of l, with its cause
 // (unknown when sampling could not tell whether it was one).
 func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown bool) {
-	st, cs := l.attr.stats(h.attr, ref)
+	st, cs := l.attr.stats(h.attr.countIn[ref])
 	state := l.attr.state.get(line)
 	st.missed(k, state, unknown, h.attr.missOnly)
 	cs.missed(k, state, unknown, h.attr.missOnly)
@@ -996,7 +1004,7 @@ func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 	}
 	if a.demand[slot] {
 		used := a.used(slot)
-		st, cs := a.stats(h.attr, a.fill[slot])
+		st, cs := a.stats(h.attr.countIn[a.fill[slot]])
 		st.used += used
 		st.fetched += l.lineSize
 		cs.used += used

@@ -1165,10 +1165,10 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 				h.strideAt(ref, pa)
 			}
 			if !h.attr.missOnly {
-				h.countHit(l, k, slot, ref, pa, ps)
+				h.countHit(l, k, slot, h.attr.countIn[ref], pa, ps)
 			}
 			if unknown {
-				st, cs := l.attr.stats(h.attr, ref)
+				st, cs := l.attr.stats(h.attr.countIn[ref])
 				st.unknownHits++
 				cs.unknownHits++
 			}
