@@ -404,23 +404,24 @@ const noAddr = ^uint64(0)
 // bypass.
 const noThread = ^uint32(0)
 
-// strideSlots is how many distinct strides an access point counts
+// strideSlots is how many distinct strides a site counts
 // (space-saving: a new stride takes the least counted slot and inherits its
 // count as possible error, so a count less its error is a lower bound and
 // every stride making more than 1/strideSlots of the total is kept).
 const strideSlots = 8
 
-// strideTable holds the strides of the access points, by id. Most access
-// points see one distinct stride (or none): each keeps its first in place,
-// and those that see a second move to a table of strideSlots slots of
-// their own.
+// strideTable holds the strides of the sites, by id: the distances
+// between the consecutive data references of one instruction of one
+// procedure to one data bin, whatever the calling context. Most sites see
+// one distinct stride (or none): each keeps its first in place, and those
+// that see a second move to a table of strideSlots slots of their own.
 type strideTable struct {
 	points chunked[strideStats]
 	slots  chunked[[strideSlots]strideSlot]
 	n      int32 // slot tables in use
 }
 
-// strideStats are the strides of one access point's data references.
+// strideStats are the strides of one site's data references.
 type strideStats struct {
 	last    uint64 // address of its previous reference
 	n       uint64 // strides counted
@@ -469,12 +470,12 @@ func (t *strideTable) counted(st *strideStats) []strideSlot {
 	return t.slotsOf(st)[:]
 }
 
-// strideOf returns the strides of access point ref.
-func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.points.at(int(ref)) }
+// strideOf returns the strides of site.
+func (at *attribution) strideOf(site int32) *strideStats { return at.strides.points.at(int(site)) }
 
-// stride counts the stride of access point ref's data reference at a.
-func (at *attribution) stride(ref int32, a uint64) {
-	st := at.strideOf(ref)
+// stride counts the stride of site's data reference at a.
+func (at *attribution) stride(site int32, a uint64) {
+	st := at.strideOf(site)
 	if !st.started {
 		st.started, st.last = true, a
 		return
@@ -743,15 +744,15 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 		at.pc = 0
 	}
 	if !at.missOnly {
-		ref, in := at.refIn(l.attr.bin[slot])
+		_, in := at.refIn(l.attr.bin[slot])
 		h.countHit(l, kk, slot, in, a, s)
 		if kk != kIFetch {
-			at.stride(ref, a)
+			at.stride(in.site, a)
 		}
 	}
 }
 
-// strideSummary returns the strides counted for access point id: how
+// strideSummary returns the strides counted for site id: how
 // many, and the most counted ones (their counts less space-saving's
 // error; those left with none dropped), most first, at most
 // profile.MaxStrides, in buf. samples is 0 when none were ever counted.
@@ -770,7 +771,7 @@ func (at *attribution) strideSummary(id int32, buf *[strideSlots]profile.Stride)
 	return st.n, top[:min(len(top), profile.MaxStrides)]
 }
 
-// strideAt counts the stride of access point ref when pa starts the
+// strideAt counts the stride of access point ref's site when pa starts the
 // current data reference from the CPU (not its part in a second line, nor
 // the write half of a modify). A warm-up's reference counts none, but the
 // next stride starts from it.
@@ -779,11 +780,12 @@ func (h *Hierarchy) strideAt(ref int32, pa uint64) {
 	if pa != at.strideAddr {
 		return
 	}
+	site := at.countIn[ref].site
 	if s := h.samp; s != nil && !s.counting {
-		st := at.strideOf(ref)
+		st := at.strideOf(site)
 		st.started, st.last = true, pa
 	} else {
-		at.stride(ref, pa)
+		at.stride(site, pa)
 	}
 	at.strideAddr = noAddr
 }

@@ -600,18 +600,16 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 }
 
 // countStrides adds up the strides of the pairs and of the references
-// listed, in access point order.
+// listed, in site order.
 func (w *whereBuilder) countStrides() {
 	at := w.h.attr
 	pairs, refs := make([]strideSum, len(w.pairs)), make([]strideSum, w.listed)
 	var buf [strideSlots]profile.Stride
-	for id, in := range at.countIn {
-		site := in.site
-		pr := w.pairOf[site]
+	for site, pr := range w.pairOf {
 		if pr < 0 {
 			continue
 		}
-		samples, top := at.strideSummary(int32(id), &buf)
+		samples, top := at.strideSummary(int32(site), &buf)
 		if samples == 0 {
 			continue
 		}
