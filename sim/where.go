@@ -795,20 +795,6 @@ func (w *whereBuilder) contextCycles(c int32) (instr, wait uint64) {
 	return instr, wait
 }
 
-// callPath calls visit with each function on context c's call path: the
-// procedures of the contexts above the root, or in the root context its
-// own procedure's.
-func (w *whereBuilder) callPath(c int32, visit func(f int32)) {
-	ctxs := w.h.attr.code.Contexts()
-	if c == attrib.RootContext {
-		visit(w.procFunc(ctxs[c].Proc))
-		return
-	}
-	for k := c; k != attrib.RootContext; k = ctxs[k].Parent {
-		visit(w.procFunc(ctxs[k].Proc))
-	}
-}
-
 // countingContexts returns the calling contexts that count: with
 // counters, instructions or synchronization cycles; and gives the
 // functions on their call paths an index (the last to name functions:
@@ -823,7 +809,7 @@ func (w *whereBuilder) countingContexts() bitset {
 				w.procFunc(ctxs[c].Proc)
 			}
 			// The call path up to a context already named (whose
-			// callers' functions are named too): callPath's functions.
+			// callers' functions are named too).
 			for k := c; k != attrib.RootContext && !named.has(k); k = ctxs[k].Parent {
 				named.set(k)
 				w.procFunc(ctxs[k].Proc)
@@ -833,16 +819,22 @@ func (w *whereBuilder) countingContexts() bitset {
 	return counts
 }
 
+// cycles are the instructions and synchronization cycles of a calling
+// context, or of a function.
+type cycles struct{ instr, sync uint64 }
+
 // functionEntries makes the functions of the profile: their own counters
 // (their pairs added up), their inclusive counters (the calling contexts
 // under them, each once however often its function is on its call path),
 // their instructions and synchronization cycles; counts holds the calling
-// contexts that count (countingContexts).
+// contexts that count (countingContexts). It adds every context's
+// counters into its caller's (w.ctxSums then holds each context's
+// subtree): a function's inclusive counters are those of its contexts
+// that have no caller of the same function.
 func (w *whereBuilder) functionEntries(counts bitset) []profile.Function {
 	at, ctxs, names := w.h.attr, w.h.attr.code.Contexts(), len(w.names)
 	nf := len(w.funcs)
 	self, incl := newSumTable(nf, names), newSumTable(nf, names)
-	type cycles struct{ instr, sync uint64 }
 	selfCycles, inclCycles := make([]cycles, nf), make([]cycles, nf)
 	used, hasIncl := newBitset(nf), newBitset(nf)
 	for i, pk := range w.pairs {
@@ -855,32 +847,42 @@ func (w *whereBuilder) functionEntries(counts bitset) []profile.Function {
 			hasIncl.set(f)
 		}
 	}
-	stamp := make([]int32, nf) // by function: the context last added to it, +1
-	for c := range int32(len(ctxs)) {
-		if !counts.has(c) {
-			continue
-		}
-		n, s := w.contextCycles(c)
-		if n != 0 || s != 0 {
-			f := w.procFunc(ctxs[c].Proc) // the context's own function (no PC)
-			selfCycles[f].instr += n
-			selfCycles[f].sync += s
-			used.set(f)
-		}
-		counted := c != attrib.RootContext && w.ctxSums.present(c)
-		w.callPath(c, func(f int32) {
-			if stamp[f] == c+1 {
-				return
+	// Every context after its caller: the subtrees, callees first.
+	sub, counting := make([]cycles, len(ctxs)), newBitset(len(ctxs))
+	for c := int32(len(ctxs)) - 1; c >= 0; c-- {
+		if counts.has(c) {
+			n, s := w.contextCycles(c)
+			if n != 0 || s != 0 {
+				f := w.procFunc(ctxs[c].Proc) // the context's own function (no PC)
+				selfCycles[f].instr += n
+				selfCycles[f].sync += s
+				used.set(f)
 			}
-			stamp[f] = c + 1
-			hasIncl.set(f)
-			inclCycles[f].instr += n
-			inclCycles[f].sync += s
-			if counted {
-				incl.addEntry(f, &w.ctxSums, c)
-			}
-		})
+			sub[c].instr += n
+			sub[c].sync += s
+			counting.set(c)
+		}
+		if p := ctxs[c].Parent; c != attrib.RootContext && p != attrib.RootContext && counting.has(c) {
+			sub[p].instr += sub[c].instr
+			sub[p].sync += sub[c].sync
+			counting.set(p)
+			w.ctxSums.addEntry(p, &w.ctxSums, c)
+		}
 	}
+	if counts.has(attrib.RootContext) { // (its own function, no callers)
+		f := w.procFunc(ctxs[attrib.RootContext].Proc)
+		hasIncl.set(f)
+		inclCycles[f].instr += sub[attrib.RootContext].instr
+		inclCycles[f].sync += sub[attrib.RootContext].sync
+	}
+	w.walkContexts(counting, func(c, f int32, outermost bool) {
+		if outermost {
+			hasIncl.set(f)
+			inclCycles[f].instr += sub[c].instr
+			inclCycles[f].sync += sub[c].sync
+			incl.addEntry(f, &w.ctxSums, c)
+		}
+	})
 	missOnly := at.missOnly
 	out := make([]profile.Function, 0, nf)
 	for i, t := range w.funcs {
@@ -909,6 +911,56 @@ func (w *whereBuilder) functionEntries(counts bitset) []profile.Function {
 		})
 	}
 	return out
+}
+
+// walkContexts visits the calling contexts in counting but the root
+// one, callers before callees, each with its function and whether no
+// caller on its call path has that function (outermost).
+func (w *whereBuilder) walkContexts(counting bitset, visit func(c, f int32, outermost bool)) {
+	ctxs := w.h.attr.code.Contexts()
+	// The callees of each context, by their callers in order (first[c]
+	// to first[c+1] in callees).
+	first := make([]int32, len(ctxs)+1)
+	for c := int32(1); c < int32(len(ctxs)); c++ {
+		if counting.has(c) {
+			first[ctxs[c].Parent+1]++
+		}
+	}
+	for c := range ctxs {
+		first[c+1] += first[c]
+	}
+	callees, next := make([]int32, first[len(ctxs)]), slices.Clone(first[:len(ctxs)])
+	for c := int32(1); c < int32(len(ctxs)); c++ {
+		if counting.has(c) {
+			p := ctxs[c].Parent
+			callees[next[p]] = c
+			next[p]++
+		}
+	}
+	onPath := make([]int32, len(w.funcs)) // by function: its contexts on the path walked
+	type step struct {
+		c     int32
+		leave bool
+	}
+	stack := []step{}
+	for _, c := range slices.Backward(callees[first[attrib.RootContext]:first[attrib.RootContext+1]]) {
+		stack = append(stack, step{c: c})
+	}
+	for len(stack) > 0 {
+		st := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		f := w.procFn[ctxs[st.c].Proc]
+		if st.leave {
+			onPath[f]--
+			continue
+		}
+		visit(st.c, f, onPath[f] == 0)
+		onPath[f]++
+		stack = append(stack, step{c: st.c, leave: true})
+		for _, k := range slices.Backward(callees[first[st.c]:first[st.c+1]]) {
+			stack = append(stack, step{c: k})
+		}
+	}
 }
 
 // objectEntries makes the objects of the profile, adding up their pairs.
