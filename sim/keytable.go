@@ -22,17 +22,29 @@ type keyPlace[K tableKey] struct {
 	id  int32
 }
 
-// id returns the index of the entry with key k, or n, the number of
-// entries so far, when there is none yet (the caller appends it).
-func (t *keyTable[K]) id(k K, n int) int32 {
-	if 2*(t.n+1) > len(t.places) {
+// reserve makes room for n entries, so that the table does not grow
+// until it holds them.
+func (t *keyTable[K]) reserve(n int) {
+	size := 1024
+	for size < 2*n {
+		size *= 2
+	}
+	if size > len(t.places) {
 		old := t.places
-		t.places = make([]keyPlace[K], max(1024, 2*len(old)))
+		t.places = make([]keyPlace[K], size)
 		for _, p := range old {
 			if p.id != 0 {
 				*t.place(p.key) = p
 			}
 		}
+	}
+}
+
+// id returns the index of the entry with key k, or n, the number of
+// entries so far, when there is none yet (the caller appends it).
+func (t *keyTable[K]) id(k K, n int) int32 {
+	if 2*(t.n+1) > len(t.places) {
+		t.reserve(max(512, len(t.places)))
 	}
 	p := t.place(k)
 	if p.id == 0 {

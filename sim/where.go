@@ -305,6 +305,7 @@ func (w *whereBuilder) findHeads() {
 	for half := range halves {
 		wg.Go(func() {
 			var idx keyTable[entryKey]
+			idx.reserve(len(refs) / 2) // (about as many as the half's sites)
 			for id, key := range refs {
 				f := w.fnOf[id]
 				if f < 0 || key.pc == 0 {
