@@ -467,13 +467,13 @@ func (s *Stats) add(b *Stats) {
 }
 
 // addEvictors adds the evictors es to s's, leaving them out of order: an
-// evictor of es counts in the last of s's own with its reference and
-// object, else is appended (es's own repeats stay apart).
+// evictor of es counts in the one with its reference and object, else is
+// appended (so that es's own repeats, which a renaming makes, are one).
 func (s *Stats) addEvictors(es []RefEvictor) {
 	n := len(s.Evictors)
 	if n*len(es) <= 256 { // few: no map
 		for _, e := range es {
-			i := n - 1
+			i := len(s.Evictors) - 1 // (es may hold one evictor twice: after a renaming)
 			for i >= 0 && (s.Evictors[i].Reference != e.Reference || s.Evictors[i].Object != e.Object) {
 				i--
 			}
@@ -490,9 +490,11 @@ func (s *Stats) addEvictors(es []RefEvictor) {
 		at[[2]string{e.Reference, e.Object}] = i
 	}
 	for _, e := range es {
-		if i, ok := at[[2]string{e.Reference, e.Object}]; ok {
+		k := [2]string{e.Reference, e.Object}
+		if i, ok := at[k]; ok {
 			s.Evictors[i].Count += e.Count
 		} else {
+			at[k] = len(s.Evictors)
 			s.Evictors = append(s.Evictors, e)
 		}
 	}

@@ -9,7 +9,8 @@ import (
 )
 
 // Adding evictor lists gives the same list whether the lists are short
-// (searched) or long (through a map), repeats included.
+// (searched) or long (through a map), repeats included: those of the list
+// added become one.
 func TestAddEvictorsRepeats(t *testing.T) {
 	list := func(seed, n int) []RefEvictor {
 		var es []RefEvictor
@@ -25,16 +26,19 @@ func TestAddEvictorsRepeats(t *testing.T) {
 			s := Stats{Evictors: slices.Clone(a)}
 			s.addEvictors(b)
 			SortEvictors(s.Evictors) // (addEvictors leaves them out of order)
-			// The map's way: s's last entry of each key takes the adds.
+			// The map's way: s's last entry of each key takes the adds,
+			// b's repeats are one.
 			want := slices.Clone(a)
 			at := map[[2]string]int{}
 			for i, e := range want {
 				at[[2]string{e.Reference, e.Object}] = i
 			}
 			for _, e := range b {
-				if i, ok := at[[2]string{e.Reference, e.Object}]; ok {
+				k := [2]string{e.Reference, e.Object}
+				if i, ok := at[k]; ok {
 					want[i].Count += e.Count
 				} else {
+					at[k] = len(want)
 					want = append(want, e)
 				}
 			}

@@ -669,8 +669,10 @@ func stridesOf(sums []strideSum) []*profile.Strides {
 // evictions counts the lines of each pair's fills that each object's
 // fills evicted, and makes the evictor lists of the references listed:
 // the evicting references (PC and object) of the lines of the
-// reference's fills, most first, the maxRefEvictors most frequent and
-// the rest added up (from a table of bounded size: evictorTable).
+// reference's fills at every cache of a name (the private caches of
+// several processors are one), most first, the maxRefEvictors most
+// frequent and the rest added up (from tables of bounded size:
+// evictorTable).
 func (w *whereBuilder) evictions() {
 	at := w.h.attr
 	w.evictedBy = make([]pairCounts, len(w.names))
@@ -683,12 +685,13 @@ func (w *whereBuilder) evictions() {
 		}
 	}
 	listedRef := func(id int32) int32 { return listed[id] }
-	type evictor struct {
-		pc  uint64
-		bin int32
-		n   uint64
+	// The evictor tables of each name's caches, their pairs grouped by
+	// the reference listed that they count in.
+	type grouped struct {
+		ev           *evictorTable
+		order, start []int32
 	}
-	var scratch []evictor
+	tables := make([][]grouped, len(w.names))
 	for i, l := range w.h.levels {
 		j := w.nameOf[i]
 		for _, e := range l.attr.refs.evictedBins.pairs {
@@ -698,41 +701,88 @@ func (w *whereBuilder) evictions() {
 		}
 		ev := &l.attr.refs.evicted
 		w.evictorsError = max(w.evictorsError, ev.err)
-		if ev.n == 0 {
-			continue
-		}
-		order, start := groupPairs(ev.pairs, w.listed, listedRef)
-		for ref := range w.listed {
-			scratch = scratch[:0]
-			for _, k := range order[start[ref]:start[ref+1]] {
-				e := &ev.pairs[k]
-				by := at.sites[e.b]
-				scratch = append(scratch, evictor{by.pc, by.bin, e.n})
-			}
-			if len(scratch) == 0 {
-				continue
-			}
-			slices.SortFunc(scratch, func(a, b evictor) int { return cmp.Or(cmp.Compare(a.pc, b.pc), cmp.Compare(a.bin, b.bin)) })
-			list := w.refEvictors[ref*len(w.names)+j]
-			for k, e := range scratch {
-				if k > 0 && e.pc == scratch[k-1].pc && e.bin == scratch[k-1].bin {
-					list[len(list)-1].Count += e.n
-					continue
-				}
-				list = append(list, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(e.pc, 16), Object: w.nm.binName(e.bin), Count: e.n})
-			}
-			if len(list) > maxRefEvictors {
-				selectFirst(list, maxRefEvictors, profile.CompareEvictors)
-				rest := profile.RefEvictor{Reference: profile.OtherEvictors}
-				for _, e := range list[maxRefEvictors:] {
-					rest.Count += e.Count
-				}
-				list = append(list[:maxRefEvictors], rest)
-			}
-			profile.SortEvictors(list)
-			w.refEvictors[ref*len(w.names)+j] = list
+		if ev.n != 0 {
+			order, start := groupPairs(ev.pairs, w.listed, listedRef)
+			tables[j] = append(tables[j], grouped{ev, order, start})
 		}
 	}
+	var scratch []evictor
+	for j, gs := range tables {
+		for ref := range w.listed {
+			scratch = scratch[:0]
+			for _, g := range gs {
+				for _, k := range g.order[g.start[ref]:g.start[ref+1]] {
+					e := &g.ev.pairs[k]
+					by := at.sites[e.b]
+					scratch = append(scratch, evictor{by.pc, by.bin, e.n})
+				}
+			}
+			if len(scratch) > 0 {
+				w.refEvictors[ref*len(w.names)+j] = w.evictorList(scratch)
+			}
+		}
+	}
+}
+
+// evictor counts the lines that the fills of the instruction at pc
+// touching data bin bin evicted.
+type evictor struct {
+	pc  uint64
+	bin int32
+	n   uint64
+}
+
+// evictorList makes an evictor list of evictors (reordered): each
+// instruction and bin once, most first, the maxRefEvictors first in
+// profile.CompareEvictors's order and the rest added up. Only evictors
+// counted at least as often as the maxRefEvictors-th most counted one
+// can be among those listed: the others are added up without being
+// named.
+func (w *whereBuilder) evictorList(evs []evictor) []profile.RefEvictor {
+	slices.SortFunc(evs, func(a, b evictor) int { return cmp.Or(cmp.Compare(a.pc, b.pc), cmp.Compare(a.bin, b.bin)) })
+	m := 0
+	for _, e := range evs {
+		if m > 0 && e.pc == evs[m-1].pc && e.bin == evs[m-1].bin {
+			evs[m-1].n += e.n
+			continue
+		}
+		evs[m] = e
+		m++
+	}
+	evs = evs[:m]
+	var rest uint64
+	if len(evs) > maxRefEvictors {
+		selectFirst(evs, maxRefEvictors, func(a, b evictor) int {
+			return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.pc, b.pc), cmp.Compare(a.bin, b.bin))
+		})
+		least := slices.MinFunc(evs[:maxRefEvictors], func(a, b evictor) int { return cmp.Compare(a.n, b.n) }).n
+		kept := 0
+		for _, e := range evs {
+			if e.n >= least {
+				evs[kept] = e
+				kept++
+			} else {
+				rest += e.n
+			}
+		}
+		evs = evs[:kept]
+	}
+	list := make([]profile.RefEvictor, 0, len(evs)+1)
+	for _, e := range evs {
+		list = append(list, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(e.pc, 16), Object: w.nm.binName(e.bin), Count: e.n})
+	}
+	if len(list) > maxRefEvictors {
+		selectFirst(list, maxRefEvictors, profile.CompareEvictors)
+		for _, e := range list[maxRefEvictors:] {
+			rest += e.Count
+		}
+		list = list[:maxRefEvictors]
+	}
+	if rest > 0 {
+		list = append(list, profile.RefEvictor{Reference: profile.OtherEvictors, Count: rest})
+	}
+	profile.SortEvictors(list)
+	return list
 }
 
 // maxRefEvictors bounds the evictor references listed per reference and
