@@ -32,9 +32,10 @@ const (
 
 // refKey identifies an access point: the instruction at pc (0 for
 // instruction fetches and unknown PCs) running in calling context ctx and
-// touching data bin bin. Lines filled, evictions, invalidations and
-// strides are kept per access point; its counters are kept twice, in its
-// site's and in its calling context's (refTable), so that the profile's
+// touching data bin bin. The lines it filled, the evictions of its lines
+// by data bin and its invalidations are kept per access point; its
+// counters are kept twice, in its site's and in its calling context's
+// (refTable), and its strides in its site's, so that the profile's
 // entries add up sites and contexts, far fewer than access points.
 type refKey struct {
 	pc  uint64
@@ -192,11 +193,11 @@ type refTable struct {
 }
 
 // counterTable holds the counters of the sites that have any at one
-// level. Most have counters at few levels
-// (instruction fetches at the instruction cache, data at the data cache,
-// and at the levels below only those that missed), so the counters are
-// kept densely in order of first use, found through an index by id. They
-// are kept in chunks, which never move: the table grows without copying.
+// level. Most have counters at few levels (instruction fetches at the
+// instruction cache, data at the data cache, and at the levels below only
+// those that missed), so the counters are kept densely in order of first
+// use, found through an index by id. They are kept in chunks, which never
+// move: the table grows without copying.
 type counterTable struct {
 	index []int32           // by id: its place in stats plus one, 0 for none
 	stats chunked[refStats] // in order of first use
