@@ -65,6 +65,12 @@ func (k siteKey) hash() uint64 {
 	return (k.pc ^ uint64(uint32(k.proc))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
 }
 
+// refCacheSlots is the size of the direct-mapped cache of access point
+// ids (a power of two): 128 KiB of slots, which a second-level cache
+// holds. With 256, the lookups behind its misses took 14% of the CPU
+// time of a --where simulation of python3.
+const refCacheSlots = 4096
+
 // refSlot is an entry of the small direct-mapped cache of access point ids
 // in front of the map, with where the access point counts.
 type refSlot struct {
@@ -381,7 +387,7 @@ type attribution struct {
 	countIn  []countIn // by access point id: where it counts
 	sites    []siteKey // sites by id
 	siteIDs  keyTable[siteKey]
-	refCache [256]refSlot
+	refCache [refCacheSlots]refSlot
 	syncWait []uint64 // cycles waited at synchronization, by calling context
 	strides  strideTable
 	// procLocals caches the Symbolizer's local variables by procedure.
@@ -554,7 +560,7 @@ func (at *attribution) refIn(bin int32) (int32, countIn) {
 		bin = at.data.AllocatorBin()
 	}
 	k := refKey{at.pc, at.ctx, bin}
-	e := &at.refCache[(k.pc^k.pc>>9^uint64(uint32(bin))*0x9e3779b1^uint64(uint32(k.ctx))<<4)&255]
+	e := &at.refCache[(k.pc^k.pc>>9^uint64(uint32(bin))*0x9e3779b1^uint64(uint32(k.ctx))<<4)&(refCacheSlots-1)]
 	if e.key == k {
 		return e.id, e.in
 	}
