@@ -188,6 +188,10 @@ func (s *lineStates) set(line uint64, v uint8) {
 type refTable struct {
 	sites counterTable
 	ctxs  chunked[refStats] // by calling context
+	// ctx and ctxStats are the calling context counted last and its
+	// counters (nil before any): consecutive events mostly share one.
+	ctx      int32
+	ctxStats *refStats
 	// evicted counts the lines of each site's fills that other sites'
 	// fills evicted (bounded), evictedBins those of each access point's
 	// fills by evicting data bin (exact).
@@ -302,7 +306,11 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 // stats returns the counters of the site and of the calling context
 // where an access point counts, which count its every event alike.
 func (a *levelAttrib) stats(in countIn) (site, ctx *refStats) {
-	return a.refs.sites.at(in.site), a.refs.ctxs.at(int(in.ctx))
+	t := &a.refs
+	if t.ctxStats == nil || in.ctx != t.ctx {
+		t.ctx, t.ctxStats = in.ctx, t.ctxs.at(int(in.ctx))
+	}
+	return t.sites.at(in.site), t.ctxStats
 }
 
 // touch marks bytes [off, off+n) of the line in slot as used and reports
