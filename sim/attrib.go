@@ -33,10 +33,10 @@ const (
 // refKey identifies an access point: the instruction at pc (0 for
 // instruction fetches and unknown PCs) running in calling context ctx and
 // touching data bin bin. The lines it filled, the evictions of its lines
-// by data bin and its invalidations are kept per access point; its
-// counters are kept twice, in its site's and in its calling context's
-// (refTable), and its strides in its site's, so that the profile's
-// entries add up sites and contexts, far fewer than access points.
+// by data bin, its invalidations and its strides are kept per access
+// point; its counters are kept twice, in its site's and in its calling
+// context's (refTable), so that the profile's entries add up sites and
+// contexts, far fewer than access points.
 type refKey struct {
 	pc  uint64
 	ctx int32
@@ -419,24 +419,23 @@ const noAddr = ^uint64(0)
 // bypass.
 const noThread = ^uint32(0)
 
-// strideSlots is how many distinct strides a site counts
+// strideSlots is how many distinct strides an access point counts
 // (space-saving: a new stride takes the least counted slot and inherits its
 // count as possible error, so a count less its error is a lower bound and
 // every stride making more than 1/strideSlots of the total is kept).
 const strideSlots = 8
 
-// strideTable holds the strides of the sites, by id: the distances
-// between the consecutive data references of one instruction of one
-// procedure to one data bin, whatever the calling context. Most sites see
-// one distinct stride (or none): each keeps its first in place, and those
-// that see a second move to a table of strideSlots slots of their own.
+// strideTable holds the strides of the access points, by id. Most access
+// points see one distinct stride (or none): each keeps its first in place,
+// and those that see a second move to a table of strideSlots slots of
+// their own.
 type strideTable struct {
 	points chunked[strideStats]
 	slots  chunked[[strideSlots]strideSlot]
 	n      int32 // slot tables in use
 }
 
-// strideStats are the strides of one site's data references.
+// strideStats are the strides of one access point's data references.
 type strideStats struct {
 	last    uint64 // address of its previous reference
 	n       uint64 // strides counted
@@ -485,12 +484,12 @@ func (t *strideTable) counted(st *strideStats) []strideSlot {
 	return t.slotsOf(st)[:]
 }
 
-// strideOf returns the strides of site.
-func (at *attribution) strideOf(site int32) *strideStats { return at.strides.points.at(int(site)) }
+// strideOf returns the strides of access point ref.
+func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.points.at(int(ref)) }
 
-// stride counts the stride of site's data reference at a.
-func (at *attribution) stride(site int32, a uint64) {
-	st := at.strideOf(site)
+// stride counts the stride of access point ref's data reference at a.
+func (at *attribution) stride(ref int32, a uint64) {
+	st := at.strideOf(ref)
 	if !st.started {
 		st.started, st.last = true, a
 		return
@@ -759,15 +758,15 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 		at.pc = 0
 	}
 	if !at.missOnly {
-		_, in := at.refIn(l.attr.bin[slot])
+		ref, in := at.refIn(l.attr.bin[slot])
 		h.countHit(l, kk, slot, in, a, s)
 		if kk != kIFetch {
-			at.stride(in.site, a)
+			at.stride(ref, a)
 		}
 	}
 }
 
-// strideSummary returns the strides counted for site id: how
+// strideSummary returns the strides counted for access point id: how
 // many, and the most counted ones (their counts less space-saving's
 // error; those left with none dropped), most first, at most
 // profile.MaxStrides, in buf. samples is 0 when none were ever counted.
@@ -786,7 +785,7 @@ func (at *attribution) strideSummary(id int32, buf *[strideSlots]profile.Stride)
 	return st.n, top[:min(len(top), profile.MaxStrides)]
 }
 
-// strideAt counts the stride of access point ref's site when pa starts the
+// strideAt counts the stride of access point ref when pa starts the
 // current data reference from the CPU (not its part in a second line, nor
 // the write half of a modify). A warm-up's reference counts none, but the
 // next stride starts from it.
@@ -795,12 +794,11 @@ func (h *Hierarchy) strideAt(ref int32, pa uint64) {
 	if pa != at.strideAddr {
 		return
 	}
-	site := at.countIn[ref].site
 	if s := h.samp; s != nil && !s.counting {
-		st := at.strideOf(site)
+		st := at.strideOf(ref)
 		st.started, st.last = true, pa
 	} else {
-		at.stride(site, pa)
+		at.stride(ref, pa)
 	}
 	at.strideAddr = noAddr
 }

@@ -601,16 +601,18 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 }
 
 // countStrides adds up the strides of the pairs and of the references
-// listed, in site order.
+// listed, in access point order.
 func (w *whereBuilder) countStrides() {
 	at := w.h.attr
 	pairs, refs := make([]strideSum, len(w.pairs)), make([]strideSum, w.listed)
 	var buf [strideSlots]profile.Stride
-	for site, pr := range w.pairOf {
+	for id, in := range at.countIn {
+		site := in.site
+		pr := w.pairOf[site]
 		if pr < 0 {
 			continue
 		}
-		samples, top := at.strideSummary(int32(site), &buf)
+		samples, top := at.strideSummary(int32(id), &buf)
 		if samples == 0 {
 			continue
 		}
