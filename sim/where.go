@@ -222,7 +222,7 @@ func (w *whereBuilder) anywhere(id int32) bool {
 
 // function returns the index of the function of site k.
 func (w *whereBuilder) function(k siteKey, pcFn map[uint64]int32) int32 {
-	proc := max(k.proc, attrib.UnknownProc) // (the root context's procedure)
+	proc := max(k.proc, attrib.UnknownProc)      // (the root context's procedure)
 	if proc == attrib.UnknownProc && k.pc != 0 { // named from the PC
 		f, ok := pcFn[k.pc]
 		if !ok {
