@@ -12,8 +12,9 @@ import (
 )
 
 // whereProfile fills the where-and-why part of p from the counters kept
-// per access point: references, then pairs, objects and functions adding
-// them up, named through the Symbolizer (or by address without one).
+// per site and per calling context: references, then pairs, objects and
+// functions adding them up, named through the Symbolizer (or by address
+// without one).
 //
 // The engine counts per site and per calling context (refTable), so
 // that this work follows their number, not that of the access points
@@ -523,8 +524,8 @@ func (w *whereBuilder) apTargets(id int32, j int, buf *[5]*sums) []*sums {
 	return out
 }
 
-// count adds up the counters of every access point with any, level by
-// level, with the byte use of the lines still resident as if they left
+// count adds up the counters of every site and calling context with any,
+// level by level, with the byte use of the lines still resident as if they left
 // now, and the causes of each cache's misses into p's caches; the caches
 // of different names on every CPU.
 func (w *whereBuilder) count(p *profile.Profile) {
