@@ -5,7 +5,8 @@
 # group gets SIGINT, as Ctrl-C would send it; the table gives the seconds
 # from the signal to memspy's exit, in each mode. python3 is run as the
 # PATH finds it (a wrapper such as pyenv's shim makes it a process tree
-# of dozens of programs), and in one row as the interpreter itself.
+# of dozens of programs), and in one row as the interpreter itself (and
+# as /usr/bin/python3 when that is another).
 set -euo pipefail
 BIN=${BIN:-bin/memspy}
 WARM=${WARM:-20}
@@ -44,3 +45,9 @@ stop --where python3 --where
 stop "--where --profile F" python3 --where --profile "$work/p.memspy"
 stop "--where --procs 4" python3 --where --procs 4
 stop "--where, $interpreter" "$interpreter" --where
+# The system's own interpreter too, when PATH finds another (pyenv):
+# Debian's python3 is what the corpus runs.
+if [ -x /usr/bin/python3 ] && [ "$(readlink -f /usr/bin/python3)" != "$(readlink -f "$interpreter")" ]; then
+  stop "--where, /usr/bin/python3" /usr/bin/python3 --where
+  stop "--where --profile F, /usr/bin/python3" /usr/bin/python3 --where --profile "$work/p.memspy"
+fi
