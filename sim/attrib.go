@@ -400,6 +400,9 @@ type attribution struct {
 	strides  strideTable
 	// procLocals caches the Symbolizer's local variables by procedure.
 	procLocals map[int32][]attrib.Local
+	// released is set once the counters per site, context and access
+	// point are let go (release).
+	released bool
 	attribSinks
 }
 
@@ -642,6 +645,20 @@ func (x *refIndex) grow(refs []refKey) {
 func refHash(k refKey) int {
 	h := k.pc*0x9e3779b97f4a7c15 ^ (uint64(uint32(k.ctx))<<32|uint64(uint32(k.bin)))*0xc2b2ae3d27d4eb4f
 	return int(h ^ h>>31)
+}
+
+// release lets go of the counters kept per site, calling context and
+// access point (and of the indices finding them), once whereProfile has
+// added them up: before the profile's entries are made, the largest
+// memory of a run. The attribution can then count nothing more.
+func (at *attribution) release(levels []*level) {
+	at.released = true
+	for _, l := range levels {
+		if l.attr != nil {
+			l.attr.refs = refTable{}
+		}
+	}
+	at.strides, at.refIDs, at.siteIDs, at.countIn = strideTable{}, refIndex{}, keyTable[siteKey]{}, nil
 }
 
 // waited counts w cycles waited at synchronization in calling context ctx.

@@ -31,6 +31,9 @@ import (
 // and their evictor lists are never made.
 func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	at := h.attr
+	if at.released {
+		panic("sim: the where-and-why profile of a Hierarchy is made once")
+	}
 	p.Options.Where = true
 	p.Options.MissOnly = at.missOnly
 	for _, m := range at.modules {
@@ -50,6 +53,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	wg.Go(w.evictions)
 	w.count(p)
 	wg.Wait()
+	at.release(h.levels)
 	counts := w.countingContexts()
 	wg.Go(func() { p.Functions = w.functionEntries(counts) })
 	wg.Go(func() { p.Pairs = w.pairEntries() })
