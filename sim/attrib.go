@@ -434,17 +434,28 @@ const strideSlots = 8
 // their own.
 type strideTable struct {
 	points chunked[strideStats]
-	slots  chunked[[strideSlots]strideSlot]
+	slots  chunked[slotTable]
 	n      int32 // slot tables in use
 }
 
-// strideStats are the strides of one access point's data references.
+// strideStats are the strides of one access point's data references:
+// 32 bytes, as there are millions.
 type strideStats struct {
-	last    uint64 // address of its previous reference
-	n       uint64 // strides counted
-	first   strideSlot
+	last uint64 // address of its previous reference
+	// first is its one distinct stride and the strides counted (all of
+	// it), while it has no slot table; c == 0 while it has none.
+	first struct {
+		d int64
+		c uint64
+	}
 	slots   int32 // its slot table in strideTable.slots plus one, 0 while it has seen one distinct stride
 	started bool
+}
+
+// slotTable holds the strides of an access point that saw more than one.
+type slotTable struct {
+	n     uint64 // strides counted
+	slots [strideSlots]strideSlot
 }
 
 // strideSlot counts one stride; c == 0 marks a free slot. err is 0 but in
@@ -465,26 +476,30 @@ func (t *strideTable) reset() {
 // counted.
 func (t *strideTable) find(id int32) *strideStats { return t.points.find(int(id)) }
 
-// slotsOf returns the slots of st: its slot table, made from its first
-// stride when it has none.
-func (t *strideTable) slotsOf(st *strideStats) *[strideSlots]strideSlot {
+// slotsOf returns the slot table of st, made from its first stride when
+// it has none.
+func (t *strideTable) slotsOf(st *strideStats) *slotTable {
 	if st.slots == 0 {
 		t.n++
 		st.slots = t.n
-		sl := t.slots.at(int(t.n - 1))
-		sl[0] = st.first
-		return sl
+		tb := t.slots.at(int(t.n - 1))
+		tb.n = st.first.c
+		tb.slots[0] = strideSlot{d: st.first.d, c: st.first.c}
+		return tb
 	}
 	return t.slots.find(int(st.slots - 1))
 }
 
-// counted returns the slots of st: its first stride alone, or its slot
-// table.
-func (t *strideTable) counted(st *strideStats) []strideSlot {
+
+// counted returns the strides counted for st, how many and by slot: its
+// first stride alone (in one), or its slot table's.
+func (t *strideTable) counted(st *strideStats, one *[1]strideSlot) (uint64, []strideSlot) {
 	if st.slots == 0 {
-		return []strideSlot{st.first}
+		one[0] = strideSlot{d: st.first.d, c: st.first.c}
+		return st.first.c, one[:]
 	}
-	return t.slotsOf(st)[:]
+	tb := t.slotsOf(st)
+	return tb.n, tb.slots[:]
 }
 
 // strideOf returns the strides of access point ref.
@@ -499,11 +514,10 @@ func (at *attribution) stride(ref int32, a uint64) {
 	}
 	d := int64(a - st.last)
 	st.last = a
-	st.n++
 	if st.slots == 0 {
 		switch {
 		case st.first.c == 0:
-			st.first = strideSlot{d: d, c: 1}
+			st.first.d, st.first.c = d, 1
 			return
 		case st.first.d == d:
 			st.first.c++
@@ -511,7 +525,9 @@ func (at *attribution) stride(ref int32, a uint64) {
 		}
 	}
 	// A second distinct stride, or more: as with every slot in place.
-	sl := at.strides.slotsOf(st)
+	tb := at.strides.slotsOf(st)
+	tb.n++
+	sl := &tb.slots
 	least := 0
 	for i := range sl {
 		if sl[i].c == 0 {
@@ -789,17 +805,22 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 // profile.MaxStrides, in buf. samples is 0 when none were ever counted.
 func (at *attribution) strideSummary(id int32, buf *[strideSlots]profile.Stride) (samples uint64, top []profile.Stride) {
 	st := at.strides.find(id)
-	if st == nil || st.n == 0 {
+	if st == nil {
+		return 0, nil
+	}
+	var one [1]strideSlot
+	samples, slots := at.strides.counted(st, &one)
+	if samples == 0 {
 		return 0, nil
 	}
 	top = buf[:0]
-	for _, sl := range at.strides.counted(st) {
+	for _, sl := range slots {
 		if sl.c > sl.err {
 			top = append(top, profile.Stride{Bytes: sl.d, Count: sl.c - sl.err})
 		}
 	}
 	profile.SortStrides(top)
-	return st.n, top[:min(len(top), profile.MaxStrides)]
+	return samples, top[:min(len(top), profile.MaxStrides)]
 }
 
 // strideAt counts the stride of access point ref when pa starts the
