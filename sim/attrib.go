@@ -490,7 +490,6 @@ func (t *strideTable) slotsOf(st *strideStats) *slotTable {
 	return t.slots.find(int(st.slots - 1))
 }
 
-
 // counted returns the strides counted for st, how many and by slot: its
 // first stride alone (in one), or its slot table's.
 func (t *strideTable) counted(st *strideStats, one *[1]strideSlot) (uint64, []strideSlot) {
