@@ -72,11 +72,16 @@ func (k siteKey) hash() uint64 {
 const refCacheSlots = 4096
 
 // refSlot is an entry of the small direct-mapped cache of access point ids
-// in front of the map, with where the access point counts.
+// in front of the map, with where the access point counts, and the
+// counters of its site at the level whose hits it counted last (the hit
+// path looks an access point up at one level: its first for its kind; st
+// is valid while that level's refTable stays: forgetStats).
 type refSlot struct {
 	key refKey
 	id  int32
 	in  countIn
+	lvl *levelAttrib
+	st  *refStats
 }
 
 // refStats are the counters of one site or calling context at one
@@ -306,11 +311,16 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 // stats returns the counters of the site and of the calling context
 // where an access point counts, which count its every event alike.
 func (a *levelAttrib) stats(in countIn) (site, ctx *refStats) {
+	return a.refs.sites.at(in.site), a.ctxCounters(in.ctx)
+}
+
+// ctxCounters returns the counters of calling context ctx.
+func (a *levelAttrib) ctxCounters(ctx int32) *refStats {
 	t := &a.refs
-	if t.ctxStats == nil || in.ctx != t.ctx {
-		t.ctx, t.ctxStats = in.ctx, t.ctxs.at(int(in.ctx))
+	if t.ctxStats == nil || ctx != t.ctx {
+		t.ctx, t.ctxStats = ctx, t.ctxs.at(int(ctx))
 	}
-	return t.sites.at(in.site), t.ctxStats
+	return t.ctxStats
 }
 
 // touch marks bytes [off, off+n) of the line in slot as used and reports
@@ -574,27 +584,43 @@ func newAttribution(opt Options) *attribution {
 // ref returns the id of the access point of the current reference touching
 // data bin bin. The allocator's references to freed memory and to memory
 // of no block (chunk headers, the top chunk) are its own.
-func (at *attribution) ref(bin int32) int32 {
-	id, _ := at.refIn(bin)
-	return id
+func (at *attribution) ref(bin int32) int32 { return at.slot(bin).id }
+
+// hitStats is ref for a hit at level la, also returning the counters the
+// hit counts in: its site's and its calling context's there.
+func (at *attribution) hitStats(la *levelAttrib, bin int32) (id int32, site, ctx *refStats) {
+	e := at.slot(bin)
+	if e.lvl != la {
+		e.lvl, e.st = la, la.refs.sites.at(e.in.site)
+	}
+	return e.id, e.st, la.ctxCounters(e.in.ctx)
 }
 
-// refIn is ref, also returning where the access point counts.
-func (at *attribution) refIn(bin int32) (int32, countIn) {
+// slot returns the access point cache's slot holding the access point of
+// the current reference touching data bin bin (see ref).
+func (at *attribution) slot(bin int32) *refSlot {
 	if (bin == attrib.FreedBin || bin == attrib.OtherBin) && at.allocating {
 		bin = at.data.AllocatorBin()
 	}
 	k := refKey{at.pc, at.ctx, bin}
 	e := &at.refCache[(k.pc^k.pc>>9^uint64(uint32(bin))*0x9e3779b1^uint64(uint32(k.ctx))<<4)&(refCacheSlots-1)]
 	if e.key == k {
-		return e.id, e.in
+		return e
 	}
-	e.key, e.id = k, at.refIDs.id(k, &at.refs)
+	e.key, e.id, e.lvl, e.st = k, at.refIDs.id(k, &at.refs), nil, nil
 	if int(e.id) == len(at.countIn) { // a new access point
 		at.countIn = append(at.countIn, countIn{at.site(k), k.ctx})
 	}
 	e.in = at.countIn[e.id]
-	return e.id, e.in
+	return e
+}
+
+// forgetStats forgets the counters the access point cache's slots hold:
+// a level's refTable was swapped or let go.
+func (at *attribution) forgetStats() {
+	for i := range at.refCache {
+		at.refCache[i].lvl, at.refCache[i].st = nil, nil
+	}
 }
 
 // site returns the id of access point k's site, making it when new.
@@ -668,6 +694,7 @@ func refHash(k refKey) int {
 // memory of a run. The attribution can then count nothing more.
 func (at *attribution) release(levels []*level) {
 	at.released = true
+	at.forgetStats()
 	for _, l := range levels {
 		if l.attr != nil {
 			l.attr.refs = refTable{}
@@ -790,8 +817,8 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 		at.pc = 0
 	}
 	if !at.missOnly {
-		ref, in := at.refIn(l.attr.bin[slot])
-		h.countHit(l, kk, slot, in, a, s)
+		ref, st, cs := at.hitStats(l.attr, l.attr.bin[slot])
+		h.countHit(l, kk, slot, st, cs, a, s)
 		if kk != kIFetch {
 			at.stride(ref, a)
 		}
@@ -981,11 +1008,10 @@ func isLoader(path string) bool {
 	return strings.HasPrefix(base, "ld-linux") || strings.HasPrefix(base, "ld-musl") || base == "ld.so"
 }
 
-// countHit counts a hit of an access point counting in in on bytes
-// [a, a+s) of slot of l.
-func (h *Hierarchy) countHit(l *level, k int, slot int, in countIn, a, s uint64) {
+// countHit counts a hit on bytes [a, a+s) of slot of l in the counters
+// of its access point's site and calling context there.
+func (h *Hierarchy) countHit(l *level, k int, slot int, st, cs *refStats, a, s uint64) {
 	at := l.attr
-	st, cs := at.stats(in)
 	st.acc[k]++
 	cs.acc[k]++
 	off := a & l.offMask

@@ -1165,7 +1165,8 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 				h.strideAt(ref, pa)
 			}
 			if !h.attr.missOnly {
-				h.countHit(l, k, slot, h.attr.countIn[ref], pa, ps)
+				st, cs := l.attr.stats(h.attr.countIn[ref])
+				h.countHit(l, k, slot, st, cs, pa, ps)
 			}
 			if unknown {
 				st, cs := l.attr.stats(h.attr.countIn[ref])

@@ -249,6 +249,7 @@ func (s *sampling) swapSinks(h *Hierarchy) {
 	k := &s.scratch
 	if at := h.attr; at != nil {
 		at.attribSinks, k.attr = k.attr, at.attribSinks
+		at.forgetStats() // (the levels' tables are swapped below)
 	}
 	for i, l := range h.levels {
 		if la := l.attr; la != nil {
