@@ -199,3 +199,55 @@ func TestAttributionWorked(t *testing.T) {
 		}
 	}
 }
+
+// A reference's evictor list at a cache name covers the private caches of
+// every processor together: each evicting reference once, the
+// maxRefEvictors most frequent named and the rest added up in one
+// "other" entry. Two processors each read line A at one PC and then
+// twelve conflicting lines at twelve PCs, evicting A's fill each time.
+func TestEvictorListsOverProcessors(t *testing.T) {
+	m := mach(hc("L1D", 1, 1, 1, 64, machine.LRU))
+	m.Processors = 2
+	h, err := sim.New(m, sim.Options{Attribute: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pcA, evictors = 0x400000, 12
+	b := trace.NewBatch(64)
+	for tid := range uint32(2) {
+		b.Reset()
+		for k := range uint64(evictors) {
+			b.Append(trace.Read, 0x10000, 8, pcA, tid+1)
+			b.Append(trace.Read, 0x20000+64*k, 8, 0x400100+4*k, tid+1)
+		}
+		h.Process(b)
+	}
+	h.Finish()
+	p := h.Profile()
+	var list []profile.RefEvictor
+	for _, r := range p.References {
+		if r.PC == pcA {
+			list = r.Levels["L1D"].Evictors
+		}
+	}
+	seen := map[[2]string]bool{}
+	var named, other uint64
+	for _, e := range list {
+		k := [2]string{e.Reference, e.Object}
+		if seen[k] {
+			t.Errorf("evictor %v listed twice: %v", k, list)
+		}
+		seen[k] = true
+		switch {
+		case e.Reference == profile.OtherEvictors:
+			other += e.Count
+		case e.Count != 2:
+			t.Errorf("evictor %+v, want one that evicted A once on each processor: %v", e, list)
+		default:
+			named++
+		}
+	}
+	if named != 8 || other != 2*(evictors-8) {
+		t.Errorf("evictors of A: %v, want 8 named and other with %d", list, 2*(evictors-8))
+	}
+}
