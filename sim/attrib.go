@@ -52,10 +52,6 @@ type siteKey struct {
 	proc, bin int32
 }
 
-// countIn holds where an access point's events count: its site and its
-// calling context (refTable), together so that a hit finds both at once.
-type countIn struct{ site, ctx int32 }
-
 // rootProc is the procedure of a siteKey in the root context (whose
 // counters count inclusively in its function, not in a context).
 const rootProc int32 = -1
@@ -77,11 +73,11 @@ const refCacheSlots = 4096
 // path looks an access point up at one level: its first for its kind; st
 // is valid while that level's refTable stays: forgetStats).
 type refSlot struct {
-	key refKey
-	id  int32
-	in  countIn
-	lvl *levelAttrib
-	st  *refStats
+	key  refKey
+	id   int32
+	site int32 // the access point's
+	lvl  *levelAttrib
+	st   *refStats
 }
 
 // refStats are the counters of one site or calling context at one
@@ -308,10 +304,10 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 	}
 }
 
-// stats returns the counters of the site and of the calling context
-// where an access point counts, which count its every event alike.
-func (a *levelAttrib) stats(in countIn) (site, ctx *refStats) {
-	return a.refs.sites.at(in.site), a.ctxCounters(in.ctx)
+// stats returns the counters of access point id's site and of its
+// calling context, which count its every event alike.
+func (a *levelAttrib) stats(at *attribution, id int32) (site, ctx *refStats) {
+	return a.refs.sites.at(at.siteOf[id]), a.ctxCounters(at.refs[id].ctx)
 }
 
 // ctxCounters returns the counters of calling context ctx.
@@ -354,7 +350,7 @@ func (a *levelAttrib) used(slot int) uint64 {
 // evicted counts a line of access point victim's fill here that the fill
 // of access point by evicted.
 func (a *levelAttrib) evicted(at *attribution, victim, by int32) {
-	a.refs.evicted.add(at.countIn[victim].site, at.countIn[by].site)
+	a.refs.evicted.add(at.siteOf[victim], at.siteOf[by])
 	a.refs.evictedBins.add(victim, at.refs[by].bin, 1)
 }
 
@@ -402,7 +398,7 @@ type attribution struct {
 
 	refs     []refKey // access points by id; id 0 is the zero key
 	refIDs   refIndex
-	countIn  []countIn // by access point id: where it counts
+	siteOf   []int32   // by access point id: its site
 	sites    []siteKey // sites by id
 	siteIDs  keyTable[siteKey]
 	refCache [refCacheSlots]refSlot
@@ -577,7 +573,7 @@ func newAttribution(opt Options) *attribution {
 		at.minSize = DefaultMinObjectSize
 	}
 	at.refs = append(at.refs, refKey{})
-	at.countIn = append(at.countIn, countIn{at.site(refKey{}), attrib.RootContext})
+	at.siteOf = append(at.siteOf, at.site(refKey{}))
 	return at
 }
 
@@ -591,9 +587,9 @@ func (at *attribution) ref(bin int32) int32 { return at.slot(bin).id }
 func (at *attribution) hitStats(la *levelAttrib, bin int32) (id int32, site, ctx *refStats) {
 	e := at.slot(bin)
 	if e.lvl != la {
-		e.lvl, e.st = la, la.refs.sites.at(e.in.site)
+		e.lvl, e.st = la, la.refs.sites.at(e.site)
 	}
-	return e.id, e.st, la.ctxCounters(e.in.ctx)
+	return e.id, e.st, la.ctxCounters(e.key.ctx)
 }
 
 // slot returns the access point cache's slot holding the access point of
@@ -608,10 +604,10 @@ func (at *attribution) slot(bin int32) *refSlot {
 		return e
 	}
 	e.key, e.id, e.lvl, e.st = k, at.refIDs.id(k, &at.refs), nil, nil
-	if int(e.id) == len(at.countIn) { // a new access point
-		at.countIn = append(at.countIn, countIn{at.site(k), k.ctx})
+	if int(e.id) == len(at.siteOf) { // a new access point
+		at.siteOf = append(at.siteOf, at.site(k))
 	}
-	e.in = at.countIn[e.id]
+	e.site = at.siteOf[e.id]
 	return e
 }
 
@@ -700,7 +696,7 @@ func (at *attribution) release(levels []*level) {
 			l.attr.refs = refTable{}
 		}
 	}
-	at.strides, at.refIDs, at.siteIDs, at.countIn = strideTable{}, refIndex{}, keyTable[siteKey]{}, nil
+	at.strides, at.refIDs, at.siteIDs, at.siteOf = strideTable{}, refIndex{}, keyTable[siteKey]{}, nil
 }
 
 // waited counts w cycles waited at synchronization in calling context ctx.
@@ -1038,7 +1034,7 @@ func (h *Hierarchy) countHit(l *level, k int, slot int, st, cs *refStats, a, s u
 // countMiss counts a miss of access point ref on line of l, with its cause
 // (unknown when sampling could not tell whether it was one).
 func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown bool) {
-	st, cs := l.attr.stats(h.attr.countIn[ref])
+	st, cs := l.attr.stats(h.attr, ref)
 	state := l.attr.state.get(line)
 	st.missed(k, state, unknown, h.attr.missOnly)
 	cs.missed(k, state, unknown, h.attr.missOnly)
@@ -1082,7 +1078,7 @@ func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 	}
 	if a.demand[slot] {
 		used := a.used(slot)
-		st, cs := a.stats(h.attr.countIn[a.fill[slot]])
+		st, cs := a.stats(h.attr, a.fill[slot])
 		st.used += used
 		st.fetched += l.lineSize
 		cs.used += used

@@ -1164,14 +1164,15 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 				ref = h.attr.ref(l.attr.bin[slot])
 				h.strideAt(ref, pa)
 			}
-			if !h.attr.missOnly {
-				st, cs := l.attr.stats(h.attr.countIn[ref])
-				h.countHit(l, k, slot, st, cs, pa, ps)
-			}
-			if unknown {
-				st, cs := l.attr.stats(h.attr.countIn[ref])
-				st.unknownHits++
-				cs.unknownHits++
+			if !h.attr.missOnly || unknown {
+				st, cs := l.attr.stats(h.attr, ref)
+				if !h.attr.missOnly {
+					h.countHit(l, k, slot, st, cs, pa, ps)
+				}
+				if unknown {
+					st.unknownHits++
+					cs.unknownHits++
+				}
 			}
 		}
 		if l.exclusive && fromAbove && k != kWrite {

@@ -195,7 +195,7 @@ func (w *whereBuilder) mark() {
 			}
 		}
 		has := func(id int32) {
-			sites.set(at.countIn[id].site)
+			sites.set(at.siteOf[id])
 			ctxs.set(at.refs[id].ctx)
 		}
 		for id := range la.refs.sharing {
@@ -521,7 +521,7 @@ func (w *whereBuilder) targets(id int32, j int, buf *[5]*sums) []*sums {
 // in: its site's targets and, outside the root context, its calling
 // context's.
 func (w *whereBuilder) apTargets(id int32, j int, buf *[5]*sums) []*sums {
-	out := w.targets(w.h.attr.countIn[id].site, j, buf)
+	out := w.targets(w.h.attr.siteOf[id], j, buf)
 	if c := w.h.attr.refs[id].ctx; c != attrib.RootContext {
 		out = append(out, w.ctxSums.at(c, j))
 	}
@@ -611,8 +611,7 @@ func (w *whereBuilder) countStrides() {
 	at := w.h.attr
 	pairs, refs := make([]strideSum, len(w.pairs)), make([]strideSum, w.listed)
 	var buf [strideSlots]profile.Stride
-	for id, in := range at.countIn {
-		site := in.site
+	for id, site := range at.siteOf {
 		pr := w.pairOf[site]
 		if pr < 0 {
 			continue
@@ -703,7 +702,7 @@ func (w *whereBuilder) evictions() {
 		j := w.nameOf[i]
 		for _, e := range l.attr.refs.evictedBins.pairs {
 			if e.n != 0 {
-				w.evictedBy[j].add(w.pairOf[at.countIn[e.a].site], e.b, e.n)
+				w.evictedBy[j].add(w.pairOf[at.siteOf[e.a]], e.b, e.n)
 			}
 		}
 		ev := &l.attr.refs.evicted
