@@ -932,13 +932,11 @@ func (w *whereBuilder) functionEntries(counts bitset) []profile.Function {
 		inclCycles[f].instr += sub[attrib.RootContext].instr
 		inclCycles[f].sync += sub[attrib.RootContext].sync
 	}
-	w.walkContexts(counting, func(c, f int32, outermost bool) {
-		if outermost {
-			hasIncl.set(f)
-			inclCycles[f].instr += sub[c].instr
-			inclCycles[f].sync += sub[c].sync
-			incl.addEntry(f, &w.ctxSums, c)
-		}
+	w.outermostContexts(counting, func(c, f int32) {
+		hasIncl.set(f)
+		inclCycles[f].instr += sub[c].instr
+		inclCycles[f].sync += sub[c].sync
+		incl.addEntry(f, &w.ctxSums, c)
 	})
 	missOnly := at.missOnly
 	out := make([]profile.Function, 0, nf)
@@ -970,39 +968,30 @@ func (w *whereBuilder) functionEntries(counts bitset) []profile.Function {
 	return out
 }
 
-// walkContexts visits the calling contexts in counting but the root
-// one, callers before callees, each with its function and whether no
-// caller on its call path has that function (outermost).
-func (w *whereBuilder) walkContexts(counting bitset, visit func(c, f int32, outermost bool)) {
+// outermostContexts calls visit with each calling context in counting
+// (but the root one) that no caller on its call path shares its function
+// with, and that function: walking the contexts from the root, callers
+// before callees, counting each function's contexts on the path.
+func (w *whereBuilder) outermostContexts(counting bitset, visit func(c, f int32)) {
 	ctxs := w.h.attr.code.Contexts()
-	// The callees of each context, by their callers in order (first[c]
-	// to first[c+1] in callees).
-	first := make([]int32, len(ctxs)+1)
-	for c := int32(1); c < int32(len(ctxs)); c++ {
-		if counting.has(c) {
-			first[ctxs[c].Parent+1]++
+	callees, first := groupBy(len(ctxs), len(ctxs), func(i int) int32 {
+		if c := int32(i); c != attrib.RootContext && counting.has(c) {
+			return ctxs[c].Parent
 		}
-	}
-	for c := range ctxs {
-		first[c+1] += first[c]
-	}
-	callees, next := make([]int32, first[len(ctxs)]), slices.Clone(first[:len(ctxs)])
-	for c := int32(1); c < int32(len(ctxs)); c++ {
-		if counting.has(c) {
-			p := ctxs[c].Parent
-			callees[next[p]] = c
-			next[p]++
-		}
-	}
+		return -1
+	})
 	onPath := make([]int32, len(w.funcs)) // by function: its contexts on the path walked
 	type step struct {
 		c     int32
 		leave bool
 	}
-	stack := []step{}
-	for _, c := range slices.Backward(callees[first[attrib.RootContext]:first[attrib.RootContext+1]]) {
-		stack = append(stack, step{c: c})
+	var stack []step
+	push := func(caller int32) {
+		for _, c := range slices.Backward(callees[first[caller]:first[caller+1]]) {
+			stack = append(stack, step{c: c})
+		}
 	}
+	push(attrib.RootContext)
 	for len(stack) > 0 {
 		st := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -1011,12 +1000,12 @@ func (w *whereBuilder) walkContexts(counting bitset, visit func(c, f int32, oute
 			onPath[f]--
 			continue
 		}
-		visit(st.c, f, onPath[f] == 0)
+		if onPath[f] == 0 {
+			visit(st.c, f)
+		}
 		onPath[f]++
 		stack = append(stack, step{c: st.c, leave: true})
-		for _, k := range slices.Backward(callees[first[st.c]:first[st.c+1]]) {
-			stack = append(stack, step{c: k})
-		}
+		push(st.c)
 	}
 }
 
