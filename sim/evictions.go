@@ -3,8 +3,9 @@ package sim
 import "slices"
 
 // countedPair counts a pair of ids, (a, b); n == 0 marks a free place.
-// In the eviction tables a is the access point whose fill's line was
-// evicted (the victim) and b the evicting access point or data bin.
+// In the eviction tables a is the site (evictorTable) or access point
+// (evicted by bin) whose fill's line was evicted, the victim, and b the
+// evicting site or data bin.
 type countedPair struct {
 	a, b int32
 	n    uint64
@@ -52,8 +53,8 @@ func pairHash(a, b int32) uint64 {
 	return (uint64(uint32(a))<<32 | uint64(uint32(b))) * 0x9e3779b97f4a7c15
 }
 
-// evictorTable counts, by access point, the lines of its fills that each
-// other access point's fills evicted, in a table of bounded size: sets of
+// evictorTable counts, by site, the lines of its fills that each other
+// site's fills evicted, in a table of bounded size: sets of
 // evictorWays places, found by the pair's hash. The table doubles while a
 // set is full, up to maxEvictorPlaces places; then a pair that finds its
 // set full takes the place of the least counted pair there, with that

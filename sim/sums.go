@@ -3,22 +3,22 @@ package sim
 import "memspy/profile"
 
 // sums add up, for one entry of the profile (a pair, a calling context, a
-// reference, a line…), the counters of its access points at one cache.
-// The profile's entries are made from them only at the end
-// (whereProfile), so that adding up an access point costs a few
-// additions, not a profile.Stats.
+// reference, a line…), the counters of its sites (or contexts) at one
+// cache. The profile's entries are made from them only at the end
+// (whereProfile), so that adding up a site costs a few additions, not a
+// profile.Stats.
 type sums struct {
 	refStats
 	stall uint64 // the cycles the misses waited for the level below
-	// present is set when an access point of the entry has counters at
-	// this cache (hasCounters): the entry then lists the cache.
+	// present is set when a site or context of the entry has counters at
+	// this cache (whereBuilder.mark): the entry then lists the cache.
 	present bool
 	// share holds the invalidation lists (InvalidatedBy, Invalidated), on
 	// several processors; nil without any.
 	share *[2][]profile.Sharing
 }
 
-// addCounts adds the counters of an access point whose misses waited
+// addCounts adds the counters of a site or context whose misses waited
 // stall cycles in all.
 func (s *sums) addCounts(r *refStats, stall uint64) {
 	s.refStats.add(r)

@@ -1081,7 +1081,7 @@ func (w *whereBuilder) omittedEntry() *profile.OmittedReferences {
 		Levels: w.omitted.levels(0, w.names, w.h.attr.missOnly)}
 }
 
-// noRefStats are the counters of an access point that has none at a
+// noRefStats are the counters of a site or context that has none at a
 // level (never written).
 var noRefStats refStats
 
