@@ -203,8 +203,9 @@ func (v values) negative() int { return slices.IndexFunc(v, func(x int64) bool {
 // the references the profile left out beyond its bound (OmittedReferences
 // adds them up without their functions; the pairs still count them). A
 // function's instructions (and sync cycles) are a sample at the function
-// without an object. So the samples of a function add up to its self
-// counters at every cache. Today's profile has no call stacks: each stack
+// without an object, with what its pairs left out beyond the profile's
+// bound counted (OmittedPairs). So the samples of a function add up to
+// its self counters at every cache. Today's profile has no call stacks: each stack
 // is one frame.
 func FromProfile(p *profile.Profile) (*Samples, error) {
 	if !p.Options.Where {

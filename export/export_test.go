@@ -142,6 +142,26 @@ func TestFromProfileAddsUp(t *testing.T) {
 	}
 }
 
+// A pair the profile left out (OmittedPairs) counts in its function's
+// sample without an object: the function's samples still add up to its
+// self counters.
+func TestFromProfileOmittedPairs(t *testing.T) {
+	p := testProfile()
+	gb := p.Pairs[2]
+	p.Pairs = p.Pairs[:2]
+	p.OmittedPairs = &profile.OmittedPairs{Pairs: 1, Levels: gb.Levels}
+	s, err := FromProfile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFunc := sums(s, func(sm Sample) string { return sm.Stack[0].Function })
+	for _, f := range p.Functions {
+		check(t, "function "+f.Name, byFunc[f.Name], want(f.Levels, f.Instructions))
+	}
+	byObject := sums(s, func(sm Sample) string { return sm.Labels["object"] })
+	check(t, "object B", byObject["B"], want(p.Pairs[1].Levels, 0))
+}
+
 func TestFromProfileErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, err string

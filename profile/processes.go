@@ -51,11 +51,12 @@ func Total(procs []Process) (*Profile, error) {
 // Tree adds up the profiles of the programs of a process tree as they
 // end: their counters (Merge), the modules the total lacks, and the
 // first error of a program. Unlike Merge it settles the where-and-why of
-// the total (bounded sharing lists, focus copies, references trimmed to
-// MaxReferences) once, in Total, finding the entries through an index
-// kept from one program to the next; the references are trimmed on the
-// way whenever they come to twice MaxReferences, which bounds the total's
-// size however many programs the tree runs.
+// the total (bounded sharing lists, focus copies, references and pairs
+// trimmed to MaxReferences and MaxPairs) once, in Total, finding the
+// entries through an index kept from one program to the next; the
+// references are trimmed on the way whenever they come to twice
+// MaxReferences, and the pairs likewise, which bounds the total's size
+// however many programs the tree runs.
 type Tree struct {
 	total *Profile
 	index whereIndex
@@ -84,6 +85,15 @@ func (t *Tree) Add(q *Profile, pid int, cmd string) error {
 		p.TrimReferences()
 		t.index.references = nil
 	}
+	// (Trimming keeps the pairs of the references listed: beyond those
+	// and MaxPairs, at least MaxPairs more go each time.)
+	if len(p.Pairs) > 2*MaxPairs+len(p.References) {
+		for i := range p.Pairs {
+			focusOn(&p.Pairs[i], p.Focus)
+		}
+		p.TrimPairs()
+		t.index.pairs = nil
+	}
 	return nil
 }
 
@@ -105,7 +115,7 @@ func (t *Tree) Total() (*Profile, error) {
 func (p *Profile) Summary() (*Profile, error) {
 	s := *p
 	s.Functions, s.Objects, s.Pairs, s.Lines, s.References, s.Modules, s.Processes = nil, nil, nil, nil, nil, nil, nil
-	s.OmittedReferences = nil
+	s.OmittedReferences, s.OmittedPairs = nil, nil
 	s.Options.Where, s.Options.MissOnly, s.Focus = false, false, ""
 	if p.Numa != nil {
 		n := *p.Numa

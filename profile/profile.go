@@ -96,8 +96,10 @@ type Profile struct {
 	Lines      []Line      `json:"lines,omitempty"`
 	References []Reference `json:"references,omitempty"`
 	// OmittedReferences add up the references left out of References when
-	// there are more than MaxReferences (nil when none were).
+	// there are more than MaxReferences (nil when none were), and
+	// OmittedPairs the pairs left out of Pairs beyond MaxPairs.
 	OmittedReferences *OmittedReferences `json:"omitted_references,omitempty"`
+	OmittedPairs      *OmittedPairs      `json:"omitted_pairs,omitempty"`
 	// EvictorsError, when not 0, is the most by which a count of the
 	// references' evictor lists may be too high: the engine keeps a bounded
 	// number of (evicted, evicting) reference pairs per cache, and beyond it

@@ -290,25 +290,40 @@ type OmittedReferences struct {
 
 func (o *OmittedReferences) parts() (*Stats, map[string]*Stats) { return &o.Stats, o.Levels }
 
-// add adds the counters of levels, without evictor lists, as those of
-// one more reference left out.
-func (o *OmittedReferences) add(levels map[string]*Stats) {
-	o.References++
-	for name, st := range levels {
-		if o.Levels[name] == nil {
-			o.Levels[name] = &Stats{}
-		}
-		AddWithoutEvictors(o.Levels[name], st)
-	}
+// MaxPairs bounds the function × object pairs a profile lists, as
+// MaxReferences bounds the references: beyond it, the pairs that come
+// last in the profile's order (comparePairs: fewest stall cycles first)
+// are left out and added up in OmittedPairs, but for the pairs of the
+// references listed, which are always listed (so that every reference
+// listed has its pair). A profile thus lists at most MaxPairs +
+// MaxReferences pairs. Every pair listed keeps its exact counts, and
+// the functions and objects still count the pairs left out (in the
+// profile of one run; after a merge, as for references, a pair listed
+// may lack what shards that left it out counted for it).
+const MaxPairs = 1 << 13
+
+// OmittedPairs add up the pairs a profile leaves out (beyond MaxPairs):
+// how many, and their counters, without strides or evicted-by tables.
+type OmittedPairs struct {
+	Pairs uint64 `json:"pairs"`
+	Stats
+	Levels map[string]*Stats `json:"levels"`
 }
 
-// AddWithoutEvictors adds the counters of st to into, but not st's
-// evictor list.
-func AddWithoutEvictors(into, st *Stats) {
-	evictors := st.Evictors
-	st.Evictors = nil
-	into.Add(st)
-	st.Evictors = evictors
+func (o *OmittedPairs) parts() (*Stats, map[string]*Stats) { return &o.Stats, o.Levels }
+
+// addOmitted adds the counters of levels into into, by cache, without
+// evictor lists or evicted-by tables: those of an entry left out.
+func addOmitted(into, levels map[string]*Stats) {
+	for name, st := range levels {
+		if into[name] == nil {
+			into[name] = &Stats{}
+		}
+		evictors, evictedBy := st.Evictors, st.EvictedBy
+		st.Evictors, st.EvictedBy = nil, nil
+		into[name].Add(st)
+		st.Evictors, st.EvictedBy = evictors, evictedBy
+	}
 }
 
 // ByStall orders counters most stall cycles first, then most misses, then
@@ -349,9 +364,46 @@ func (p *Profile) TrimReferences() {
 		p.OmittedReferences = o
 	}
 	for i := range p.References[MaxReferences:] {
-		o.add(p.References[MaxReferences+i].Levels)
+		addOmitted(o.Levels, p.References[MaxReferences+i].Levels)
 	}
+	o.References += uint64(len(p.References) - MaxReferences)
 	p.References = slices.Clone(p.References[:MaxReferences])
+	focusOn(o, p.Focus)
+}
+
+// TrimPairs keeps the first MaxPairs pairs in the profile's order and
+// those of the references listed, and adds the others up in
+// OmittedPairs; it does nothing (and sorts nothing) when there are not
+// more than MaxPairs. The top-level counters of the pairs must be those
+// of the focus cache.
+func (p *Profile) TrimPairs() {
+	if len(p.Pairs) <= MaxPairs {
+		return
+	}
+	sortByStall(p.Pairs, func(a *Pair) *Stats { return &a.Stats }, comparePairKeys)
+	referenced := make(map[[2]string]bool, len(p.References))
+	for i := range p.References {
+		referenced[[2]string{p.References[i].Function, p.References[i].Object}] = true
+	}
+	o := p.OmittedPairs
+	if o == nil {
+		o = &OmittedPairs{Levels: map[string]*Stats{}}
+	}
+	kept := MaxPairs
+	for i := MaxPairs; i < len(p.Pairs); i++ {
+		if pr := &p.Pairs[i]; referenced[[2]string{pr.Function, pr.Object}] {
+			p.Pairs[kept] = *pr
+			kept++
+		} else {
+			addOmitted(o.Levels, pr.Levels)
+			o.Pairs++
+		}
+	}
+	if o.Pairs == 0 {
+		return
+	}
+	p.Pairs = slices.Clone(p.Pairs[:kept])
+	p.OmittedPairs = o
 	focusOn(o, p.Focus)
 }
 
@@ -607,6 +659,9 @@ func (p *Profile) forLevelled(f func(levelled)) {
 	if p.OmittedReferences != nil {
 		f(p.OmittedReferences)
 	}
+	if p.OmittedPairs != nil {
+		f(p.OmittedPairs)
+	}
 }
 
 // mergeWhere adds the where-and-why entries of q to p's, entry by entry
@@ -640,6 +695,15 @@ func (p *Profile) mergeWhere(q *Profile, ix *whereIndex) {
 		a.References += b.References
 		addLevels(a.Levels, b.Levels)
 	}
+	if b := q.OmittedPairs; b != nil {
+		a := p.OmittedPairs
+		if a == nil {
+			a = &OmittedPairs{Levels: map[string]*Stats{}}
+			p.OmittedPairs = a
+		}
+		a.Pairs += b.Pairs
+		addLevels(a.Levels, b.Levels)
+	}
 	for _, m := range q.Modules {
 		if !slices.Contains(p.Modules, m) {
 			p.Modules = append(p.Modules, m)
@@ -671,6 +735,7 @@ func (p *Profile) settleWhere() error {
 		return err
 	}
 	p.TrimReferences()
+	p.TrimPairs()
 	return nil
 }
 

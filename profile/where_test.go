@@ -3,6 +3,7 @@ package profile
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -102,6 +103,70 @@ func TestMergeBoundsReferences(t *testing.T) {
 	if want := uint64(len(all) - MaxReferences + 4); o.References != want || o.Misses != misses+2 || o.StallCycles != stall+6 {
 		t.Errorf("omitted: %d references, %d misses, %d stall cycles; want %d, %d, %d", o.References, o.Misses, o.StallCycles,
 			want, misses+2, stall+6)
+	}
+}
+
+// Merging profiles keeps at most MaxPairs pairs, those with the most
+// stall cycles, and the pairs of the references listed; it adds the
+// others up in OmittedPairs with those the profiles had left out already.
+func TestMergeBoundsPairs(t *testing.T) {
+	shard := func(first int) *Profile {
+		p := &Profile{Version: Version, Options: Options{Where: true}, Focus: "L1", Caches: []CacheStats{{Name: "L1", Level: 1}},
+			OmittedPairs: &OmittedPairs{Pairs: 3, Levels: map[string]*Stats{"L1": {Misses: 1, StallCycles: 5}}}}
+		for i := range MaxPairs {
+			k := uint64(first + i)
+			p.Pairs = append(p.Pairs, Pair{Function: fmt.Sprintf("f%06d", k), Object: "o",
+				Levels: map[string]*Stats{"L1": {Accesses: k + 1, Misses: k % 5, StallCycles: k % 5 * 10}}})
+		}
+		if err := p.SetFocus("L1"); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p, q := shard(0), shard(MaxPairs/2) // half of q's pairs are p's too
+	// A reference of q's names its pair with the fewest stall cycles.
+	last := slices.MaxFunc(q.Pairs, func(a, b Pair) int { return comparePairs(&a, &b) })
+	q.References = []Reference{{PC: 1, Function: last.Function, Object: last.Object, Levels: map[string]*Stats{"L1": {Accesses: 1}}}}
+	byName := map[string]Pair{}
+	for _, s := range []*Profile{p, q} {
+		for _, pr := range s.Pairs {
+			a, ok := byName[pr.Function]
+			if ok {
+				pr.Accesses += a.Accesses
+				pr.Misses += a.Misses
+				pr.StallCycles += a.StallCycles
+			}
+			byName[pr.Function] = pr
+		}
+	}
+	all := slices.Collect(maps.Values(byName))
+	slices.SortFunc(all, func(a, b Pair) int { return comparePairs(&a, &b) })
+	if err := p.Merge(q); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Pairs) != MaxPairs+1 {
+		t.Fatalf("%d pairs after the merge, want %d", len(p.Pairs), MaxPairs+1)
+	}
+	for i, pr := range p.Pairs[:MaxPairs] {
+		if pr.Function != all[i].Function || pr.Misses != all[i].Misses || pr.StallCycles != all[i].StallCycles {
+			t.Fatalf("pair %d: %s, %d misses, %d stall cycles; want %s, %d, %d", i, pr.Function, pr.Misses, pr.StallCycles,
+				all[i].Function, all[i].Misses, all[i].StallCycles)
+		}
+	}
+	if pr := p.Pairs[MaxPairs]; pr.Function != last.Function {
+		t.Fatalf("pair %d is %s, want the reference's %s", MaxPairs, pr.Function, last.Function)
+	}
+	var misses, stall uint64
+	for _, pr := range all[MaxPairs:] {
+		if pr.Function != last.Function {
+			misses += pr.Misses
+			stall += pr.StallCycles
+		}
+	}
+	o := p.OmittedPairs
+	if want := uint64(len(all) - MaxPairs - 1 + 6); o.Pairs != want || o.Misses != misses+2 || o.StallCycles != stall+10 {
+		t.Errorf("omitted: %d pairs, %d misses, %d stall cycles; want %d, %d, %d", o.Pairs, o.Misses, o.StallCycles,
+			want, misses+2, stall+10)
 	}
 }
 

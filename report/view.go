@@ -498,8 +498,13 @@ func (v *viewer) stalls() ([]*Table, error) {
 		byFunction.Notes = append(byFunction.Notes, "sync cycles: the cycles its threads waited at locks, barriers, "+
 			"condition variables and joins called from it (not stall: not in the shares)")
 	}
+	byPair := v.statTable("stall cycles by function × object", []string{"function", "object"}, stats, rank(pairs))
+	if o := v.p.OmittedPairs; o != nil {
+		byPair.Notes = append(byPair.Notes, fmt.Sprintf("the profile leaves out %s function × object pairs, those with the fewest stall cycles (%s stall cycles in all; their functions and objects count them)",
+			Count(o.Pairs), Count(o.StallCycles)))
+	}
 	ts := []*Table{
-		v.statTable("stall cycles by function × object", []string{"function", "object"}, stats, rank(pairs)),
+		byPair,
 		v.statTable("stall cycles by object", []string{"object", "kind", "size"}, stats, rank(objects)),
 		byFunction,
 	}
@@ -583,6 +588,10 @@ func (v *viewer) data() ([]*Table, error) {
 			Count(f.StallCycles), share(f.StallCycles, v.stall), Count(f.Misses), v.focus, f.Name),
 		strideNote,
 	}, t.Notes...)
+	if o := v.p.OmittedPairs; o != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("the profile leaves out %s function × object pairs, those with the fewest stall cycles (%s in all): objects of %s may be among them (its counters above count them)",
+			Count(o.Pairs), Count(o.StallCycles), f.Name))
+	}
 	return []*Table{t}, nil
 }
 
@@ -626,6 +635,10 @@ func (v *viewer) subject(viewName string, needObject bool) (*subject, error) {
 			s.label, s.stats, s.levels = fn.Name+" × "+obj.Name, &pr.Stats, pr.Levels
 			return s, nil
 		}
+	}
+	if o := v.p.OmittedPairs; o != nil {
+		return nil, fmt.Errorf("the profile does not list the pair %s × %s: it never referenced the object, or the pair is among the %s left out for having the fewest stall cycles",
+			fn.Name, obj.Name, Count(o.Pairs))
 	}
 	return nil, fmt.Errorf("function %q never referenced object %q", fn.Name, obj.Name)
 }

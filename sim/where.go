@@ -28,7 +28,10 @@ import (
 // references are listed is settled before their counters are added up:
 // beyond profile.MaxReferences, those that come last in the profile's
 // order are left out, added up in p.OmittedReferences and in their lines,
-// and their evictor lists are never made.
+// and their evictor lists are never made. Pairs beyond profile.MaxPairs
+// (but those of the references listed) are left out likewise, once
+// their counters are added up (their functions and objects count them),
+// into p.OmittedPairs.
 func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	at := h.attr
 	if at.released {
@@ -54,6 +57,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	w.count(p)
 	wg.Wait()
 	at.release(h.levels)
+	w.choosePairs(p.DefaultFocus())
 	counts := w.countingContexts()
 	wg.Go(func() { p.Functions = w.functionEntries(counts) })
 	wg.Go(func() { p.Pairs = w.pairEntries() })
@@ -62,6 +66,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	p.Lines = w.lineEntries()
 	wg.Wait()
 	p.OmittedReferences = w.omittedEntry()
+	p.OmittedPairs = w.omittedPairsEntry()
 	p.EvictorsError = w.evictorsError
 	if h.timing != nil {
 		p.Sync = h.syncObjects(w.nm)
@@ -103,12 +108,15 @@ type whereBuilder struct {
 	lineOf               []int32 // by reference: its line, -1 when its source line is unknown
 	refOf                []int32 // by reference: its place among those listed, -1 when left out
 	listed               int     // references listed
+	pairRow              []int32 // by pair: its place among those listed, -1 when left out
+	listedPairs          int     // pairs listed
 
 	// The sums of the entries: pairs; non-root calling contexts; the
 	// inclusive counters of root-context access points, by function;
-	// references listed; lines; the references left out.
-	pairSums, ctxSums, rootSums, refSums, lineSums, omitted sumTable
-	pairStrides, refStrides                                 []*profile.Strides
+	// references listed; lines; the references left out; the pairs left
+	// out.
+	pairSums, ctxSums, rootSums, refSums, lineSums, omitted, omittedPairs sumTable
+	pairStrides, refStrides                                               []*profile.Strides
 	// evictedBy counts, by cache name, the lines of each pair's fills
 	// that each data bin's fills evicted: (pair, bin) → lines.
 	evictedBy []pairCounts
@@ -796,12 +804,15 @@ func (w *whereBuilder) evictorList(evs []evictor) []profile.RefEvictor {
 const maxRefEvictors = 8
 
 // evictedByOf returns the counts of evictedBy at cache name j added up
-// by the entry each pair adds up in (entryOf): (entry, bin) → lines.
+// by the entry each pair adds up in (entryOf; -1: none): (entry, bin) →
+// lines.
 func (w *whereBuilder) evictedByOf(j int, entryOf func(pair int32) int32) *pairCounts {
 	var byEntry pairCounts
 	for _, e := range w.evictedBy[j].pairs {
 		if e.n != 0 {
-			byEntry.add(entryOf(e.a), e.b, e.n)
+			if entry := entryOf(e.a); entry >= 0 {
+				byEntry.add(entry, e.b, e.n)
+			}
 		}
 	}
 	return &byEntry
@@ -825,18 +836,108 @@ func (w *whereBuilder) setEvictedBy(counts *pairCounts, entries int, stats func(
 	}
 }
 
-// pairEntries makes the pairs of the profile.
+// choosePairs settles which pairs the profile lists, focus being its
+// focus cache: all, or the first profile.MaxPairs in its order
+// (profile.comparePairs, as far as the sums tell it), those of the
+// references listed, and the pairs of small globals of one function and
+// pool as one (profile.PoolColdGlobals may merge them: a pool's pair then
+// has all its counts).
+func (w *whereBuilder) choosePairs(focus string) {
+	n := len(w.pairs)
+	w.pairRow, w.listedPairs = make([]int32, n), n
+	if n <= profile.MaxPairs {
+		for i := range w.pairRow {
+			w.pairRow[i] = int32(i)
+		}
+		return
+	}
+	listed := newBitset(n)
+	for id, hd := range w.headOf {
+		if hd >= 0 && w.refOf[hd] >= 0 {
+			listed.set(w.pairOf[id])
+		}
+	}
+	rank := make([]headRank, n)
+	for i := range rank {
+		for j, name := range w.names {
+			s := w.pairSums.at(int32(i), j)
+			rank[i].stall += s.stall
+			if name == focus {
+				rank[i].misses = s.miss[kIFetch] + s.miss[kRead] + s.miss[kWrite]
+				rank[i].accesses = s.acc[kIFetch] + s.acc[kRead] + s.acc[kWrite]
+			}
+		}
+	}
+	fnRank, binRank := w.nameRanks()
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	selectFirst(order, profile.MaxPairs, func(a, b int32) int {
+		ra, rb, pa, pb := &rank[a], &rank[b], w.pairs[a], w.pairs[b]
+		return cmp.Or(cmp.Compare(rb.stall, ra.stall), cmp.Compare(rb.misses, ra.misses), cmp.Compare(rb.accesses, ra.accesses),
+			cmp.Compare(fnRank[pa.fn], fnRank[pb.fn]), cmp.Compare(binRank[pa.bin], binRank[pb.bin]))
+	})
+	for _, i := range order[:profile.MaxPairs] {
+		listed.set(i)
+	}
+	type poolPair struct {
+		fn   int32
+		pool string
+	}
+	pooled := map[poolPair]bool{} // those with a pair listed
+	for _, each := range []bool{false, true} {
+		for i, pk := range w.pairs {
+			if pool := w.nm.bins[pk.bin].Pool; pool != "" {
+				if k := (poolPair{pk.fn, pool}); !each && listed.has(int32(i)) {
+					pooled[k] = true
+				} else if each && pooled[k] {
+					listed.set(int32(i))
+				}
+			}
+		}
+	}
+	w.listedPairs = 0
+	for i := range int32(n) {
+		w.pairRow[i] = -1
+		if listed.has(i) {
+			w.pairRow[i] = int32(w.listedPairs)
+			w.listedPairs++
+		}
+	}
+}
+
+// pairEntries makes the pairs the profile lists.
 func (w *whereBuilder) pairEntries() []profile.Pair {
 	missOnly := w.h.attr.missOnly
-	out := make([]profile.Pair, len(w.pairs))
+	out := make([]profile.Pair, w.listedPairs)
+	w.omittedPairs = newSumTable(1, len(w.names))
 	for i, pk := range w.pairs {
-		out[i] = profile.Pair{Function: w.funcs[pk.fn].Name, Object: w.nm.bins[pk.bin].Name, Strides: w.pairStrides[i],
+		row := w.pairRow[i]
+		if row < 0 {
+			w.omittedPairs.addEntry(0, &w.pairSums, int32(i))
+			continue
+		}
+		out[row] = profile.Pair{Function: w.funcs[pk.fn].Name, Object: w.nm.bins[pk.bin].Name, Strides: w.pairStrides[i],
 			Levels: w.pairSums.levels(int32(i), w.names, missOnly)}
 	}
 	for j, name := range w.names {
-		w.setEvictedBy(&w.evictedBy[j], len(out), func(e int32) *profile.Stats { return out[e].Levels[name] })
+		counts := &w.evictedBy[j] // (by pair: by row when all are listed)
+		if len(out) < len(w.pairs) {
+			counts = w.evictedByOf(j, func(pr int32) int32 { return w.pairRow[pr] })
+		}
+		w.setEvictedBy(counts, len(out), func(e int32) *profile.Stats { return out[e].Levels[name] })
 	}
 	return out
+}
+
+// omittedPairsEntry adds up the pairs left out, nil when none is.
+func (w *whereBuilder) omittedPairsEntry() *profile.OmittedPairs {
+	if len(w.pairs) == w.listedPairs {
+		return nil
+	}
+	return &profile.OmittedPairs{Pairs: uint64(len(w.pairs) - w.listedPairs),
+		Levels: w.omittedPairs.levels(0, w.names, w.h.attr.missOnly)}
 }
 
 // contextCycles returns the instructions and the synchronization cycles
