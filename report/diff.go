@@ -541,6 +541,9 @@ type entryView struct {
 	what  string
 	keys  []string
 	items func(d *differ, p *profile.Profile) []item
+	// omitted, for entries a profile bounds, says how many p left out
+	// and what they are.
+	omitted func(p *profile.Profile) (uint64, string)
 }
 
 var entryViews = map[string]entryView{
@@ -551,7 +554,7 @@ var entryViews = map[string]entryView{
 			its = append(its, item{[]Cell{textCell(d.funcName(f.Name))}, &f.Stats, f.Name})
 		}
 		return its
-	}},
+	}, nil},
 	"objects": {"object", []string{"object", "kind"}, func(d *differ, p *profile.Profile) []item {
 		var its []item
 		for i := range p.Objects {
@@ -559,7 +562,7 @@ var entryViews = map[string]entryView{
 			its = append(its, item{[]Cell{textCell(o.Name), textCell(o.Kind)}, &o.Stats, o.Name})
 		}
 		return its
-	}},
+	}, nil},
 	"pairs": {"function × object", []string{"function", "object"}, func(d *differ, p *profile.Profile) []item {
 		var its []item
 		for i := range p.Pairs {
@@ -568,6 +571,11 @@ var entryViews = map[string]entryView{
 				pr.Function + "\x00" + pr.Object})
 		}
 		return its
+	}, func(p *profile.Profile) (uint64, string) {
+		if o := p.OmittedPairs; o != nil {
+			return o.Pairs, "function × object pairs"
+		}
+		return 0, ""
 	}},
 	"refs": {"reference", []string{"pc", "file:line", "function", "object", "kind"}, func(d *differ, p *profile.Profile) []item {
 		var its []item
@@ -577,6 +585,11 @@ var entryViews = map[string]entryView{
 				textCell(r.Object), textCell(r.Kind)}, &r.Stats, fmt.Sprintf("%x\x00%s\x00%s", r.PC, r.Function, r.Object)})
 		}
 		return its
+	}, func(p *profile.Profile) (uint64, string) {
+		if o := p.OmittedReferences; o != nil {
+			return o.References, "references"
+		}
+		return 0, ""
 	}},
 }
 
@@ -630,6 +643,15 @@ func (d *differ) entries(name string) (*Table, error) {
 		"status: removed (only in A) or added (only in B)")
 	if missOnly {
 		t.Notes = append(t.Notes, "misses only (--miss-only) in A or B: accesses and miss rates are not compared")
+	}
+	for side, p := range []*profile.Profile{d.a, d.b} {
+		if v.omitted == nil {
+			break // (functions and objects are never left out)
+		}
+		if n, what := v.omitted(p); n > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s leaves out %s %s with the fewest stall cycles: one only in the other profile may be among them (removed or added only in appearance)",
+				[]string{"A", "B"}[side], Count(n), what))
+		}
 	}
 	for _, k := range v.keys {
 		t.Columns = append(t.Columns, Column{Name: k})

@@ -372,3 +372,23 @@ func FuzzDiff(f *testing.F) {
 		}
 	})
 }
+
+// The diff of pairs (or references) says when a profile left some out:
+// one only in the other profile may then only look removed or added.
+func TestDiffOmitted(t *testing.T) {
+	a, b := testProfile(), diffAfter()
+	b.OmittedPairs = &profile.OmittedPairs{Pairs: 1234, Levels: map[string]*profile.Stats{}}
+	for _, view := range []string{"pairs", "objects"} {
+		var s strings.Builder
+		if err := Diff(&s, a, b, view, DiffOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		note := "B leaves out 1,234 function × object pairs with the fewest stall cycles"
+		if got := strings.Contains(s.String(), note); got != (view == "pairs") {
+			t.Errorf("diff of %s: note %q there: %v\n%s", view, note, got, s.String())
+		}
+		if strings.Contains(s.String(), "A leaves out") {
+			t.Errorf("diff of %s notes pairs A left out:\n%s", view, s.String())
+		}
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -855,5 +856,28 @@ func TestDataViewsLeaveCodeOut(t *testing.T) {
 	}
 	if len(p.Objects) != 2 {
 		t.Errorf("the view changed the profile: %d objects", len(p.Objects))
+	}
+}
+
+// The views of pairs say when the profile left pairs out.
+func TestOmittedPairsNotes(t *testing.T) {
+	p := testProfile()
+	for _, view := range []string{"stalls", "data"} {
+		if got := viewText(t, p, view, ViewOptions{Function: "matmul"}); strings.Contains(got, "leaves out") {
+			t.Errorf("%s: a note on pairs left out of a profile that has none:\n%s", view, got)
+		}
+	}
+	p.OmittedPairs = &profile.OmittedPairs{Pairs: 1234, Stats: profile.Stats{StallCycles: 56789}}
+	for view, note := range map[string]string{
+		"stalls": "the profile leaves out 1,234 function × object pairs, those with the fewest stall cycles (56,789 stall cycles in all",
+		"data":   "the profile leaves out 1,234 function × object pairs, those with the fewest stall cycles (56,789 in all): objects of matmul may be among them",
+	} {
+		if got := viewText(t, p, view, ViewOptions{Function: "matmul"}); !strings.Contains(got, note) {
+			t.Errorf("%s: no note %q:\n%s", view, note, got)
+		}
+	}
+	err := View(io.Discard, p, "detail", ViewOptions{Function: "saxpy", Object: "B"})
+	if err == nil || !strings.Contains(err.Error(), "the profile does not list the pair saxpy × B") {
+		t.Errorf("detail of a pair not listed: %v", err)
 	}
 }
