@@ -153,7 +153,8 @@ func sortEntries[T any](es []T, compare func(a, b *T) int) {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(i, j int32) int { return compare(&es[i], &es[j]) })
+	// (Ties in their first order: what a stable sort gives, sooner.)
+	slices.SortFunc(order, func(i, j int32) int { return cmp.Or(compare(&es[i], &es[j]), cmp.Compare(i, j)) })
 	arrange(es, func(k int) int32 { return order[k] })
 }
 
@@ -321,9 +322,9 @@ func sortByStall[T any](es []T, stats func(*T) *Stats, then func(a, b *T) int) {
 		s := stats(&es[i])
 		keys[i] = key{s.StallCycles, s.Misses, s.Accesses, int32(i)}
 	}
-	slices.SortStableFunc(keys, func(a, b key) int {
+	slices.SortFunc(keys, func(a, b key) int {
 		return cmp.Or(cmp.Compare(b.stall, a.stall), cmp.Compare(b.misses, a.misses), cmp.Compare(b.accesses, a.accesses),
-			then(&es[a.i], &es[b.i]))
+			then(&es[a.i], &es[b.i]), cmp.Compare(a.i, b.i)) // (ties in their first order, as a stable sort)
 	})
 	arrange(es, func(k int) int32 { return keys[k].i })
 }
