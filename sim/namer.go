@@ -99,7 +99,7 @@ func (h *Hierarchy) newNamer() *namer {
 	return n
 }
 
-// code returns what the Symbolizer knows of pc.
+// code returns what the Symbolizer knows of pc, kept for the next time.
 func (n *namer) code(pc uint64) Source {
 	s, ok := n.src[pc]
 	if !ok {
@@ -110,8 +110,7 @@ func (n *namer) code(pc uint64) Source {
 }
 
 // source returns what the Symbolizer knows of pc, without keeping it
-// (for PCs looked up once: those of the references, and of code outside
-// every traced call).
+// (for PCs looked up once: those of code outside every traced call).
 func (n *namer) source(pc uint64) Source {
 	if sym := n.h.attr.sym; sym != nil {
 		return sym.Code(pc)

@@ -349,7 +349,7 @@ func (w *whereBuilder) findHeads() {
 	w.heads = make([]refHead, 0, len(halves[0])+len(halves[1]))
 	for _, keys := range halves {
 		for _, k := range keys {
-			src := w.nm.source(k.pc)
+			src := w.nm.code(k.pc) // (kept: an instruction is in several references, 5-13 on python3)
 			w.heads = append(w.heads, refHead{pc: k.pc, fn: k.fn, bin: k.bin, file: src.File, line: src.Line, column: src.Column})
 		}
 	}
