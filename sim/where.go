@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -57,6 +58,10 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	w.count(p)
 	wg.Wait()
 	at.release(h.levels)
+	// The tables let go are most of the heap: collected now, before the
+	// entries are made, their memory holds the entries (a collection
+	// during the entries would come later, the peak being both).
+	runtime.GC()
 	w.choosePairs(p.DefaultFocus())
 	counts := w.countingContexts()
 	wg.Go(func() { p.Functions = w.functionEntries(counts) })
