@@ -57,11 +57,15 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	wg.Go(w.evictions)
 	w.count(p)
 	wg.Wait()
+	aps := len(at.refs)
 	at.release(h.levels)
-	// The tables let go are most of the heap: collected now, before the
-	// entries are made, their memory holds the entries (a collection
-	// during the entries would come later, the peak being both).
-	runtime.GC()
+	if aps >= collectAfterRelease {
+		// The tables let go are then most of the heap: collected now,
+		// before the entries are made, their memory holds the entries (a
+		// collection during the entries would come later, the peak being
+		// both).
+		runtime.GC()
+	}
 	w.choosePairs(p.DefaultFocus())
 	counts := w.countingContexts()
 	wg.Go(func() { p.Functions = w.functionEntries(counts) })
@@ -83,6 +87,14 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	}
 	p.SortWhere()
 }
+
+// collectAfterRelease is the number of access points from which the end
+// of a --where run has the engine's tables collected once it lets them
+// go (some 150 bytes each, and more: hundreds of megabytes). Below it,
+// the collector's own pace is left alone: the engines of a process tree's
+// many small programs would each make every engine of the tree be
+// scanned.
+const collectAfterRelease = 1 << 20
 
 // whereBuilder makes the where-and-why part of a profile (whereProfile).
 type whereBuilder struct {
