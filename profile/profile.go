@@ -9,16 +9,18 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/flate"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/gzip"
 
 	"memspy/atomicfile"
 	"memspy/machine"
@@ -516,6 +518,12 @@ func ReadFile(path string) (*Profile, error) {
 // where the input goes wrong, as a byte offset into the JSON (after
 // decompression).
 func Read(r io.Reader) (*Profile, error) {
+	var size int64 // of a file: the JSON is about that, or compressedRatio times it
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -524,10 +532,11 @@ func Read(r io.Reader) (*Profile, error) {
 		}
 		defer zr.Close()
 		r = zr
+		size *= compressedRatio
 	} else {
 		r = br
 	}
-	data, err := io.ReadAll(r)
+	data, err := readAll(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", readError(err, int64(len(data))))
 	}
@@ -543,6 +552,32 @@ func Read(r io.Reader) (*Profile, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// compressedRatio is about the most a compressed profile's JSON is
+// larger than the file (about 12 times for large profiles).
+const compressedRatio = 16
+
+// readAll reads r to its end as io.ReadAll does, into a buffer of size
+// bytes made at once (grown when that is not enough): a profile's JSON
+// runs to hundreds of megabytes, and growing a buffer from nothing
+// writes twice as much memory. The pages of the buffer that the data does
+// not reach are never touched.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, max(512, size+1))
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // (grown as append grows it)
+		}
+	}
 }
 
 // check checks that p is a profile this memspy understands.

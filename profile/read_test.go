@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // encode returns sample(10) as JSON, gzip-compressed if gz.
@@ -221,5 +223,29 @@ func TestScannerStopsAtTheEnd(t *testing.T) {
 		if _, ok := listItems(b); ok {
 			t.Errorf("listItems(%s) ok", in)
 		}
+	}
+}
+
+// readAll reads everything, whether its size hint is short, exact or
+// long, and however the reader hands the data out.
+func TestReadAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		data := make([]byte, rng.IntN(5000))
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		hint := int64(rng.IntN(2 * (len(data) + 1)))
+		var r io.Reader = bytes.NewReader(data)
+		if rng.IntN(2) == 0 {
+			r = iotest.HalfReader(r)
+		}
+		got, err := readAll(r, hint)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("readAll of %d bytes with hint %d: %d bytes, %v", len(data), hint, len(got), err)
+		}
+	}
+	if _, err := readAll(iotest.ErrReader(io.ErrClosedPipe), 10); err != io.ErrClosedPipe {
+		t.Errorf("readAll of a failing reader: %v", err)
 	}
 }
