@@ -212,10 +212,7 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 			renamed = obj(&s.Evictors[i].Object) || renamed
 		}
 		if renamed { // entries may now be the same
-			merged := Stats{}
-			merged.addEvictors(s.Evictors)
-			SortEvictors(merged.Evictors)
-			s.Evictors = merged.Evictors
+			s.Evictors = settledEvictors(s.Evictors)
 		}
 		for _, sh := range []*[]Sharing{&s.InvalidatedBy, &s.Invalidated} {
 			renamed := false

@@ -3,6 +3,7 @@ package profile
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -485,13 +486,13 @@ func (r *Reference) parts() (*Stats, map[string]*Stats) { return &r.Stats, r.Lev
 func (s *Stats) Add(b *Stats) {
 	s.add(b)
 	if len(b.Evictors) > 0 {
-		SortEvictors(s.Evictors)
+		s.Evictors = settledEvictors(s.Evictors)
 	}
 }
 
 // add adds b's counters to s as Add does, but leaves s's evictor list out
-// of order (sortEvictorLists puts the lists of a profile in order once
-// everything was added up).
+// of order and with repeats (addEvictors; sortEvictorLists settles the
+// lists of a profile once everything was added up).
 func (s *Stats) add(b *Stats) {
 	s.Accesses += b.Accesses
 	s.Hits += b.Hits
@@ -518,38 +519,43 @@ func (s *Stats) add(b *Stats) {
 	}
 }
 
-// addEvictors adds the evictors es to s's, leaving them out of order: an
-// evictor of es counts in the one with its reference and object, else is
-// appended (so that es's own repeats, which a renaming makes, are one).
+// addEvictors adds the evictors es to s's, leaving them out of order and
+// with repeats (evictors of one reference and object, which
+// settledEvictors makes one): the repeats are merged whenever the list
+// doubles, so that adding the lists of many entries into one (pooling,
+// merges) costs a sort now and then, not a search of the whole list at
+// every addition, and the list stays within twice its evictors.
 func (s *Stats) addEvictors(es []RefEvictor) {
 	n := len(s.Evictors)
-	if n*len(es) <= 256 { // few: no map
-		for _, e := range es {
-			i := len(s.Evictors) - 1 // (es may hold one evictor twice: after a renaming)
-			for i >= 0 && (s.Evictors[i].Reference != e.Reference || s.Evictors[i].Object != e.Object) {
-				i--
-			}
-			if i >= 0 {
-				s.Evictors[i].Count += e.Count
-			} else {
-				s.Evictors = append(s.Evictors, e)
-			}
-		}
-		return
+	s.Evictors = append(s.Evictors, es...)
+	if m := len(s.Evictors); m > 16 && bits.Len(uint(m)) > bits.Len(uint(n)) {
+		s.Evictors = mergeRepeats(s.Evictors)
 	}
-	at := map[[2]string]int{}
-	for i, e := range s.Evictors {
-		at[[2]string{e.Reference, e.Object}] = i
-	}
+}
+
+// mergeRepeats returns es (reordered, in place) with the evictors of one
+// reference and object made one, their counts added up.
+func mergeRepeats(es []RefEvictor) []RefEvictor {
+	slices.SortFunc(es, func(a, b RefEvictor) int {
+		return cmp.Or(cmp.Compare(a.Reference, b.Reference), cmp.Compare(a.Object, b.Object))
+	})
+	out := es[:0]
 	for _, e := range es {
-		k := [2]string{e.Reference, e.Object}
-		if i, ok := at[k]; ok {
-			s.Evictors[i].Count += e.Count
+		if k := len(out) - 1; k >= 0 && out[k].Reference == e.Reference && out[k].Object == e.Object {
+			out[k].Count += e.Count
 		} else {
-			at[k] = len(s.Evictors)
-			s.Evictors = append(s.Evictors, e)
+			out = append(out, e)
 		}
 	}
+	return out
+}
+
+// settledEvictors returns es as a profile lists evictors: repeats made
+// one (mergeRepeats), in order (SortEvictors).
+func settledEvictors(es []RefEvictor) []RefEvictor {
+	es = mergeRepeats(es)
+	SortEvictors(es)
+	return es
 }
 
 // OtherEvictors stands for the evicting references beyond the most
@@ -739,13 +745,14 @@ func (p *Profile) settleWhere() error {
 	return nil
 }
 
-// sortEvictorLists puts the evictor lists of e's counters by cache in
-// order (the top-level counters share the focus cache's).
+// sortEvictorLists settles the evictor lists of e's counters by cache
+// (settledEvictors: repeats merged, in order). The top-level copy may no
+// longer match its cache's: focusOn must make it again.
 func sortEvictorLists(e levelled) {
 	_, levels := e.parts()
 	for _, s := range levels {
 		if len(s.Evictors) > 1 {
-			SortEvictors(s.Evictors)
+			s.Evictors = settledEvictors(s.Evictors)
 		}
 	}
 }

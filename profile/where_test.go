@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// Adding evictor lists gives the same list whether the lists are short
-// (searched) or long (through a map), repeats included: those of the list
-// added become one.
+// Adding evictor lists and settling them gives the counts by reference
+// and object, whether the lists are short or long (their repeats then
+// merged on the way), repeats included: they become one.
 func TestAddEvictorsRepeats(t *testing.T) {
 	list := func(seed, n int) []RefEvictor {
 		var es []RefEvictor
@@ -25,23 +25,21 @@ func TestAddEvictorsRepeats(t *testing.T) {
 		for _, n := range []int{1, 3, 9, 40} {
 			a, b := list(seed, n), list(seed+1, n)
 			s := Stats{Evictors: slices.Clone(a)}
-			s.addEvictors(b)
-			SortEvictors(s.Evictors) // (addEvictors leaves them out of order)
-			// The map's way: s's last entry of each key takes the adds,
-			// b's repeats are one.
-			want := slices.Clone(a)
-			at := map[[2]string]int{}
-			for i, e := range want {
-				at[[2]string{e.Reference, e.Object}] = i
+			for range 3 { // (the list doubles: its repeats are merged on the way)
+				s.addEvictors(b)
+			}
+			s.Evictors = settledEvictors(s.Evictors) // (addEvictors leaves them out of order, with repeats)
+			// Counts by reference and object, every repeat one.
+			count := map[[2]string]uint64{}
+			for _, e := range a {
+				count[[2]string{e.Reference, e.Object}] += e.Count
 			}
 			for _, e := range b {
-				k := [2]string{e.Reference, e.Object}
-				if i, ok := at[k]; ok {
-					want[i].Count += e.Count
-				} else {
-					at[k] = len(want)
-					want = append(want, e)
-				}
+				count[[2]string{e.Reference, e.Object}] += 3 * e.Count
+			}
+			var want []RefEvictor
+			for k, n := range count {
+				want = append(want, RefEvictor{Reference: k[0], Object: k[1], Count: n})
 			}
 			SortEvictors(want)
 			if !slices.Equal(s.Evictors, want) {
