@@ -290,22 +290,35 @@ func (w *whereBuilder) index() {
 	n := len(at.sites)
 	w.fnOf, w.pairOf, w.headOf = make([]int32, n), make([]int32, n), make([]int32, n)
 	pcFn := map[uint64]int32{}
-	var pairIdx keyTable[entryKey]
 	for id, key := range at.sites {
 		w.fnOf[id], w.pairOf[id], w.headOf[id] = -1, -1, -1
-		if !w.anywhere(int32(id)) {
-			continue
+		if w.anywhere(int32(id)) {
+			w.fnOf[id] = w.function(key, pcFn)
 		}
-		f := w.function(key, pcFn)
-		w.fnOf[id] = f
-		pr := pairIdx.id(entryKey{0, f, key.bin}, len(w.pairs))
-		if int(pr) == len(w.pairs) {
-			w.pairs = append(w.pairs, pairKey{f, key.bin})
-		}
-		w.pairOf[id] = pr
 	}
+	// The pairs are found while the references are (on two CPUs).
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var pairIdx keyTable[entryKey]
+		for id, key := range at.sites {
+			if f := w.fnOf[id]; f >= 0 {
+				pr := pairIdx.id(entryKey{0, f, key.bin}, len(w.pairs))
+				if int(pr) == len(w.pairs) {
+					w.pairs = append(w.pairs, pairKey{f, key.bin})
+				}
+				w.pairOf[id] = pr
+			}
+		}
+	})
 	w.findHeads()
-	lineIdx := map[lineKey]int32{}
+	wg.Wait()
+	// The references of one instruction in one function (of different
+	// objects) are on one line: found by PC first, their line by name once.
+	type instr struct {
+		pc uint64
+		fn int32
+	}
+	byPC, lineIdx := map[instr]int32{}, map[lineKey]int32{}
 	w.lineOf = make([]int32, len(w.heads))
 	for i := range w.heads {
 		hd := &w.heads[i]
@@ -313,12 +326,15 @@ func (w *whereBuilder) index() {
 		if hd.file == "" || hd.line <= 0 {
 			continue
 		}
-		lk := lineKey{hd.file, hd.line, w.funcs[hd.fn].Name}
-		ln, ok := lineIdx[lk]
+		ln, ok := byPC[instr{hd.pc, hd.fn}]
 		if !ok {
-			ln = int32(len(w.lines))
-			lineIdx[lk] = ln
-			w.lines = append(w.lines, lk)
+			lk := lineKey{hd.file, hd.line, w.funcs[hd.fn].Name}
+			if ln, ok = lineIdx[lk]; !ok {
+				ln = int32(len(w.lines))
+				lineIdx[lk] = ln
+				w.lines = append(w.lines, lk)
+			}
+			byPC[instr{hd.pc, hd.fn}] = ln
 		}
 		w.lineOf[i] = ln
 	}
