@@ -74,11 +74,16 @@ func (s *sums) stats(st *profile.Stats, missOnly bool) {
 }
 
 // sumTable holds the sums of the entries of one kind, by dense index,
-// for each of the profile's cache names: those of one name together, so
+// for each of the profile's cache names: those of one name apart, so
 // that goroutines adding up different caches touch different memory.
+// Only the sums an entry has at a cache take room (most entries have
+// none at some caches: a python3 run's pairs at 38% of their caches),
+// made as they are first added to; a sum's place never changes.
 type sumTable struct {
 	n, names int
-	s        []sums
+	place    [][]int32       // by name, by entry: 1 + the place of its sums in s, 0 for none
+	s        []chunked[sums] // by name
+	used     []int32         // by name: the places taken
 	// slab is where the profile's counters of the entries are made, a
 	// chunk at a time (levels).
 	slab []profile.Stats
@@ -86,16 +91,37 @@ type sumTable struct {
 
 // newSumTable makes the sums of n entries for names cache names.
 func newSumTable(n, names int) sumTable {
-	return sumTable{n: n, names: names, s: make([]sums, n*names)}
+	t := sumTable{n: n, names: names, place: make([][]int32, names), s: make([]chunked[sums], names), used: make([]int32, names)}
+	for j := range t.place {
+		t.place[j] = make([]int32, n)
+	}
+	return t
 }
 
-// at returns the sums of entry e at cache name j.
-func (t *sumTable) at(e int32, j int) *sums { return &t.s[j*t.n+int(e)] }
+// at returns the sums of entry e at cache name j, making them.
+func (t *sumTable) at(e int32, j int) *sums {
+	k := t.place[j][e]
+	if k == 0 {
+		t.used[j]++
+		k = t.used[j]
+		t.place[j][e] = k
+	}
+	return t.s[j].at(int(k - 1))
+}
+
+// get returns the sums of entry e at cache name j, nil when there are
+// none (it makes none).
+func (t *sumTable) get(e int32, j int) *sums {
+	if k := t.place[j][e]; k > 0 {
+		return t.s[j].find(int(k - 1))
+	}
+	return nil
+}
 
 // present reports whether entry e has counters at any cache.
 func (t *sumTable) present(e int32) bool {
 	for j := range t.names {
-		if t.at(e, j).present {
+		if s := t.get(e, j); s != nil && s.present {
 			return true
 		}
 	}
@@ -107,7 +133,7 @@ func (t *sumTable) present(e int32) bool {
 func (t *sumTable) levels(e int32, names []string, missOnly bool) map[string]*profile.Stats {
 	m := map[string]*profile.Stats{}
 	for j, name := range names {
-		if s := t.at(e, j); s.present {
+		if s := t.get(e, j); s != nil && s.present {
 			if len(t.slab) == 0 {
 				t.slab = make([]profile.Stats, statsChunk)
 			}
@@ -124,7 +150,7 @@ const statsChunk = 256
 // addEntry adds entry e's sums of table from to entry f's.
 func (t *sumTable) addEntry(f int32, from *sumTable, e int32) {
 	for j := range t.names {
-		if s := from.at(e, j); s.present {
+		if s := from.get(e, j); s != nil && s.present {
 			t.at(f, j).add(s)
 		}
 	}

@@ -893,7 +893,10 @@ func (w *whereBuilder) choosePairs(focus string) {
 	rank := make([]headRank, n)
 	for i := range rank {
 		for j, name := range w.names {
-			s := w.pairSums.at(int32(i), j)
+			s := w.pairSums.get(int32(i), j)
+			if s == nil {
+				continue
+			}
 			rank[i].stall += s.stall
 			if name == focus {
 				rank[i].misses = s.miss[kIFetch] + s.miss[kRead] + s.miss[kWrite]
