@@ -3,7 +3,6 @@ package profile
 import (
 	"cmp"
 	"fmt"
-	"math/bits"
 	"slices"
 )
 
@@ -296,8 +295,9 @@ func (o *OmittedReferences) parts() (*Stats, map[string]*Stats) { return &o.Stat
 // last in the profile's order (comparePairs: fewest stall cycles first)
 // are left out and added up in OmittedPairs, but for the pairs of the
 // references listed, which are always listed (so that every reference
-// listed has its pair). A profile thus lists at most MaxPairs +
-// MaxReferences pairs. Every pair listed keeps its exact counts, and
+// listed has its pair), and, in the profile of a run, a function's pairs
+// with the small globals of one pool (so that pooling them makes a whole
+// pair). Every pair listed keeps its exact counts, and
 // the functions and objects still count the pairs left out (in the
 // profile of one run; after a merge, as for references, a pair listed
 // may lack what shards that left it out counted for it).
@@ -521,16 +521,17 @@ func (s *Stats) add(b *Stats) {
 
 // addEvictors adds the evictors es to s's, leaving them out of order and
 // with repeats (evictors of one reference and object, which
-// settledEvictors makes one): the repeats are merged whenever the list
-// doubles, so that adding the lists of many entries into one (pooling,
-// merges) costs a sort now and then, not a search of the whole list at
-// every addition, and the list stays within twice its evictors.
+// settledEvictors makes one). When the list is full, its repeats are
+// merged and it gets room for as many evictors again: adding the lists of
+// many entries into one (pooling, merges) costs a sort now and then, not
+// a search of the whole list at every addition, and the list stays
+// within about twice its distinct evictors.
 func (s *Stats) addEvictors(es []RefEvictor) {
-	n := len(s.Evictors)
-	s.Evictors = append(s.Evictors, es...)
-	if m := len(s.Evictors); m > 16 && bits.Len(uint(m)) > bits.Len(uint(n)) {
-		s.Evictors = mergeRepeats(s.Evictors)
+	if n := len(s.Evictors); n+len(es) > cap(s.Evictors) && n >= 16 {
+		merged := mergeRepeats(s.Evictors)
+		s.Evictors = slices.Grow(merged, max(len(merged), len(es)))
 	}
+	s.Evictors = append(s.Evictors, es...)
 }
 
 // mergeRepeats returns es (reordered, in place) with the evictors of one
