@@ -99,8 +99,12 @@ func (h *Hierarchy) newNamer() *namer {
 	return n
 }
 
-// code returns what the Symbolizer knows of pc, kept for the next time.
+// code returns what the Symbolizer knows of pc, kept for the next time
+// (nothing is kept without a Symbolizer: there is nothing to know).
 func (n *namer) code(pc uint64) Source {
+	if n.h.attr.sym == nil {
+		return Source{}
+	}
 	s, ok := n.src[pc]
 	if !ok {
 		s = n.source(pc)
