@@ -100,15 +100,15 @@ func (h *Hierarchy) newNamer() *namer {
 }
 
 // code returns what the Symbolizer knows of pc, kept for the next time
-// (nothing is kept without a Symbolizer: there is nothing to know).
+// when it knows anything (a trace's PCs outside every module it knows
+// are many, and cheap to look up again).
 func (n *namer) code(pc uint64) Source {
-	if n.h.attr.sym == nil {
-		return Source{}
-	}
 	s, ok := n.src[pc]
 	if !ok {
 		s = n.source(pc)
-		n.src[pc] = s
+		if s != (Source{}) {
+			n.src[pc] = s
+		}
 	}
 	return s
 }
