@@ -542,8 +542,16 @@ type entryView struct {
 	keys  []string
 	items func(d *differ, p *profile.Profile) []item
 	// omitted, for entries a profile bounds, says how many p left out
-	// and what they are.
+	// and what they are (nil: none is ever left out).
 	omitted func(p *profile.Profile) (uint64, string)
+}
+
+// leftOut says how many of its entries p left out, and what they are.
+func (v *entryView) leftOut(p *profile.Profile) (uint64, string) {
+	if v.omitted == nil {
+		return 0, ""
+	}
+	return v.omitted(p)
 }
 
 var entryViews = map[string]entryView{
@@ -645,12 +653,9 @@ func (d *differ) entries(name string) (*Table, error) {
 		t.Notes = append(t.Notes, "misses only (--miss-only) in A or B: accesses and miss rates are not compared")
 	}
 	for side, p := range []*profile.Profile{d.a, d.b} {
-		if v.omitted == nil {
-			break // (functions and objects are never left out)
-		}
-		if n, what := v.omitted(p); n > 0 {
+		if n, what := v.leftOut(p); n > 0 {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s leaves out %s %s with the fewest stall cycles: one only in the other profile may be among them (removed or added only in appearance)",
-				[]string{"A", "B"}[side], Count(n), what))
+				string(rune('A'+side)), Count(n), what))
 		}
 	}
 	for _, k := range v.keys {

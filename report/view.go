@@ -589,7 +589,7 @@ func (v *viewer) data() ([]*Table, error) {
 		strideNote,
 	}, t.Notes...)
 	if o := v.p.OmittedPairs; o != nil {
-		t.Notes = append(t.Notes, fmt.Sprintf("the profile leaves out %s function × object pairs, those with the fewest stall cycles (%s in all): objects of %s may be among them (its counters above count them)",
+		t.Notes = append(t.Notes, fmt.Sprintf("the profile leaves out %s function × object pairs, those with the fewest stall cycles (%s stall cycles in all): objects of %s may be among them (its counters above count them)",
 			Count(o.Pairs), Count(o.StallCycles), f.Name))
 	}
 	return []*Table{t}, nil

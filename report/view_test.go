@@ -870,7 +870,7 @@ func TestOmittedPairsNotes(t *testing.T) {
 	p.OmittedPairs = &profile.OmittedPairs{Pairs: 1234, Stats: profile.Stats{StallCycles: 56789}}
 	for view, note := range map[string]string{
 		"stalls": "the profile leaves out 1,234 function × object pairs, those with the fewest stall cycles (56,789 stall cycles in all",
-		"data":   "the profile leaves out 1,234 function × object pairs, those with the fewest stall cycles (56,789 in all): objects of matmul may be among them",
+		"data":   "the profile leaves out 1,234 function × object pairs, those with the fewest stall cycles (56,789 stall cycles in all): objects of matmul may be among them",
 	} {
 		if got := viewText(t, p, view, ViewOptions{Function: "matmul"}); !strings.Contains(got, note) {
 			t.Errorf("%s: no note %q:\n%s", view, note, got)
