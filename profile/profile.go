@@ -532,7 +532,7 @@ func Read(r io.Reader) (*Profile, error) {
 		}
 		defer zr.Close()
 		r = zr
-		size *= compressedRatio
+		size = min(size*compressedRatio, maxGuess) // (a guess: the buffer grows beyond it)
 	} else {
 		r = br
 	}
@@ -555,8 +555,12 @@ func Read(r io.Reader) (*Profile, error) {
 }
 
 // compressedRatio is about the most a compressed profile's JSON is
-// larger than the file (about 12 times for large profiles).
-const compressedRatio = 16
+// larger than the file (about 12 times for large profiles); maxGuess
+// bounds the buffer made from that guess.
+const (
+	compressedRatio = 16
+	maxGuess        = 1 << 30
+)
 
 // readAll reads r to its end as io.ReadAll does, into a buffer of size
 // bytes made at once (grown when that is not enough): a profile's JSON
