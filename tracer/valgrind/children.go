@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // children receives the streams of a traced program's forked children
@@ -87,6 +88,26 @@ func (r *Run) Children() <-chan *StreamReader {
 func (r *Run) StopChildren() {
 	if r.kids != nil {
 		r.kids.r.Close()
+		releaseFIFOs(r.kids.dir)
 		os.RemoveAll(r.kids.dir) // now: memspy may exit before serve ends
+	}
+}
+
+// releaseFIFOs lets go every child whose FIFO is in dir and that memspy
+// will never read: one that announced itself just before the control pipe
+// closed waits in its open of the FIFO for a reader, and its parent
+// waits for it (a traced tree would never end). Each FIFO is opened for
+// reading, which lets a waiting open through, then unlinked, so that a
+// later open fails, then closed: the child's writes fail, and it runs on
+// untraced (as one forked after StopChildren does).
+func releaseFIFOs(dir string) {
+	entries, _ := os.ReadDir(dir) // (nothing to release when it is gone)
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		os.Remove(path)
+		if err == nil {
+			f.Close()
+		}
 	}
 }
