@@ -400,7 +400,7 @@ func (p *Profile) TrimPairs() {
 			o.Pairs++
 		}
 	}
-	if o.Pairs == 0 {
+	if kept == len(p.Pairs) { // (all of them the references' pairs)
 		return
 	}
 	p.Pairs = slices.Clone(p.Pairs[:kept])

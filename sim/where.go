@@ -158,10 +158,16 @@ type refHead struct {
 	line, column, position int
 }
 
-// headRank holds the counters of a reference that order it among the
-// others, as the profile's order sees them (profile.ByStall): apart from
+// headRank holds the counters of a reference (or a pair) that order it
+// among the others, as the profile's order sees them (profile.ByStall): apart from
 // the rest of it, so that adding them up touches less memory.
 type headRank struct{ stall, misses, accesses uint64 }
+
+// compare orders the counters of r before s's as profile.ByStall does:
+// most stall cycles first, then most misses, then most accesses.
+func (r *headRank) compare(s *headRank) int {
+	return cmp.Or(cmp.Compare(s.stall, r.stall), cmp.Compare(s.misses, r.misses), cmp.Compare(s.accesses, r.accesses))
+}
 
 // entryKey identifies a reference of the profile, its PC, function and
 // data bin (access points of one instruction in different calling
@@ -407,9 +413,8 @@ func (w *whereBuilder) choose(focus string) {
 	}
 	fnRank, binRank := w.nameRanks()
 	compare := func(i, j int32) int {
-		ra, rb, a, b := &rank[i], &rank[j], &w.heads[i], &w.heads[j]
-		if c := cmp.Or(cmp.Compare(rb.stall, ra.stall), cmp.Compare(rb.misses, ra.misses), cmp.Compare(rb.accesses, ra.accesses),
-			cmp.Compare(a.pc, b.pc)); c != 0 {
+		a, b := &w.heads[i], &w.heads[j]
+		if c := cmp.Or(rank[i].compare(&rank[j]), cmp.Compare(a.pc, b.pc)); c != 0 {
 			return c
 		}
 		return cmp.Or(cmp.Compare(fnRank[a.fn], fnRank[b.fn]), cmp.Compare(binRank[a.bin], binRank[b.bin]))
@@ -836,27 +841,27 @@ func (w *whereBuilder) evictorList(evs []evictor) []profile.RefEvictor {
 // level; the rest are added up in one entry.
 const maxRefEvictors = 8
 
+// identity is the entryOf of counts by entry (setEvictedBy).
+func identity(e int32) int32 { return e }
+
 // evictedByOf returns the counts of evictedBy at cache name j added up
-// by the entry each pair adds up in (entryOf; -1: none): (entry, bin) →
-// lines.
+// by the entry each pair adds up in (entryOf): (entry, bin) → lines.
 func (w *whereBuilder) evictedByOf(j int, entryOf func(pair int32) int32) *pairCounts {
 	var byEntry pairCounts
 	for _, e := range w.evictedBy[j].pairs {
 		if e.n != 0 {
-			if entry := entryOf(e.a); entry >= 0 {
-				byEntry.add(entry, e.b, e.n)
-			}
+			byEntry.add(entryOf(e.a), e.b, e.n)
 		}
 	}
 	return &byEntry
 }
 
 // setEvictedBy gives the entries of one kind (entries of them) their
-// evicted_by maps from counts, (entry, bin) → lines of the entry's fills
-// that the bin's fills evicted: under the bin's name, in the counters
-// stats returns.
-func (w *whereBuilder) setEvictedBy(counts *pairCounts, entries int, stats func(e int32) *profile.Stats) {
-	order, start := groupPairs(counts.pairs, entries, func(e int32) int32 { return e })
+// evicted_by maps from counts, (a, bin) → lines of a's fills that the
+// bin's fills evicted, a counting in entry entryOf(a) (-1: none): under
+// the bin's name, in the counters stats returns.
+func (w *whereBuilder) setEvictedBy(counts *pairCounts, entries int, entryOf func(a int32) int32, stats func(e int32) *profile.Stats) {
+	order, start := groupPairs(counts.pairs, entries, entryOf)
 	for e := range entries {
 		if start[e] == start[e+1] {
 			continue
@@ -910,9 +915,8 @@ func (w *whereBuilder) choosePairs(focus string) {
 		order[i] = int32(i)
 	}
 	selectFirst(order, profile.MaxPairs, func(a, b int32) int {
-		ra, rb, pa, pb := &rank[a], &rank[b], w.pairs[a], w.pairs[b]
-		return cmp.Or(cmp.Compare(rb.stall, ra.stall), cmp.Compare(rb.misses, ra.misses), cmp.Compare(rb.accesses, ra.accesses),
-			cmp.Compare(fnRank[pa.fn], fnRank[pb.fn]), cmp.Compare(binRank[pa.bin], binRank[pb.bin]))
+		pa, pb := w.pairs[a], w.pairs[b]
+		return cmp.Or(rank[a].compare(&rank[b]), cmp.Compare(fnRank[pa.fn], fnRank[pb.fn]), cmp.Compare(binRank[pa.bin], binRank[pb.bin]))
 	})
 	for _, i := range order[:profile.MaxPairs] {
 		listed.set(i)
@@ -922,15 +926,14 @@ func (w *whereBuilder) choosePairs(focus string) {
 		pool string
 	}
 	pooled := map[poolPair]bool{} // those with a pair listed
-	for _, each := range []bool{false, true} {
-		for i, pk := range w.pairs {
-			if pool := w.nm.bins[pk.bin].Pool; pool != "" {
-				if k := (poolPair{pk.fn, pool}); !each && listed.has(int32(i)) {
-					pooled[k] = true
-				} else if each && pooled[k] {
-					listed.set(int32(i))
-				}
-			}
+	for i, pk := range w.pairs {
+		if pool := w.nm.bins[pk.bin].Pool; pool != "" && listed.has(int32(i)) {
+			pooled[poolPair{pk.fn, pool}] = true
+		}
+	}
+	for i, pk := range w.pairs {
+		if pool := w.nm.bins[pk.bin].Pool; pool != "" && pooled[poolPair{pk.fn, pool}] {
+			listed.set(int32(i))
 		}
 	}
 	w.listedPairs = 0
@@ -958,11 +961,9 @@ func (w *whereBuilder) pairEntries() []profile.Pair {
 			Levels: w.pairSums.levels(int32(i), w.names, missOnly)}
 	}
 	for j, name := range w.names {
-		counts := &w.evictedBy[j] // (by pair: by row when all are listed)
-		if len(out) < len(w.pairs) {
-			counts = w.evictedByOf(j, func(pr int32) int32 { return w.pairRow[pr] })
-		}
-		w.setEvictedBy(counts, len(out), func(e int32) *profile.Stats { return out[e].Levels[name] })
+		w.setEvictedBy(&w.evictedBy[j], len(out), func(pr int32) int32 { return w.pairRow[pr] }, func(e int32) *profile.Stats {
+			return out[e].Levels[name]
+		})
 	}
 	return out
 }
@@ -1098,7 +1099,7 @@ func (w *whereBuilder) functionEntries(counts bitset) []profile.Function {
 		entryOf[w.funcIdx[out[i].Name]] = int32(i)
 	}
 	for j, name := range w.names {
-		w.setEvictedBy(w.evictedByOf(j, func(pr int32) int32 { return w.pairs[pr].fn }), nf, func(f int32) *profile.Stats {
+		w.setEvictedBy(w.evictedByOf(j, func(pr int32) int32 { return w.pairs[pr].fn }), nf, identity, func(f int32) *profile.Stats {
 			return out[entryOf[f]].Levels[name]
 		})
 	}
@@ -1172,7 +1173,7 @@ func (w *whereBuilder) objectEntries() []profile.Object {
 		o.Levels = sums.levels(int32(i), w.names, w.h.attr.missOnly)
 	}
 	for j, name := range w.names {
-		w.setEvictedBy(w.evictedByOf(j, func(pr int32) int32 { return objOf[pr] }), len(out), func(o int32) *profile.Stats {
+		w.setEvictedBy(w.evictedByOf(j, func(pr int32) int32 { return objOf[pr] }), len(out), identity, func(o int32) *profile.Stats {
 			return out[o].Levels[name]
 		})
 	}
