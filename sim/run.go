@@ -36,7 +36,9 @@ type filled struct {
 // When GOMAXPROCS allows two goroutines to run at once, reading (decoding)
 // runs on a goroutine of its own, a few batches ahead of the engine, so that
 // the two overlap; Run returns only once that goroutine has stopped using
-// r. With one, Run reads in line, in small batches that stay in the
+// r. That goroutine also has the Symbolizer start reading the object files
+// that the batches map (when it can: symbolize.Prefetch), so that the
+// engine seldom waits for their symbols. With one, Run reads in line, in small batches that stay in the
 // processor's caches.
 //
 // On several processors, Run orders the events of the threads as
@@ -58,6 +60,10 @@ func Run(ctx context.Context, h *Hierarchy, r trace.Reader, progress func(events
 		empty <- trace.NewBatch(runBatch)
 	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
+	var pf prefetcher
+	if h.attr != nil && h.attr.sym != nil {
+		pf, _ = h.attr.sym.(prefetcher)
+	}
 	go func() {
 		defer close(stopped)
 		for {
@@ -68,6 +74,9 @@ func Run(ctx context.Context, h *Hierarchy, r trace.Reader, progress func(events
 				return
 			}
 			err := r.Read(b)
+			if pf != nil {
+				prefetchMaps(pf, b)
+			}
 			full <- filled{b, err} // never blocks: there are readAhead batches
 			if err != nil {
 				return
@@ -81,6 +90,20 @@ func Run(ctx context.Context, h *Hierarchy, r trace.Reader, progress func(events
 	next := func() filled { return <-full }
 	done := func(b *trace.Batch) { empty <- b }
 	return feed(ctx, h, next, done, progress)
+}
+
+// prefetcher is a Symbolizer that can start reading an object file's
+// symbols ahead of its Map.
+type prefetcher interface{ Prefetch(path string) }
+
+// prefetchMaps has pf read ahead the object files that b maps: Run's
+// reading goroutine sees them some batches before the engine maps them.
+func prefetchMaps(pf prefetcher, b *trace.Batch) {
+	for i, k := range b.Kind {
+		if k == trace.Map {
+			pf.Prefetch(b.ExtOf(i).Name)
+		}
+	}
 }
 
 // Slim reports whether h reads only the kinds, addresses and sizes of

@@ -19,6 +19,7 @@ import (
 	"memspy/profile"
 	"memspy/report"
 	"memspy/sim"
+	"memspy/symbolize"
 	"memspy/trace"
 	"memspy/tracer/valgrind"
 )
@@ -177,6 +178,11 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		Stdin:       cmd.InOrStdin(),
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),
+	}
+	if sym != nil {
+		// Read the symbols of the files the program maps first while
+		// Valgrind starts.
+		symbolize.Prefetch(symbolize.ProgramFiles(prog)...)
 	}
 	run, err := valgrind.Start(prog, args, opts)
 	if err != nil {
