@@ -402,8 +402,10 @@ type attribution struct {
 	sites    []siteKey // sites by id
 	siteIDs  keyTable[siteKey]
 	refCache [refCacheSlots]refSlot
-	syncWait []uint64 // cycles waited at synchronization, by calling context
-	strides  strideTable
+	// fetchMemo holds the counters of the last fetch hit's access point.
+	fetchMemo fetchMemo
+	syncWait  []uint64 // cycles waited at synchronization, by calling context
+	strides   strideTable
 	// procLocals caches the Symbolizer's local variables by procedure.
 	procLocals map[int32][]attrib.Local
 	// released is set once the counters per site, context and access
@@ -592,6 +594,31 @@ func (at *attribution) hitStats(la *levelAttrib, bin int32) (id int32, site, ctx
 	return e.id, e.st, la.ctxCounters(e.key.ctx)
 }
 
+// fetchStats is hitStats for an instruction fetch hit (PC 0), but for
+// the access point's id: consecutive fetches mostly count at one access
+// point (one calling context, one data bin of code), whose counters are
+// kept aside (fetchMemo) as long as they are.
+func (at *attribution) fetchStats(la *levelAttrib, bin int32) (site, ctx *refStats) {
+	m := &at.fetchMemo
+	if m.site != nil && m.la == la && m.ctx == at.ctx && m.bin == bin && m.allocating == at.allocating {
+		return m.site, m.cs
+	}
+	_, site, ctx = at.hitStats(la, bin)
+	*m = fetchMemo{la: la, ctx: at.ctx, bin: bin, allocating: at.allocating, site: site, cs: ctx}
+	return site, ctx
+}
+
+// fetchMemo holds the counters of the access point of the last
+// instruction fetch that the hit bypass counted (fetchStats), at level
+// la, for the current reference's calling context ctx, the line's data
+// bin and the allocating flag then; site nil: none.
+type fetchMemo struct {
+	la         *levelAttrib
+	ctx, bin   int32
+	allocating bool
+	site, cs   *refStats
+}
+
 // slot returns the access point cache's slot holding the access point of
 // the current reference touching data bin bin (see ref).
 func (at *attribution) slot(bin int32) *refSlot {
@@ -614,6 +641,7 @@ func (at *attribution) slot(bin int32) *refSlot {
 // forgetStats forgets the counters the access point cache's slots hold:
 // a level's refTable was swapped or let go.
 func (at *attribution) forgetStats() {
+	at.fetchMemo = fetchMemo{}
 	for i := range at.refCache {
 		at.refCache[i].lvl, at.refCache[i].st = nil, nil
 	}
@@ -812,12 +840,15 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 		at.fetched(1)
 		at.pc = 0
 	}
-	if !at.missOnly {
+	switch {
+	case at.missOnly:
+	case kk == kIFetch:
+		st, cs := at.fetchStats(l.attr, l.attr.bin[slot])
+		h.countHit(l, kk, slot, st, cs, a, s)
+	default:
 		ref, st, cs := at.hitStats(l.attr, l.attr.bin[slot])
 		h.countHit(l, kk, slot, st, cs, a, s)
-		if kk != kIFetch {
-			at.stride(ref, a)
-		}
+		at.stride(ref, a)
 	}
 }
 
