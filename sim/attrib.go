@@ -808,6 +808,18 @@ func (at *attribution) missPC() {
 // is not passing a call on (hitTid, see Process).
 type attribHits struct{ h *Hierarchy }
 
+// attribMissHits is attribHits when the attribution counts misses only:
+// a hit then counts nothing at its access point, only the instruction
+// fetched in the current calling context, so the bypass may count the
+// hits on a level's memo in runs (a runObserver).
+type attribMissHits struct{ attribHits }
+
+func (o attribMissHits) seeRun(_ int, fetches, _ uint64) {
+	if fetches > 0 {
+		o.h.attr.fetched(fetches)
+	}
+}
+
 func (attribHits) takes(l *level, k trace.Kind, slot int) bool {
 	switch k {
 	case trace.IFetch, trace.Read:

@@ -413,6 +413,22 @@ func checkMissOnly(t *testing.T, seed uint64, m *machine.Machine, opt sim.Option
 		t.Errorf("seed %d: counting misses only changes them (-full +miss-only):\n%s\nmachine: %s\nevents:\n%s", seed, d, describeMachine(m), formatEvents(events))
 		return false
 	}
+	// The instructions each function fetched: the hit bypass counts them
+	// in runs when only misses are counted. (A function that made only
+	// hits and fetched nothing is listed in the full mode alone.)
+	instructions := func(p *profile.Profile) map[string]uint64 {
+		out := map[string]uint64{}
+		for _, f := range p.Functions {
+			if f.Instructions > 0 {
+				out[f.Name] = f.Instructions
+			}
+		}
+		return out
+	}
+	if d := cmp.Diff(instructions(p), instructions(q)); d != "" {
+		t.Errorf("seed %d: counting misses only changes the functions' instructions (-full +miss-only):\n%s\nmachine: %s\nevents:\n%s", seed, d, describeMachine(m), formatEvents(events))
+		return false
+	}
 	return true
 }
 

@@ -349,7 +349,11 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	if opt.Attribute {
 		h.attr = newAttribution(opt)
 		for _, l := range h.levels {
-			if l.attr != nil {
+			switch {
+			case l.attr == nil:
+			case h.attr.missOnly && !h.attr.protocol:
+				l.attach(attribMissHits{attribHits{h}})
+			default:
 				l.attach(attribHits{h})
 			}
 		}
@@ -499,8 +503,9 @@ type hitObserver interface {
 // armed there only on a line the observer has seen (and so knows).
 type runObserver interface {
 	hitObserver
-	// seeRun counts n hits on slot, the level's memo.
-	seeRun(slot int, n uint64)
+	// seeRun counts hits on slot, the level's memo: fetches instruction
+	// fetches and data data references.
+	seeRun(slot int, fetches, data uint64)
 }
 
 // attach makes o see the hits that the bypass takes at l.
@@ -542,13 +547,16 @@ func (l *level) observe(b *trace.Batch, i int, k trace.Kind, slot int) bool {
 // (a modify is two).
 func seeRuns(il, dl *level, fetches, data uint64) {
 	if il == dl {
-		fetches, data = 0, fetches+data
+		if il.runObs != nil && fetches+data > 0 {
+			il.runObs.seeRun(il.memoSlot, fetches, data)
+		}
+		return
 	}
 	if il.runObs != nil && fetches > 0 {
-		il.runObs.seeRun(il.memoSlot, fetches)
+		il.runObs.seeRun(il.memoSlot, fetches, 0)
 	}
 	if dl.runObs != nil && data > 0 {
-		dl.runObs.seeRun(dl.memoSlot, data)
+		dl.runObs.seeRun(dl.memoSlot, 0, data)
 	}
 }
 

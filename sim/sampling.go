@@ -198,10 +198,11 @@ func (e *estimate) see(l *level, b *trace.Batch, i, slot int) {
 	}
 }
 
-// seeRun counts n hits on slot, memo of its level: known, as memo holds a
-// line that the estimate saw in this epoch (enter disarms it when a new
+// seeRun counts the hits on slot, memo of its level: known, as memo holds
+// a line that the estimate saw in this epoch (enter disarms it when a new
 // one begins), during a sample.
-func (e *estimate) seeRun(slot int, n uint64) {
+func (e *estimate) seeRun(slot int, fetches, data uint64) {
+	n := fetches + data
 	e.clock += n
 	if e.s.counting {
 		e.knownHits += n
