@@ -810,8 +810,8 @@ type attribHits struct{ h *Hierarchy }
 
 // attribMissHits is attribHits when the attribution counts misses only:
 // a hit then counts nothing at its access point, only the instruction
-// fetched in the current calling context, so the bypass may count the
-// hits on a level's memo in runs (a runObserver).
+// fetched in the current calling context, so the bypass may count hits
+// in runs, whatever their lines (a slotFree runObserver).
 type attribMissHits struct{ attribHits }
 
 func (o attribMissHits) seeRun(_ int, fetches, _ uint64) {
@@ -819,6 +819,8 @@ func (o attribMissHits) seeRun(_ int, fetches, _ uint64) {
 		o.h.attr.fetched(fetches)
 	}
 }
+
+func (attribMissHits) slotFree() {}
 
 func (attribHits) takes(l *level, k trace.Kind, slot int) bool {
 	switch k {

@@ -508,14 +508,25 @@ type runObserver interface {
 	seeRun(slot int, fetches, data uint64)
 }
 
+// slotFree is a runObserver whose seeRun counts hits whatever their
+// slots: hitRun's loop then takes every hit that it takes at a level
+// without observers (on the lines of the set's state too), as one run.
+type slotFree interface {
+	runObserver
+	slotFree()
+}
+
 // attach makes o see the hits that the bypass takes at l.
 func (l *level) attach(o hitObserver) {
 	l.obs = append(l.obs, o)
-	l.mruLimit = 0
-	if r, ok := o.(runObserver); ok && len(l.obs) == 1 {
-		l.runObs = r
-	} else {
-		l.memoLimit, l.runObs = 0, nil
+	r, run := o.(runObserver)
+	if !run || len(l.obs) > 1 {
+		l.memoLimit, l.mruLimit, l.runObs = 0, 0, nil
+		return
+	}
+	l.runObs = r
+	if _, ok := o.(slotFree); !ok {
+		l.mruLimit = 0
 	}
 }
 
