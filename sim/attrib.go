@@ -319,6 +319,22 @@ func (a *levelAttrib) ctxCounters(ctx int32) *refStats {
 	return t.ctxStats
 }
 
+// use marks the bytes of [a, a+s) in the line in slot of l as used and
+// reports whether they all were already (a temporal hit, else spatial).
+func (a *levelAttrib) use(l *level, slot int, addr, s uint64) bool {
+	off := addr & l.offMask
+	n := min(s, l.lineSize-off)
+	if a.words == 1 && n < 64 {
+		// One mask word: touch without the loop.
+		bits := (uint64(1)<<n - 1) << off
+		m := &a.mask[slot]
+		old := *m&bits == bits
+		*m |= bits
+		return old
+	}
+	return a.touch(slot, off, n)
+}
+
 // touch marks bytes [off, off+n) of the line in slot as used and reports
 // whether they all were already.
 func (a *levelAttrib) touch(slot int, off, n uint64) bool {
@@ -844,6 +860,32 @@ func (o attribHits) see(l *level, b *trace.Batch, i, slot int) {
 	o.h.attributedHit(l, kk, slot, b.PC[i], b.Addr[i], max(uint64(b.Size[i]), 1))
 }
 
+// seeFetches counts the hits of the instruction fetches i to j-1 of b,
+// all on slot of l, as see would one by one: one calling context, one
+// line, one access point.
+func (o attribHits) seeFetches(l *level, b *trace.Batch, i, j, slot int) {
+	at := o.h.attr
+	n := uint64(j - i)
+	at.fetched(n)
+	at.pc = 0
+	if at.missOnly {
+		return
+	}
+	st, cs := at.fetchStats(l.attr, l.attr.bin[slot])
+	var temporal uint64
+	for e := i; e < j; e++ {
+		if l.attr.use(l, slot, b.Addr[e], max(uint64(b.Size[e]), 1)) {
+			temporal++
+		}
+	}
+	st.acc[kIFetch] += n
+	cs.acc[kIFetch] += n
+	st.temporal += temporal
+	cs.temporal += temporal
+	st.spatial += n - temporal
+	cs.spatial += n - temporal
+}
+
 // attributedHit counts, at its access point, a hit of kind kk on bytes
 // [a, a+s) of slot of l that the hit bypass took, made by the instruction
 // at pc.
@@ -1055,19 +1097,7 @@ func (h *Hierarchy) countHit(l *level, k int, slot int, st, cs *refStats, a, s u
 	at := l.attr
 	st.acc[k]++
 	cs.acc[k]++
-	off := a & l.offMask
-	n := min(s, l.lineSize-off)
-	var old bool
-	if at.words == 1 && n < 64 {
-		// One mask word: touch without the loop.
-		bits := (uint64(1)<<n - 1) << off
-		m := &at.mask[slot]
-		old = *m&bits == bits
-		*m |= bits
-	} else {
-		old = at.touch(slot, off, n)
-	}
-	if old {
+	if at.use(l, slot, a, s) {
 		st.temporal++
 		cs.temporal++
 	} else {

@@ -778,6 +778,22 @@ func (h *Hierarchy) hitsObserved(b *trace.Batch, i, stop int, il, dl *level) int
 		if l.memo == line && a&l.offMask+s-1 < l.memoLimit {
 			return i // hitRun's loop counts it
 		}
+		if k == trace.IFetch && l.memo == line {
+			if at, ok := l.obs[0].(attribHits); ok && len(l.obs) == 1 {
+				// A run of fetches of memo's line: the attribution takes
+				// them at once (they change nothing but counters).
+				j := i + 1
+				for j < stop && b.Kind[j] == trace.IFetch && b.Addr[j]&^l.offMask == line && b.Addr[j]&l.offMask+uint64(b.Size[j])-1 < l.fastLimit {
+					j++
+				}
+				at.seeFetches(l, b, i, j, l.memoSlot)
+				n := uint64(j - i)
+				l.acc[kIFetch] += n
+				h.kinds[trace.IFetch] += n
+				i = j - 1
+				continue
+			}
+		}
 		slot, second := l.memoSlot, -1
 		swap, used := false, false // used: the cache recorded the use
 		switch {
