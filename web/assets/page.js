@@ -129,6 +129,7 @@
       if (DATA.diff) views.push(['#/diff', 'A vs B']);
       var cur = route().kind === 'diff' ? '#/diff' : '#/' + state.p;
       sel('profile', 'c-profile', views, cur, function (v) { location.hash = v; });
+      if (cur === '#/diff') return; // (the comparison is memspy diff's, at A's focus cache)
     }
     sel('cache', 'c-cache', p.caches.map(function (c) { return [c.name, c.name + ' (level ' + c.level + ')']; }), state.cache,
       function (v) { state.cache = v; });
@@ -482,10 +483,10 @@
     var s = card('threads: simulated time', el, table([col('thread', null, true), col('processor'), col('events'), col('compute cycles'),
       col('stall cycles'), col('sync cycles'), col('end − start')], rows, 'threads'));
     if (p.sync && p.sync.length) {
-      add(s, h('h2', { text: 'synchronization objects, most waiting first' }), table([col('object', null, true), col('kind', null, true),
+      add(s, [h('h2', { text: 'synchronization objects, most waiting first' }), table([col('object', null, true), col('kind', null, true),
         col('operations'), col('waits'), col('wait cycles')], p.sync.map(function (o) {
         return { cells: [o.name, o.kind, num(o.operations), num(o.waits), num(o.wait_cycles)] };
-      }), 'sync'));
+      }), 'sync'), note(p.sync.length + ' of ' + p.totals.sync + ' objects')]);
     }
     add(main, s);
     chart(el, {
