@@ -39,6 +39,13 @@ but a machine of several processors (--procs N); the numa view a machine of
 several NUMA nodes (--numa N), and --where or --monitor protocol for its
 data structures.
 
+With --html FILE, instead of a view, the web UI of the profile: one
+self-contained HTML file with every level below, clickable from the
+overview down to a reference's source lines, charts (cycles by procedure,
+a treemap of the data structures, who evicts whom) and controls for the
+cache, process, processor and a threshold (docs/web.md; memspy serve
+serves the same pages).
+
 Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 ` + viewsHelp(report.Views(), report.ViewHelp),
 		Example: `  memspy run --where --profile mm.memspy -- ./matmul 256
