@@ -31,16 +31,17 @@ type Limits struct {
 	Evictors  int
 	// Context is the source lines shown either side of a reference.
 	Context int
-	// Processes, Processors, Threads and Sync bound those lists.
+	// Processes, Processors, Threads, Sync and Dumps bound those lists.
 	Processes  int
 	Processors int
 	Threads    int
 	Sync       int
+	Dumps      int
 }
 
 // DefaultLimits are the limits of memspy report --html and memspy serve.
 var DefaultLimits = Limits{Functions: 25, Objects: 40, PairsPer: 6, Pairs: 150, RefsPer: 4, References: 250, EvictedBy: 8, Evictors: 4, Context: 3,
-	Processes: 200, Processors: 64, Threads: 64, Sync: 20}
+	Processes: 200, Processors: 64, Threads: 64, Sync: 20, Dumps: 200}
 
 // Model is what a page shows of one profile: numbers copied from it,
 // bounded by Limits. Counts are those of the profile; nothing is
@@ -67,10 +68,9 @@ type Model struct {
 	MissOnly     bool `json:"miss_only"`
 	ComputeKnown bool `json:"compute_known"`
 	// Focus is the cache the page shows first.
-	Focus         string              `json:"focus"`
-	MemoryLatency int                 `json:"memory_latency"`
-	Caches        []Cache             `json:"caches"`
-	Memory        profile.MemoryStats `json:"memory"`
+	Focus  string              `json:"focus"`
+	Caches []Cache             `json:"caches"`
+	Memory profile.MemoryStats `json:"memory"`
 	// Totals are the whole run's cycles, over every function, and how
 	// many entries the profile has of each kind (the page shows the
 	// first of each).
@@ -91,7 +91,7 @@ type Model struct {
 	Processors []profile.ProcessorStats  `json:"processors,omitempty"`
 	Threads    []profile.ThreadStats     `json:"threads,omitempty"`
 	Sync       []profile.SyncObject      `json:"sync,omitempty"`
-	Dumps      []profile.Dump            `json:"dumps,omitempty"`
+	Dumps      []Dump                    `json:"dumps,omitempty"`
 }
 
 // Sampled says how much of a sampled run was counted.
@@ -104,7 +104,6 @@ type Sampled struct {
 type Cache struct {
 	profile.CacheStats
 	Size    int64  `json:"size"`
-	Sets    int    `json:"sets"`
 	Assoc   int    `json:"assoc"`
 	Line    int    `json:"line"`
 	Holds   string `json:"holds"`
@@ -133,6 +132,7 @@ type Totals struct {
 	Processors        int    `json:"processors"`
 	Threads           int    `json:"threads"`
 	Sync              int    `json:"sync"`
+	Dumps             int    `json:"dumps"`
 }
 
 // Level is an entry's counters at one cache; counters that are 0 are
@@ -141,9 +141,6 @@ type Level struct {
 	Accesses     uint64         `json:"accesses,omitempty"`
 	Hits         uint64         `json:"hits,omitempty"`
 	Misses       uint64         `json:"misses,omitempty"`
-	ReadMisses   uint64         `json:"read_misses,omitempty"`
-	WriteMisses  uint64         `json:"write_misses,omitempty"`
-	IFetchMisses uint64         `json:"ifetch_misses,omitempty"`
 	StallCycles  uint64         `json:"stall_cycles,omitempty"`
 	Causes       profile.Causes `json:"causes,omitzero"`
 	TemporalHits uint64         `json:"temporal_hits,omitempty"`
@@ -196,7 +193,6 @@ type Function struct {
 	Module string `json:"module,omitempty"`
 	Region bool   `json:"region,omitempty"`
 	Cycles
-	Instructions uint64 `json:"instructions"`
 	// Inclusive are its cycles with its callees' (nil when the profile
 	// has none).
 	Inclusive *Cycles          `json:"inclusive,omitempty"`
@@ -253,12 +249,37 @@ type Reference struct {
 
 // Process is a program of a process tree, with its own cache counters.
 type Process struct {
-	Pid     int                  `json:"pid"`
-	Parent  int                  `json:"parent"`
-	Command string               `json:"command"`
-	Exit    string               `json:"exit"`
-	Events  uint64               `json:"events"`
-	Caches  []profile.CacheStats `json:"caches"`
+	Pid     int           `json:"pid"`
+	Parent  int           `json:"parent"`
+	Command string        `json:"command"`
+	Exit    string        `json:"exit"`
+	Events  uint64        `json:"events"`
+	Caches  []CacheCounts `json:"caches"`
+}
+
+// CacheCounts are the counters of a cache that the page shows of a
+// process, or at a dump marker.
+type CacheCounts struct {
+	Name       string `json:"name"`
+	Accesses   uint64 `json:"accesses"`
+	Misses     uint64 `json:"misses"`
+	Evictions  uint64 `json:"evictions"`
+	Writebacks uint64 `json:"writebacks"`
+}
+
+// Dump is the counters of the caches at a dump marker.
+type Dump struct {
+	Name   string        `json:"name"`
+	Caches []CacheCounts `json:"caches"`
+}
+
+// cacheCounts copies the counters of cs the page shows.
+func cacheCounts(cs []profile.CacheStats) []CacheCounts {
+	out := make([]CacheCounts, len(cs))
+	for i, c := range cs {
+		out[i] = CacheCounts{Name: c.Name, Accesses: c.Accesses, Misses: c.Misses, Evictions: c.Evictions, Writebacks: c.Writebacks}
+	}
+	return out
 }
 
 // NewModel makes the model of profile p, read from the file name, within
@@ -277,7 +298,6 @@ func NewModel(p *profile.Profile, name string, lim Limits) (*Model, error) {
 	}
 	if mc := p.Machine; mc != nil {
 		m.Machine = mc.Name
-		m.MemoryLatency = mc.MemoryLatency
 		m.ComputeKnown = slices.ContainsFunc(mc.Caches, func(c machine.Cache) bool { return c.HoldsInstructions() })
 	}
 	m.addCaches(p)
@@ -292,7 +312,7 @@ func (m *Model) addCaches(p *profile.Profile) {
 	for i := range p.Caches {
 		c := Cache{CacheStats: p.Caches[i]}
 		if d, ok := p.MachineCache(c.Name); ok {
-			c.Size, c.Sets, c.Assoc, c.Line, c.Holds, c.Latency, c.Shared = d.Size, d.Sets, d.Assoc, d.Line, string(d.Holds), d.Latency, d.Shared
+			c.Size, c.Assoc, c.Line, c.Holds, c.Latency, c.Shared = d.Size, d.Assoc, d.Line, string(d.Holds), d.Latency, d.Shared
 			c.MissLatency = missLatency(p, d)
 		}
 		m.Caches = append(m.Caches, c)
@@ -411,7 +431,7 @@ func (m *Model) addWhere(p *profile.Profile, lim Limits) {
 	}
 	for _, f := range fns {
 		mf := Function{Name: f.Name, File: f.File, Line: f.Line, Module: f.Module, Region: f.Region,
-			Cycles: Cycles{f.ComputeCycles, f.StallCycles, f.SyncCycles}, Instructions: f.Instructions,
+			Cycles: Cycles{f.ComputeCycles, f.StallCycles, f.SyncCycles},
 			Levels: levels(f.Levels, lim), Pairs: pairsOf(byFn[f.Name]), PairsTotal: len(byFn[f.Name])}
 		if in := f.Inclusive; in != nil {
 			mf.Inclusive = &Cycles{in.ComputeCycles, in.StallCycles, in.SyncCycles}
@@ -468,18 +488,20 @@ func (m *Model) addPairs(p *profile.Profile, prs []*profile.Pair, lim Limits) {
 // synchronization objects and dumps, each bounded.
 func (m *Model) addProcesses(p *profile.Profile, lim Limits) {
 	t := &m.Totals
-	t.Processes, t.Processors, t.Threads, t.Sync = len(p.Processes), len(p.Processors), len(p.Threads), len(p.Sync)
+	t.Processes, t.Processors, t.Threads, t.Sync, t.Dumps = len(p.Processes), len(p.Processors), len(p.Threads), len(p.Sync), len(p.Dumps)
 	for _, pr := range p.Processes[:min(len(p.Processes), lim.Processes)] {
 		mp := Process{Pid: pr.Pid, Parent: pr.Parent, Command: pr.Command, Exit: pr.Exit}
 		if q := pr.Profile; q != nil {
-			mp.Events, mp.Caches = q.Events, q.Caches
+			mp.Events, mp.Caches = q.Events, cacheCounts(q.Caches)
 		}
 		m.Processes = append(m.Processes, mp)
 	}
 	m.Processors = p.Processors[:min(len(p.Processors), lim.Processors)]
 	m.Threads = p.Threads[:min(len(p.Threads), lim.Threads)]
 	m.Sync = p.Sync[:min(len(p.Sync), lim.Sync)]
-	m.Dumps = p.Dumps
+	for _, d := range p.Dumps[:min(len(p.Dumps), lim.Dumps)] {
+		m.Dumps = append(m.Dumps, Dump{Name: d.Name, Caches: cacheCounts(d.Caches)})
+	}
 }
 
 // cycles are a function's own compute, stall and sync cycles.
@@ -498,8 +520,7 @@ func levels(ls map[string]*profile.Stats, lim Limits) map[string]Level {
 
 // level copies s, its evicting objects most first and bounded.
 func level(s *profile.Stats, lim Limits) Level {
-	l := Level{Accesses: s.Accesses, Hits: s.Hits, Misses: s.Misses, ReadMisses: s.ReadMisses, WriteMisses: s.WriteMisses,
-		IFetchMisses: s.IFetchMisses, StallCycles: s.StallCycles, Causes: s.Causes, TemporalHits: s.TemporalHits,
+	l := Level{Accesses: s.Accesses, Hits: s.Hits, Misses: s.Misses, StallCycles: s.StallCycles, Causes: s.Causes, TemporalHits: s.TemporalHits,
 		SpatialHits: s.SpatialHits, UsedBytes: s.UsedBytes, FetchedBytes: s.FetchedBytes,
 		InvalidatedBy: s.InvalidatedBy, Invalidated: s.Invalidated}
 	for name, n := range s.EvictedBy {

@@ -26,9 +26,9 @@ func checkLevels(t *testing.T, what string, got map[string]Level, want map[strin
 			t.Errorf("%s: no counters at %s", what, name)
 			continue
 		}
-		type counts struct{ acc, hits, miss, rm, wm, stall, th, sh, used, fetched uint64 }
-		gc := counts{g.Accesses, g.Hits, g.Misses, g.ReadMisses, g.WriteMisses, g.StallCycles, g.TemporalHits, g.SpatialHits, g.UsedBytes, g.FetchedBytes}
-		wc := counts{w.Accesses, w.Hits, w.Misses, w.ReadMisses, w.WriteMisses, w.StallCycles, w.TemporalHits, w.SpatialHits, w.UsedBytes, w.FetchedBytes}
+		type counts struct{ acc, hits, miss, stall, th, sh, used, fetched uint64 }
+		gc := counts{g.Accesses, g.Hits, g.Misses, g.StallCycles, g.TemporalHits, g.SpatialHits, g.UsedBytes, g.FetchedBytes}
+		wc := counts{w.Accesses, w.Hits, w.Misses, w.StallCycles, w.TemporalHits, w.SpatialHits, w.UsedBytes, w.FetchedBytes}
 		if gc != wc || g.Causes != w.Causes {
 			t.Errorf("%s at %s: %+v %+v, want %+v %+v", what, name, gc, g.Causes, wc, w.Causes)
 		}
@@ -226,13 +226,14 @@ func TestModel(t *testing.T) {
 func TestModelBounds(t *testing.T) {
 	p := testProfile(t)
 	lim := Limits{Functions: 2, Objects: 1, PairsPer: 1, Pairs: 2, RefsPer: 1, References: 1, EvictedBy: 1, Evictors: 1,
-		Context: 0, Processes: 1, Processors: 1, Threads: 1, Sync: 0}
+		Context: 0, Processes: 1, Processors: 1, Threads: 1, Sync: 0, Dumps: 1}
+	p.Dumps = []profile.Dump{{Name: "a", Caches: p.Caches}, {Name: "b", Caches: p.Caches}}
 	m, err := NewModel(p, "x", lim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Functions) != 2 || len(m.Objects) != 1 || len(m.Pairs) != 2 || len(m.References) != 1 || len(m.Processes) != 1 ||
-		len(m.Processors) != 1 || len(m.Threads) != 1 || len(m.Sync) != 0 {
+		len(m.Processors) != 1 || len(m.Threads) != 1 || len(m.Sync) != 0 || len(m.Dumps) != 1 || m.Dumps[0].Caches[1].Misses != p.Caches[1].Misses {
 		t.Errorf("bounds not held: %d %d %d %d %d %d %d %d", len(m.Functions), len(m.Objects), len(m.Pairs), len(m.References),
 			len(m.Processes), len(m.Processors), len(m.Threads), len(m.Sync))
 	}

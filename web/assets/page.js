@@ -96,7 +96,6 @@
   function P() { return DATA.profiles[state.p]; }
   function lvl(e, cache) { return (e.levels || {})[cache || state.cache] || null; }
   function known() { return !P().miss_only; } // accesses, hits and line use were counted
-  function causesOf(l) { return l ? l.causes : { cold: 0, replacement: 0, invalidation: 0 }; }
   function sharing() { // the profile has true or false sharing misses at some cache
     return P().caches.some(function (c) { return (c.true_sharing_misses || 0) + (c.false_sharing_misses || 0) > 0; });
   }
@@ -481,7 +480,7 @@
         num(t.end - t.start)], sel: t.processor === state.cpu };
     });
     var s = card('threads: simulated time', el, table([col('thread', null, true), col('processor'), col('events'), col('compute cycles'),
-      col('stall cycles'), col('sync cycles'), col('end − start')], rows, 'threads'));
+      col('stall cycles'), col('sync cycles'), col('end − start')], rows, 'threads'), note(p.threads.length + ' of ' + p.totals.threads + ' threads'));
     if (p.sync && p.sync.length) {
       add(s, [h('h2', { text: 'synchronization objects, most waiting first' }), table([col('object', null, true), col('kind', null, true),
         col('operations'), col('waits'), col('wait cycles')], p.sync.map(function (o) {
@@ -502,7 +501,8 @@
     if (!p.dumps || !p.dumps.length) return;
     var el = chartBox();
     add(main, card('dumps: the miss rate at each dump marker', el,
-      note('each dump counts from the start of the run or its last reset marker, up to the marker')));
+      note('each dump counts from the start of the run or its last reset marker, up to the marker; ' + p.dumps.length + ' of ' +
+        p.totals.dumps + ' dumps')));
     chart(el, {
       tooltip: { trigger: 'axis', valueFormatter: function (v) { return v.toFixed(4) + '%'; } }, legend: { top: 0 },
       grid: { left: 70, right: 20, top: 40, bottom: 30 },
@@ -543,7 +543,8 @@
       table([col('object', null, true), col('stall cycles', 'stall'), col('share of its stall', 'share'), col('misses at ' + state.cache, 'misses'),
         col('miss rate', 'miss_rate'), col('cold', 'cold'), col('replacement', 'replacement'), col('invalidation', 'invalidation'),
         col('spatial use', 'spatial_use')], rows, 'pairs'),
-      note(prs.length + ' shown of the ' + f.pairs_total + ' the profile lists for it (the page keeps those with the most stall cycles); ' +
+      note(prs.length + ' shown of the ' + f.pairs_total + ' the profile lists for it (the page keeps those with the most stall cycles' +
+        (p.totals.omitted_pairs ? '; the profile itself left out ' + num(p.totals.omitted_pairs) + ' pairs with the fewest stall cycles' : '') + '); ' +
         'stall cycles over every cache, the rest at ' + state.cache + '; click one for its detail by cache'),
       hiddenNote(hidden)));
     var caches = p.caches.map(function (c) { return c.name; }), top = prs.slice(0, 12).reverse();
