@@ -7,7 +7,7 @@ BENCHDIR ?= /tmp/memspy-bench
 SHARED  := ../shared/traces
 PREFIX  ?= /usr/local
 
-.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-stop bench-sample eval-sample install clean check-go check-valgrind check-corpus corpus
+.PHONY: all build tool demo test vet fuzz bench bench-run bench-numa bench-where bench-stop bench-sample eval-sample install clean check-go check-valgrind check-corpus check-browser corpus echarts
 
 all: build
 
@@ -93,9 +93,22 @@ vet: check-go
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-# The tests that run programs under the tool fail (not skip) when it is missing.
-test: vet build check-corpus
-	MEMSPY_VALGRIND_LIB=$(abspath $(TOOLDIR)) MEMSPY_REQUIRE_TOOL=1 $(GO) test -count=1 ./...
+# The tests that run programs under the tool fail (not skip) when it is
+# missing, and so does the web UI's test in a headless Chromium (package web).
+test: vet build check-corpus check-browser
+	MEMSPY_VALGRIND_LIB=$(abspath $(TOOLDIR)) MEMSPY_REQUIRE_TOOL=1 MEMSPY_REQUIRE_BROWSER=1 $(GO) test -count=1 ./...
+
+# Debian's Chromium, which the web UI's browser test drives (chromedp).
+check-browser:
+	@command -v chromium >/dev/null || { \
+	  echo "installing chromium for the web UI's browser test (needs root and the Debian archive)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	}
+
+# Apache ECharts, vendored from npm into web/assets/echarts/ (committed; the
+# script checks the version and sha256 it names): run to update it.
+echarts:
+	./scripts/fetch-echarts.sh
 
 # The corpus of real programs (corpus/, issue 25): check-corpus installs
 # what its test runs when missing (COMMAND:PACKAGE); `make corpus` runs it

@@ -39,7 +39,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd(), newDiffCmd(), newExportCmd(), newConvertCmd(), newMachinesCmd(), newSampleEvalCmd())
+	root.AddCommand(newSimCmd(), newRunCmd(), newReportCmd(), newServeCmd(), newDiffCmd(), newExportCmd(), newConvertCmd(), newMachinesCmd(), newSampleEvalCmd())
 	return root
 }
 

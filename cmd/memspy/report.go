@@ -15,6 +15,7 @@ type reportFlags struct {
 	opt   report.ViewOptions
 	focus string
 	pid   int
+	html  string // --html: the file of the web UI
 }
 
 // viewsHelp lists views in a command's help, each with its description.
@@ -38,10 +39,18 @@ but a machine of several processors (--procs N); the numa view a machine of
 several NUMA nodes (--numa N), and --where or --monitor protocol for its
 data structures.
 
+With --html FILE, instead of a view, the web UI of the profile: one
+self-contained HTML file with every level below, clickable from the
+overview down to a reference's source lines, charts (cycles by procedure,
+a treemap of the data structures, who evicts whom) and controls for the
+cache, process, processor and a threshold (docs/web.md; memspy serve
+serves the same pages).
+
 Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 ` + viewsHelp(report.Views(), report.ViewHelp),
 		Example: `  memspy run --where --profile mm.memspy -- ./matmul 256
   memspy report mm.memspy overview
+  memspy report mm.memspy --html mm.html
   memspy report mm.memspy overview --inclusive
   memspy report mm.memspy stalls --top 10
   memspy report mm.memspy lines --function mult
@@ -57,6 +66,9 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
   memspy report make.memspy --pid 4242`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.html != "" {
+				return reportHTML(cmd, args, f)
+			}
 			p, err := profile.ReadFile(args[0])
 			if err != nil {
 				return err
@@ -97,6 +109,7 @@ Views, from the broad to the detailed (MemSpy's hierarchy of detail):
 	fl.IntVar(&f.opt.Top, "top", 0, "rows per table (0: the view's default)")
 	fl.StringVar(&f.opt.Format, "format", "", "output format: text (default), csv or json")
 	fl.StringVar(&f.focus, "focus", "", "the cache to show (default: the profile's focus)")
+	fl.StringVar(&f.html, "html", "", "write the web UI of the profile, one self-contained HTML `FILE` (docs/web.md; --focus: the cache shown first)")
 	fl.IntVar(&f.pid, "pid", 0, "of a process tree (memspy run follows forks and execs), show process `PID` alone")
 	return cmd
 }

@@ -28,11 +28,15 @@ func TestReleaseFIFOs(t *testing.T) {
 			return
 		}
 		defer f.Close()
-		if _, err := f.Write([]byte("x")); err == nil {
-			done <- errors.New("a write with no reader went through")
-			return
+		// A write may still land before releaseFIFOs closes its end
+		// (in the pipe's buffer); once it has, writes fail.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if _, err := f.Write([]byte("x")); err != nil {
+				done <- nil
+				return
+			}
 		}
-		done <- nil
+		done <- errors.New("writes with no reader still go through")
 	}()
 	time.Sleep(100 * time.Millisecond) // (the open waiting for its reader)
 	releaseFIFOs(dir)
