@@ -142,7 +142,9 @@ type Options struct {
 }
 
 // CacheStats are the counters of one cache. Accesses are counted per line
-// touched: a reference spanning k lines counts k accesses.
+// touched: a reference spanning k lines counts k accesses. Accesses and
+// Misses split by kind: IFetches + Reads + Writes + Misc, likewise for
+// misses.
 type CacheStats struct {
 	Name         string `json:"name"`
 	Level        int    `json:"level"`
@@ -154,6 +156,12 @@ type CacheStats struct {
 	IFetchMisses uint64 `json:"ifetch_misses"`
 	ReadMisses   uint64 `json:"read_misses"`
 	WriteMisses  uint64 `json:"write_misses"`
+	// Misc and MiscMisses count Dinero IV's misc references (din label
+	// 3, xdin m) and the fills their misses sent here from above: reads
+	// that Reads and ReadMisses leave out (0 and omitted when the trace
+	// has none).
+	Misc       uint64 `json:"misc,omitempty"`
+	MiscMisses uint64 `json:"misc_misses,omitempty"`
 	// Compulsory, Capacity and Conflict split Misses under --classify 3c
 	// (they are 0 otherwise).
 	Compulsory uint64 `json:"compulsory"`
@@ -193,6 +201,8 @@ func (c *CacheStats) add(b *CacheStats) {
 	c.IFetchMisses += b.IFetchMisses
 	c.ReadMisses += b.ReadMisses
 	c.WriteMisses += b.WriteMisses
+	c.Misc += b.Misc
+	c.MiscMisses += b.MiscMisses
 	c.Compulsory += b.Compulsory
 	c.Capacity += b.Capacity
 	c.Conflict += b.Conflict

@@ -15,7 +15,8 @@ func sample(events uint64) *Profile {
 		Version: Version, Tool: "memspy", Events: events, Complete: true,
 		EventsByKind: map[string]uint64{"read": events},
 		Caches: []CacheStats{
-			{Name: "L1", Level: 1, Accesses: events, Misses: events / 2, Reads: events, ReadMisses: events / 2, Evictions: 3},
+			{Name: "L1", Level: 1, Accesses: events, Misses: events / 2, Reads: events, ReadMisses: events / 2, Evictions: 3,
+				Misc: events / 5, MiscMisses: events / 10}, // (not adding up: only merged and written)
 			{Name: "L2", Level: 2, Accesses: events / 2, Misses: 1, Reads: events / 2, ReadMisses: 1},
 		},
 		Memory: MemoryStats{Reads: 1, BytesRead: 64},

@@ -20,7 +20,7 @@ func dataCache(p *profile.Profile) int {
 		}
 	}
 	for i, c := range p.Caches {
-		if c.Reads+c.Writes > 0 {
+		if c.Reads+c.Writes+c.Misc > 0 {
 			return i
 		}
 	}

@@ -9,6 +9,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -60,6 +61,7 @@ func Text(w io.Writer, p *profile.Profile) error {
 		fmt.Fprintf(&b, "INCOMPLETE: counts cover only the events read before: %s\n", p.Error)
 	}
 	instructions := p.EventsByKind["ifetch"]
+	misc := hasMisc(p)
 	for i := range p.Caches {
 		c := &p.Caches[i]
 		b.WriteString("\n")
@@ -69,11 +71,22 @@ func Text(w io.Writer, p *profile.Profile) error {
 			continue
 		}
 		tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "\ttotal\tifetch\tread\twrite\t")
-		fmt.Fprintf(tw, "accesses\t%s\t%s\t%s\t%s\t\n", Count(c.Accesses), Count(c.IFetches), Count(c.Reads), Count(c.Writes))
-		fmt.Fprintf(tw, "misses\t%s\t%s\t%s\t%s\t\n", Count(c.Misses), Count(c.IFetchMisses), Count(c.ReadMisses), Count(c.WriteMisses))
-		fmt.Fprintf(tw, "miss rate\t%s\t%s\t%s\t%s\t\n", Rate(c.Misses, c.Accesses), Rate(c.IFetchMisses, c.IFetches),
-			Rate(c.ReadMisses, c.Reads), Rate(c.WriteMisses, c.Writes))
+		rows := [4][]string{
+			{"", "total", "ifetch", "read", "write"},
+			{"accesses", Count(c.Accesses), Count(c.IFetches), Count(c.Reads), Count(c.Writes)},
+			{"misses", Count(c.Misses), Count(c.IFetchMisses), Count(c.ReadMisses), Count(c.WriteMisses)},
+			{"miss rate", Rate(c.Misses, c.Accesses), Rate(c.IFetchMisses, c.IFetches), Rate(c.ReadMisses, c.Reads),
+				Rate(c.WriteMisses, c.Writes)},
+		}
+		if misc {
+			rows[0] = append(rows[0], "misc")
+			rows[1] = append(rows[1], Count(c.Misc))
+			rows[2] = append(rows[2], Count(c.MiscMisses))
+			rows[3] = append(rows[3], Rate(c.MiscMisses, c.Misc))
+		}
+		for _, r := range rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+		}
 		tw.Flush()
 		if s := sampledText(p, c); s != "" {
 			b.WriteString(s + "\n")
@@ -202,12 +215,18 @@ func cacheHeader(m *machine.Machine, c *profile.CacheStats) string {
 
 func eventParts(m map[string]uint64) string {
 	var parts []string
-	for _, k := range []string{"ifetch", "read", "write", "modify", "copyback", "invalidate"} {
+	for _, k := range []string{"ifetch", "read", "write", "modify", "misc", "copyback", "invalidate"} {
 		if n := m[k]; n > 0 {
 			parts = append(parts, Count(n)+" "+k)
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// hasMisc reports whether some cache of p counted misc references (Dinero
+// IV's, din label 3): the cache tables then have a misc column.
+func hasMisc(p *profile.Profile) bool {
+	return slices.ContainsFunc(p.Caches, func(c profile.CacheStats) bool { return c.Misc > 0 })
 }
 
 // Count formats n with thousands separators: 1234567 → "1,234,567".

@@ -43,6 +43,7 @@ func rd(a uint64, s uint32) refEvent  { return refEvent{Kind: trace.Read, Addr: 
 func wr(a uint64, s uint32) refEvent  { return refEvent{Kind: trace.Write, Addr: a, Size: s} }
 func ifc(a uint64, s uint32) refEvent { return refEvent{Kind: trace.IFetch, Addr: a, Size: s} }
 func mod(a uint64, s uint32) refEvent { return refEvent{Kind: trace.Modify, Addr: a, Size: s} }
+func msc(a uint64, s uint32) refEvent { return refEvent{Kind: trace.Misc, Addr: a, Size: s} }
 func cpb(a uint64, s uint32) refEvent { return refEvent{Kind: trace.CopyBack, Addr: a, Size: s} }
 func inv(a uint64, s uint32) refEvent { return refEvent{Kind: trace.Invalidate, Addr: a, Size: s} }
 

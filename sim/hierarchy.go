@@ -81,8 +81,25 @@ const (
 	kIFetch = iota
 	kRead
 	kWrite
+	// numAccessKinds is the number of kinds that attribution and the
+	// stall cycles count by: a misc reference counts as a read there.
 	numAccessKinds
+	// kMisc is a read that the caches count apart, Dinero IV's misc
+	// reference (trace.Misc): it does what kRead does everywhere, and
+	// its misses fetch as kMisc below.
+	kMisc = numAccessKinds
+	// numLevelKinds is the number of kinds a level counts by.
+	numLevelKinds = kMisc + 1
 )
+
+// attribKind is the kind that attribution and the stall cycles count a
+// reference of kind k as: a read for a misc one.
+func attribKind(k int) int {
+	if k == kMisc {
+		return kRead
+	}
+	return k
+}
 
 // level is one simulated cache and its place in the hierarchy.
 type level struct {
@@ -175,7 +192,7 @@ type level struct {
 // counters are a level's counts, which a reset marker zeroes and a
 // sample's warm-up leaves as they were.
 type counters struct {
-	acc, miss                          [numAccessKinds]uint64
+	acc, miss                          [numLevelKinds]uint64
 	evictions, writebacks, backInval   uint64
 	bytesFromBelow, bytesToBelow       uint64
 	compulsory, capacity, conflict     uint64
@@ -920,7 +937,7 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	if h.attr != nil {
 		h.attr.setCurrent(b, i)
 		h.attr.strideAddr = noAddr
-		if !h.attr.missOnly && (k == trace.Read || k == trace.Write || k == trace.Modify) {
+		if !h.attr.missOnly && (k == trace.Read || k == trace.Write || k == trace.Modify || k == trace.Misc) {
 			h.attr.strideAddr = a
 		}
 	}
@@ -963,6 +980,8 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 		h.fetch(il, a, s)
 	case trace.Read:
 		h.dataRef(kRead, a, s)
+	case trace.Misc:
+		h.dataRef(kMisc, a, s)
 	case trace.Write:
 		h.dataRef(kWrite, a, s)
 	case trace.Modify:
@@ -1189,10 +1208,11 @@ func (l *level) wholeWrite(k int, a, s uint64) bool {
 }
 
 // fetchKind is the kind of the fetch below that a miss of kind k makes: an
-// instruction fetch's, else a read.
+// instruction fetch's or a misc reference's own kind (as in Dinero IV),
+// else a read.
 func fetchKind(k int) int {
-	if k == kIFetch {
-		return kIFetch
+	if k == kIFetch || k == kMisc {
+		return k
 	}
 	return kRead
 }
@@ -1220,7 +1240,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 			if !h.attr.missOnly || unknown {
 				st, cs := l.attr.stats(h.attr, ref)
 				if !h.attr.missOnly {
-					h.countHit(l, k, slot, st, cs, pa, ps)
+					h.countHit(l, attribKind(k), slot, st, cs, pa, ps)
 				}
 				if unknown {
 					st.unknownHits++
@@ -1271,7 +1291,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 			ref = h.attr.ref(h.binOf(pa))
 			h.strideAt(ref, pa)
 		}
-		h.countMiss(l, k, line, ref, unknown)
+		h.countMiss(l, attribKind(k), line, ref, unknown)
 	}
 	if k == kWrite && (!l.allocate || l.exclusive && fromAbove) {
 		l.bytesToBelow += ps
@@ -1723,14 +1743,16 @@ func (l *level) stats() profile.CacheStats {
 	return profile.CacheStats{
 		Name:               l.spec.Name,
 		Level:              l.spec.Level,
-		Accesses:           l.acc[kIFetch] + l.acc[kRead] + l.acc[kWrite],
-		Misses:             l.miss[kIFetch] + l.miss[kRead] + l.miss[kWrite],
+		Accesses:           l.acc[kIFetch] + l.acc[kRead] + l.acc[kWrite] + l.acc[kMisc],
+		Misses:             l.miss[kIFetch] + l.miss[kRead] + l.miss[kWrite] + l.miss[kMisc],
 		IFetches:           l.acc[kIFetch],
 		Reads:              l.acc[kRead],
 		Writes:             l.acc[kWrite],
 		IFetchMisses:       l.miss[kIFetch],
 		ReadMisses:         l.miss[kRead],
 		WriteMisses:        l.miss[kWrite],
+		Misc:               l.acc[kMisc],
+		MiscMisses:         l.miss[kMisc],
 		Compulsory:         l.compulsory,
 		Capacity:           l.capacity,
 		Conflict:           l.conflict,

@@ -42,6 +42,7 @@ const (
 	accIFetch refAccess = iota
 	accRead
 	accWrite
+	accMisc // a read counted apart: Dinero IV's misc reference (din label 3)
 )
 
 // refWay is one way of one set.
@@ -491,6 +492,8 @@ func (r *refModel) event(e refEvent) {
 		r.fetch(a, s)
 	case trace.Read:
 		r.dataReference(accRead, a, s)
+	case trace.Misc:
+		r.dataReference(accMisc, a, s)
 	case trace.Write:
 		r.dataReference(accWrite, a, s)
 	case trace.Modify:
@@ -576,6 +579,8 @@ func (r *refModel) accessLine(c *refCache, k refAccess, line, pa, ps uint64, fro
 		st.Reads++
 	case accWrite:
 		st.Writes++
+	case accMisc:
+		st.Misc++
 	}
 	way := c.find(line)
 	isHit := way >= 0
@@ -634,6 +639,8 @@ func (r *refModel) accessLine(c *refCache, k refAccess, line, pa, ps uint64, fro
 		st.ReadMisses++
 	case accWrite:
 		st.WriteMisses++
+	case accMisc:
+		st.MiscMisses++
 	}
 	if k == accWrite && (!c.spec.WriteAllocate || c.exclusive() && fromAbove) {
 		st.BytesToBelow += ps
@@ -646,13 +653,15 @@ func (r *refModel) accessLine(c *refCache, k refAccess, line, pa, ps uint64, fro
 		return passToBelow(k, line*L, L)
 	}
 	// Allocate (rules A and B of docs/semantics.md): fetch the line
-	// unless the piece writes all of it; then choose the victim and evict
-	// it, fill; then the write-through; then the victim's write-back.
+	// unless the piece writes all of it (a fetch, or a misc reference,
+	// fetches as itself, anything else as a read); then choose the victim
+	// and evict it, fill; then the write-through; then the victim's
+	// write-back.
 	dirty := false
 	if k != accWrite || ps != L {
 		fetch := accRead
-		if k == accIFetch {
-			fetch = accIFetch
+		if k == accIFetch || k == accMisc {
+			fetch = k
 		}
 		st.BytesFromBelow += L
 		dirty = passToBelow(fetch, line*L, L)

@@ -132,7 +132,7 @@ func TestSampledDifferential(t *testing.T) {
 		}
 		var refs uint64
 		for k, n := range p.EventsByKind {
-			if k == "read" || k == "write" || k == "modify" || k == "ifetch" {
+			if k == "read" || k == "write" || k == "modify" || k == "ifetch" || k == "misc" {
 				refs += n
 			}
 		}

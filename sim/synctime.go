@@ -105,7 +105,7 @@ func (h *Hierarchy) stallOf(p *processor) uint64 {
 	for i := range ls {
 		sl := &ls[i]
 		m := &h.countedLevel(sl.i).miss
-		c += m[kIFetch]*sl.pen[kIFetch] + m[kRead]*sl.pen[kRead] + m[kWrite]*sl.pen[kWrite]
+		c += m[kIFetch]*sl.pen[kIFetch] + (m[kRead]+m[kMisc])*sl.pen[kRead] + m[kWrite]*sl.pen[kWrite]
 	}
 	return c
 }
@@ -113,7 +113,7 @@ func (h *Hierarchy) stallOf(p *processor) uint64 {
 // accesses returns the references and instruction fetches counted so far.
 func (h *Hierarchy) accesses() uint64 {
 	k := h.countedKinds()
-	return k[trace.Read] + k[trace.Write] + k[trace.Modify] + k[trace.IFetch]
+	return k[trace.Read] + k[trace.Write] + k[trace.Modify] + k[trace.IFetch] + k[trace.Misc]
 }
 
 // runThread simulates b, a run of thread t's events that the scheduler

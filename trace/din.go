@@ -8,7 +8,8 @@ import "io"
 //	2 77ad0
 //	0 7fff1230
 //
-// Labels: 0 read, 1 write, 2 instruction fetch, 3 misc (read), 4 copy-back
+// Labels: 0 read, 1 write, 2 instruction fetch, 3 misc (Misc: a read that
+// caches count apart, as Dinero IV does), 4 copy-back
 // (Dinero IV's D4XCOPYB), 5 invalidation (D4XINVAL). Further columns are
 // ignored. As in Dinero IV, addresses are rounded down to a multiple of 4
 // and every record has size 4, labels 4 and 5 too: they act on the line
@@ -26,7 +27,7 @@ func init() {
 }
 
 // dinKinds maps a din label to its kind.
-var dinKinds = [6]Kind{Read, Write, IFetch, Read, CopyBack, Invalidate}
+var dinKinds = [6]Kind{Read, Write, IFetch, Misc, CopyBack, Invalidate}
 
 // dinReader reads the din format.
 type dinReader struct {

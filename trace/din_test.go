@@ -9,9 +9,9 @@ func TestDinReader(t *testing.T) {
 	txtRun(t, "din", []txtCase{
 		{name: "basic", in: "0 1000\n1 2000\n2 77ad0\n", want: []txtEvent{txtR(0x1000, 4), txtW(0x2000, 4), txtI(0x77ad0, 4)}},
 		{name: "rounding", in: "0 1003\n1 1001\n2 ffffffffffffffff\n", want: []txtEvent{txtR(0x1000, 4), txtW(0x1000, 4), txtI(0xfffffffffffffffc, 4)}},
-		{name: "misc copyback invalidate", in: "3 3e8\n4 0\n5 1234\n", want: []txtEvent{txtR(0x3e8, 4), {Kind: CopyBack, Size: 4}, {Kind: Invalidate, Addr: 0x1234, Size: 4}}},
+		{name: "misc copyback invalidate", in: "3 3e8\n4 0\n5 1234\n", want: []txtEvent{txtX(0x3e8, 4), {Kind: CopyBack, Size: 4}, {Kind: Invalidate, Addr: 0x1234, Size: 4}}},
 		{name: "0x prefix and case", in: "0 0x1A2b\n0 0XABC\n", want: []txtEvent{txtR(0x1a28, 4), txtR(0xabc, 4)}},
-		{name: "extra columns", in: "2 130 4\ti1\n3 3e8 4\tsyscall 4\n", want: []txtEvent{txtI(0x130, 4), txtR(0x3e8, 4)}},
+		{name: "extra columns", in: "2 130 4\ti1\n3 3e8 4\tsyscall 4\n", want: []txtEvent{txtI(0x130, 4), txtX(0x3e8, 4)}},
 		{name: "no final newline", in: "0 10\n1 7ffd8c7c", want: []txtEvent{txtR(0x10, 4), txtW(0x7ffd8c7c, 4)}},
 		{name: "crlf", in: "0 10\r\n\r\n1 20\r\n", want: []txtEvent{txtR(0x10, 4), txtW(0x20, 4)}},
 		{name: "blanks", in: "\n   \n\t2\t\t10  \n  0 20\n\n", want: []txtEvent{txtI(0x10, 4), txtR(0x20, 4)}},

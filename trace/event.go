@@ -14,7 +14,8 @@ type Kind uint8
 //
 // Alloc, Free, Call, Return, Marker, Map and Sync are extended events: they are
 // not memory references, and what they carry beyond Addr, PC and Thread is
-// in Batch.Ext, at the index held in their Size column.
+// in Batch.Ext, at the index held in their Size column. Misc, appended
+// after them, is a memory reference again.
 const (
 	Read       Kind = 0  // data load
 	Write      Kind = 1  // data store
@@ -29,7 +30,8 @@ const (
 	Marker     Kind = 10 // a program's own marker (memspy.h): Addr its address argument
 	Map        Kind = 11 // an object file is mapped: Addr the runtime address of its .text, Ext.Size its length, Ext.Name its path
 	Sync       Kind = 12 // a synchronization operation (Ext.Sync says which): Addr the synchronization object, PC the call site
-	numKinds        = 13
+	Misc       Kind = 13 // Dinero IV's misc reference (din label 3, xdin m): a data load that caches count apart from reads
+	numKinds        = 14
 )
 
 // IFetchRun is Size instruction fetches in program order, the first at
@@ -51,7 +53,7 @@ const IFetchRun Kind = 128
 const Skip Kind = 129
 
 var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
-	"alloc", "free", "call", "return", "marker", "map", "sync"}
+	"alloc", "free", "call", "return", "marker", "map", "sync", "misc"}
 
 // String returns the kind's lower-case name.
 func (k Kind) String() string {
@@ -71,11 +73,11 @@ func (k Kind) Valid() bool { return k < numKinds }
 
 // IsAccess reports whether k is a memory reference (as opposed to a cache
 // maintenance operation or an extended event).
-func (k Kind) IsAccess() bool { return k <= Modify }
+func (k Kind) IsAccess() bool { return k <= Modify || k == Misc }
 
 // IsExtended reports whether k is an extended event, whose details are in
 // Batch.Ext.
-func (k Kind) IsExtended() bool { return k >= Alloc && k < numKinds }
+func (k Kind) IsExtended() bool { return k >= Alloc && k <= Sync }
 
 // MarkKind says what a Marker event marks.
 type MarkKind uint8

@@ -77,9 +77,9 @@ const (
 	MSTVersionMajor = 1
 	// MSTVersionMinor is the minor .mst version this package writes
 	// (1.1 added extended events, 1.2 the map event, 1.3 the sync event,
-	// 1.4 an allocation's type). Readers accept any minor version of their
-	// major version.
-	MSTVersionMinor = 4
+	// 1.4 an allocation's type, 1.5 the misc reference). Readers accept
+	// any minor version of their major version.
+	MSTVersionMinor = 5
 	// MSTMaxChunkEvents is the largest number of events in one chunk.
 	MSTMaxChunkEvents = 1 << 20
 	// MSTDefaultChunkEvents is the writer's default chunk size in events.

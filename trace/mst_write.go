@@ -191,7 +191,7 @@ func (w *MSTWriter) Write(b *Batch) error {
 		switch {
 		case k == Skip:
 			skips = true
-		case k >= Alloc:
+		case k >= Alloc && k != Misc:
 			if err := checkExtended(b, i); err != nil {
 				return err
 			}
@@ -266,7 +266,8 @@ func (w *MSTWriter) withoutSkips(b *Batch) *Batch {
 	return k
 }
 
-// checkExtended checks event i of b, whose kind is at least Alloc.
+// checkExtended checks event i of b, whose kind is at least Alloc and not
+// Misc: an extended event, or an invalid kind.
 func checkExtended(b *Batch, i int) error {
 	k := b.Kind[i]
 	if !k.Valid() {

@@ -28,6 +28,7 @@ func txtR(a uint64, s uint32) txtEvent { return txtEvent{Kind: Read, Addr: a, Si
 func txtW(a uint64, s uint32) txtEvent { return txtEvent{Kind: Write, Addr: a, Size: s} }
 func txtI(a uint64, s uint32) txtEvent { return txtEvent{Kind: IFetch, Addr: a, Size: s} }
 func txtM(a uint64, s uint32) txtEvent { return txtEvent{Kind: Modify, Addr: a, Size: s} }
+func txtX(a uint64, s uint32) txtEvent { return txtEvent{Kind: Misc, Addr: a, Size: s} }
 
 // txtReaders builds each text format's reader with a given buffer size.
 var txtReaders = map[string]func(r io.Reader, opt Options, bufSize int) Reader{

@@ -12,7 +12,8 @@ import (
 // extended events (alloc, free, call, return, marker, map) have no text
 // form and are skipped. din keeps only kinds and addresses (every din reference
 // is 4 bytes); xdin keeps sizes too. Neither keeps PCs or threads. A
-// modify is written as a read then a write.
+// modify is written as a read then a write; a misc reference stays misc
+// (din label 3, xdin m).
 type TextWriter struct {
 	w     *bufio.Writer
 	xdin  bool
@@ -32,8 +33,8 @@ func NewTextWriter(w io.Writer, format string) (*TextWriter, error) {
 
 // din labels and xdin letters by kind; a modify is written as two lines.
 var (
-	dinLabel   = [numKinds]byte{Read: '0', Write: '1', IFetch: '2', CopyBack: '4', Invalidate: '5'}
-	xdinLetter = [numKinds]byte{Read: 'r', Write: 'w', IFetch: 'i', CopyBack: 'c', Invalidate: 'v'}
+	dinLabel   = [numKinds]byte{Read: '0', Write: '1', IFetch: '2', Misc: '3', CopyBack: '4', Invalidate: '5'}
+	xdinLetter = [numKinds]byte{Read: 'r', Write: 'w', IFetch: 'i', Misc: 'm', CopyBack: 'c', Invalidate: 'v'}
 )
 
 // Write appends the events of b, skipping extended events.

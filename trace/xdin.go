@@ -12,7 +12,7 @@ import (
 //	i 400a10 4
 //
 // Labels (either case): r read, w write, i instruction fetch, m misc
-// (read), c copy-back, v invalidate. Addresses and sizes are taken as
+// (Misc: a read that caches count apart), c copy-back, v invalidate. Addresses and sizes are taken as
 // given (optionally with 0x), without rounding. For c and v a size of 0
 // means every line of the hierarchy (the event then has Addr 0), any other
 // size the line holding the address in each cache, as in Dinero IV; other
@@ -34,7 +34,7 @@ func init() {
 // label).
 var xdinKinds = [256]uint8{
 	'r': uint8(Read) + 1, 'w': uint8(Write) + 1, 'i': uint8(IFetch) + 1,
-	'm': uint8(Read) + 1, 'c': uint8(CopyBack) + 1, 'v': uint8(Invalidate) + 1,
+	'm': uint8(Misc) + 1, 'c': uint8(CopyBack) + 1, 'v': uint8(Invalidate) + 1,
 }
 
 // xdinReader reads the xdin format.

@@ -4,7 +4,7 @@ import "testing"
 
 func TestXdinReader(t *testing.T) {
 	txtRun(t, "xdin", []txtCase{
-		{name: "basic", in: "r 1003 8\nw 2001 2\ni 77ad0 4\nm 3e8 1\n", want: []txtEvent{txtR(0x1003, 8), txtW(0x2001, 2), txtI(0x77ad0, 4), txtR(0x3e8, 1)}},
+		{name: "basic", in: "r 1003 8\nw 2001 2\ni 77ad0 4\nm 3e8 1\n", want: []txtEvent{txtR(0x1003, 8), txtW(0x2001, 2), txtI(0x77ad0, 4), txtX(0x3e8, 1)}},
 		{name: "upper case and 0x", in: "R 0x10 0x10\nW 0X20 A\n", want: []txtEvent{txtR(0x10, 16), txtW(0x20, 10)}},
 		{name: "copyback invalidate", in: "c 1000 40\nv 2000 0\nC 0 0\nV 3000 ffffffff\n", want: []txtEvent{
 			{Kind: CopyBack, Addr: 0x1000, Size: 0x40}, {Kind: Invalidate}, {Kind: CopyBack}, {Kind: Invalidate, Addr: 0x3000, Size: 0xffffffff}}},

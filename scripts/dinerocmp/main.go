@@ -3,7 +3,8 @@
 // split and unified first levels, LRU and FIFO, write-back and
 // write-through, allocate and no-allocate, equal, growing and shrinking
 // line sizes, with and without 3C classification. For every pair it
-// compares each cache's demand fetches and misses by kind, its 3C split,
+// compares each cache's demand fetches and misses by kind (instruction,
+// read, write and misc), its 3C split,
 // and its bytes from and to the level below, and prints the pairs that
 // differ and the number that agree. scripts/dinero-compare.sh builds both
 // simulators and runs it; the tests never need Dinero.
@@ -48,10 +49,10 @@ type hierarchy struct {
 
 // counts are the numbers compared for one cache.
 type counts struct {
-	Fetch, IFetch, Read, Write     uint64
-	Miss, IMiss, RMiss, WMiss      uint64
-	Compulsory, Capacity, Conflict uint64
-	BytesFromBelow, BytesToBelow   uint64
+	Fetch, IFetch, Read, Write, Misc uint64
+	Miss, IMiss, RMiss, WMiss, MMiss uint64
+	Compulsory, Capacity, Conflict   uint64
+	BytesFromBelow, BytesToBelow     uint64
 }
 
 // trace is one generated (or given) trace file.
@@ -320,13 +321,12 @@ func parseDinero(out []byte) (map[string]counts, error) {
 			}
 			v = append(v, uint64(n))
 		}
-		// Columns: total, instrn, data, read, write, misc (a misc
-		// reference is a read for memspy).
+		// Columns: total, instrn, data, read, write, misc.
 		switch m[1] {
 		case "Demand Fetches":
-			c.Fetch, c.IFetch, c.Read, c.Write = v[0], v[1], v[3]+v[5], v[4]
+			c.Fetch, c.IFetch, c.Read, c.Write, c.Misc = v[0], v[1], v[3], v[4], v[5]
 		case "Demand Misses":
-			c.Miss, c.IMiss, c.RMiss, c.WMiss = v[0], v[1], v[3]+v[5], v[4]
+			c.Miss, c.IMiss, c.RMiss, c.WMiss, c.MMiss = v[0], v[1], v[3], v[4], v[5]
 		case "Compulsory misses":
 			c.Compulsory = v[0]
 		case "Capacity misses":
@@ -369,14 +369,15 @@ func runMemspy(bin string, h hierarchy, t trace) (map[string]counts, error) {
 	}
 	var p struct {
 		Caches []struct {
-			Name                                      string
-			Accesses, Misses, IFetches, Reads, Writes uint64
-			IFetchMisses                              uint64 `json:"ifetch_misses"`
-			ReadMisses                                uint64 `json:"read_misses"`
-			WriteMisses                               uint64 `json:"write_misses"`
-			Compulsory, Capacity, Conflict            uint64
-			BytesFromBelow                            uint64 `json:"bytes_from_below"`
-			BytesToBelow                              uint64 `json:"bytes_to_below"`
+			Name                                            string
+			Accesses, Misses, IFetches, Reads, Writes, Misc uint64
+			IFetchMisses                                    uint64 `json:"ifetch_misses"`
+			ReadMisses                                      uint64 `json:"read_misses"`
+			WriteMisses                                     uint64 `json:"write_misses"`
+			MiscMisses                                      uint64 `json:"misc_misses"`
+			Compulsory, Capacity, Conflict                  uint64
+			BytesFromBelow                                  uint64 `json:"bytes_from_below"`
+			BytesToBelow                                    uint64 `json:"bytes_to_below"`
 		}
 	}
 	if err := json.Unmarshal(out, &p); err != nil {
@@ -385,8 +386,8 @@ func runMemspy(bin string, h hierarchy, t trace) (map[string]counts, error) {
 	res := map[string]counts{}
 	for _, c := range p.Caches {
 		res[c.Name] = counts{
-			Fetch: c.Accesses, IFetch: c.IFetches, Read: c.Reads, Write: c.Writes,
-			Miss: c.Misses, IMiss: c.IFetchMisses, RMiss: c.ReadMisses, WMiss: c.WriteMisses,
+			Fetch: c.Accesses, IFetch: c.IFetches, Read: c.Reads, Write: c.Writes, Misc: c.Misc,
+			Miss: c.Misses, IMiss: c.IFetchMisses, RMiss: c.ReadMisses, WMiss: c.WriteMisses, MMiss: c.MiscMisses,
 			Compulsory: c.Compulsory, Capacity: c.Capacity, Conflict: c.Conflict,
 			BytesFromBelow: c.BytesFromBelow, BytesToBelow: c.BytesToBelow,
 		}
