@@ -5,7 +5,10 @@
 // writing, and linked into place with linkat; where the file system does
 // not allow that, it is a hidden temporary file in the same directory,
 // renamed into place. A file that replaces another keeps the other's
-// permission bits.
+// permission bits. A symbolic link to a regular file stays a link: the
+// file it leads to is replaced. What is not a regular file (a device such
+// as /dev/null, a pipe, /dev/stdout) is written in place, as it comes: it
+// cannot be replaced, and must not be.
 package atomicfile
 
 import (
@@ -14,16 +17,20 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 )
 
 // File is an output file being written. Nothing appears at its path until
-// Commit; Abort (or a crash) leaves the path as it was.
+// Commit; Abort (or a crash) leaves the path as it was — but for a file
+// written in place (direct), which Commit and Abort only close.
 type File struct {
 	*os.File
-	path string
-	mode fs.FileMode
-	tmp  string // the temporary file's name; "" for an unnamed (O_TMPFILE) file
-	done bool
+	path   string
+	mode   fs.FileMode
+	tmp    string // the temporary file's name; "" for an unnamed (O_TMPFILE) file
+	direct bool   // written in place: path is no regular file
+	done   bool
 }
 
 // newFileMode is the mode of a file that replaces none.
@@ -33,6 +40,14 @@ const newFileMode fs.FileMode = 0o644
 // directory or its directory cannot be written, so that callers can check
 // their outputs before long work.
 func Create(path string) (*File, error) {
+	path, direct := target(path)
+	if direct {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &File{File: f, path: path, direct: true}, nil
+	}
 	mode := newFileMode
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
@@ -51,9 +66,44 @@ func Create(path string) (*File, error) {
 	return &File{File: f, path: path, mode: mode, tmp: f.Name()}, nil
 }
 
+// target returns where the file for path is written: path itself, or
+// the regular file that the symbolic link path leads to; direct when it
+// is to be written in place (anything but a regular file, a directory
+// or nothing; a link into /proc or /dev, such as /dev/stdout, whatever it
+// leads to: replacing the file behind a process's descriptor would hide
+// what the process writes there).
+func target(path string) (string, bool) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil || fi.Mode().IsRegular() || fi.IsDir():
+		return path, false
+	case fi.Mode()&fs.ModeSymlink == 0:
+		return path, true
+	}
+	if to, err := os.Readlink(path); err != nil || strings.HasPrefix(to, "/proc/") || strings.HasPrefix(to, "/dev/") {
+		return path, true
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return path, true // a dangling link: the file it names is made there
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+		return path, true
+	}
+	return real, false
+}
+
 // Check reports whether a file can be created at path, creating nothing:
 // callers check their outputs with it before long work.
 func Check(path string) error {
+	if path, direct := target(path); direct {
+		// Opening a pipe would wait for its reader: ask whether it could be
+		// written.
+		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+			return &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return nil
+	}
 	f, err := Create(path)
 	if err != nil {
 		return err
@@ -97,7 +147,7 @@ func CommitAll(files ...*File) error {
 		}
 	}
 	for _, f := range files {
-		if err == nil {
+		if err == nil && !f.direct {
 			if e := os.Rename(f.tmp, f.path); e != nil {
 				err = fmt.Errorf("writing %s: %w", f.path, bareError(e))
 			}
@@ -115,6 +165,12 @@ func CommitAll(files ...*File) error {
 func (f *File) finish() error {
 	if f.done {
 		return fmt.Errorf("writing %s: already committed or aborted", f.path)
+	}
+	if f.direct {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("writing %s: %w", f.path, bareError(err))
+		}
+		return nil
 	}
 	err := f.Chmod(f.mode)
 	if err == nil && f.tmp == "" {

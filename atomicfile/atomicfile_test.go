@@ -156,3 +156,80 @@ func TestKilledWriterLeavesNothing(t *testing.T) {
 		t.Errorf("path holds %q", got)
 	}
 }
+
+// A symbolic link to a regular file stays a link, and the file it leads
+// to takes the new contents (atomically, beside it).
+func TestSymlinkStaysLink(t *testing.T) {
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "real.json"), filepath.Join(dir, "link.json")
+	if err := os.WriteFile(real, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.json", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(link, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("%s is no longer a link (%v)", link, err)
+	}
+	if b, _ := os.ReadFile(real); string(b) != "new" {
+		t.Errorf("%s holds %q, want the new contents", real, b)
+	}
+	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s's mode %v, want 0600 kept", real, fi.Mode().Perm())
+	}
+	if names := entries(t, dir); len(names) != 2 {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
+// What is not a regular file is written in place and stays what it is:
+// a pipe gets the contents, a device stays a device (writing /dev/null
+// as root once replaced it with a regular file).
+func TestDirectFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	if err := Check(fifo); err != nil {
+		t.Fatalf("Check(a pipe): %v", err) // (must not wait for a reader)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := WriteFile(fifo, []byte("through the pipe")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != "through the pipe" {
+			t.Errorf("the pipe's reader got %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pipe's reader got nothing in 10 s")
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s is no longer a pipe (%v)", fifo, err)
+	}
+	for _, dev := range []string{"/dev/null", "/dev/stdout"} {
+		before, err := os.Lstat(dev)
+		if err != nil {
+			continue
+		}
+		if err := Check(dev); err != nil {
+			t.Errorf("Check(%s): %v", dev, err)
+		}
+		if dev == "/dev/null" {
+			if err := WriteFile(dev, []byte("x")); err != nil {
+				t.Errorf("WriteFile(%s): %v", dev, err)
+			}
+		}
+		if after, err := os.Lstat(dev); err != nil || after.Mode() != before.Mode() {
+			t.Errorf("%s changed: %v → %v (%v)", dev, before.Mode(), after.Mode(), err)
+		}
+	}
+}

@@ -27,9 +27,6 @@ func reportHTML(cmd *cobra.Command, args []string, f reportFlags) error {
 			return fmt.Errorf("--%s does not apply to --html (the page has its own controls)", name)
 		}
 	}
-	if fi, err := os.Stat(f.html); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		return fmt.Errorf("--html %s: not a regular file (the page is written whole and renamed into place)", f.html)
-	}
 	if err := atomicfile.Check(f.html); err != nil {
 		return err
 	}
