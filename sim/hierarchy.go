@@ -1449,18 +1449,29 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) victim {
 	if l.attr != nil {
 		v.ref = l.attr.fill[slot]
 		l.attr.evicted(h.attr, v.ref, by)
-		h.removed(l, slot, replaced)
 	}
 	if l.inclusive && h.backInvalidateUppers(l, v.line) {
 		v.dirty = true
 	}
+	h.drop(l, slot, replaced) // after the copies above have left
+	return v
+}
+
+// drop takes the line in slot out of l, replaced or invalidated (why):
+// the way of a replacement, a back-invalidation and an invalidation
+// record (a line moving up from an exclusive level, and one that another
+// processor's write invalidates, whose sharing is classified first, are
+// their own). The attribution records why and the use of its bytes, the
+// coherence monitor what the processor used of it.
+func (h *Hierarchy) drop(l *level, slot int, why uint8) {
+	if l.attr != nil {
+		h.removed(l, slot, why)
+	}
 	if l.used != nil {
-		// After the copies above have passed theirs here.
 		h.privateRemoving(l, slot)
 	}
 	l.c.Remove(slot)
 	l.memo = noMemo
-	return v
 }
 
 // sendVictim passes a line filled for access point ref leaving l down:
@@ -1556,15 +1567,8 @@ func (h *Hierarchy) backInvalidate(u *level, lo, hi uint64) bool {
 	for line := lo >> u.shift; line <= hi>>u.shift; line++ {
 		if slot := u.c.Lookup(line); slot >= 0 {
 			dirty = dirty || u.c.Dirty(slot)
-			if u.attr != nil {
-				h.removed(u, slot, replaced) // by a replacement below
-			}
-			if u.used != nil {
-				h.privateRemoving(u, slot)
-			}
-			u.c.Remove(slot)
+			h.drop(u, slot, replaced) // by a replacement below
 			u.backInval++
-			u.memo = noMemo
 		}
 		if line == ^uint64(0) {
 			break
@@ -1623,15 +1627,7 @@ func (h *Hierarchy) writeBack(l *level, slot int) {
 func (h *Hierarchy) invalidate(a, s uint64) {
 	for _, l := range h.levels {
 		l.memo = noMemo
-		drop := func(slot int) {
-			if l.attr != nil {
-				h.removed(l, slot, invalidated)
-			}
-			if l.used != nil {
-				h.privateRemoving(l, slot)
-			}
-			l.c.Remove(slot)
-		}
+		drop := func(slot int) { h.drop(l, slot, invalidated) }
 		if s > 0 {
 			line := a >> l.shift
 			if slot := l.c.Lookup(line); slot >= 0 {
