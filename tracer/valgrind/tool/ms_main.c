@@ -850,17 +850,18 @@ static Int go_frames(Addr ra, Addr fp, Addr* ips, Int n, Bool alloc)
    return n;
 }
 
-/* The call stack of a Go allocation at the entry of runtime.mallocgc (sp,
-   fp: its RSP and RBP there): the return address is at [sp], RBP is the
-   caller's frame. Valgrind's unwinder gives up on goroutine stacks: Go
-   allocates them in its heap, outside the thread's stack. The first
-   entry is the runtime function that called mallocgc (newobject,
-   makeslice, growslice, newarray, ...); see go_frames. */
-static Int go_call_stack(Addr sp, Addr fp, Addr* ips)
+/* The call stack of Go code at the entry of a function, or in a function
+   without a frame (sp, fp: RSP and RBP there): the return address is at
+   [sp], RBP is the caller's frame. Valgrind's unwinder gives up on
+   goroutine stacks: Go allocates them in its heap, outside the thread's
+   stack. At the entry of runtime.mallocgc (alloc), the first entry is the
+   runtime function that called it (newobject, makeslice, growslice,
+   newarray, ...); see go_frames. */
+static Int go_call_stack(Addr sp, Addr fp, Addr* ips, Bool alloc)
 {
    if (!VG_(am_is_valid_for_client)(sp, sizeof(Addr), VKI_PROT_READ))
       return 0;
-   return go_frames(*(Addr*)sp, fp, ips, 0, True);
+   return go_frames(*(Addr*)sp, fp, ips, 0, alloc);
 }
 
 /* Remembers the live block [a, a+n) (an allocator may hand out a block it
@@ -1191,7 +1192,7 @@ static void ms_alloc_fn_enter(ULong fn, ULong size, ULong sp, ULong fp, ULong ty
    if (e == NULL)
       return;
    e->type = type;
-   e->depth = alloc_fns[fn].go ? go_call_stack(sp, fp, e->stack) : call_stack(cur_tid, e->stack, 1);
+   e->depth = alloc_fns[fn].go ? go_call_stack(sp, fp, e->stack, True) : call_stack(cur_tid, e->stack, 1);
 }
 
 /* After a return (sp: the stack pointer after it, rax: the result):
@@ -1459,23 +1460,21 @@ static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
 
 #define MS_MAP_STACK 0x20000   /* Linux's MAP_STACK */
 
-/* The call stack of the system call thread tid just made: its first entry
-   the syscall instruction (minus one, as a return address's), then its
+/* The call stack of the system call thread tid just made, as an
+   allocation's: its first entry is the call of the function that made it
+   (the C library's mmap or syscall, the Go runtime's sysMmap), then the
    callers. In the Go runtime (which makes its own system calls, without
    the C library) from Go's frame pointers, as for its allocations: its
-   mmap is a function without a frame (RBP is its caller's); elsewhere from
-   Valgrind's unwinder. */
+   system calls are made by assembly functions without a frame (NOSPLIT,
+   $0), so that the return address is at [RSP] and RBP is the caller's
+   frame; elsewhere from Valgrind's unwinder. */
 static Int syscall_stack(ThreadId tid, Addr* ips)
 {
-   Addr ip = VG_(get_IP)(tid);
-   if (!in_go_runtime(ip - 1))
-      return call_stack(tid, ips, 0);
+   if (!in_go_runtime(VG_(get_IP)(tid) - 1))
+      return call_stack(tid, ips, 1);
    Addr fp;
    VG_(get_shadow_regs_area)(tid, (UChar*)&fp, 0, offsetof(VexGuestAMD64State, guest_RBP), sizeof fp);
-   ips[0] = ip - 1;
-   if (fp == 0 || fp % sizeof(Addr) != 0 || !VG_(am_is_valid_for_client)(fp, 2 * sizeof(Addr), VKI_PROT_READ))
-      return 1;
-   return go_frames(((Addr*)fp)[1], ((Addr*)fp)[0], ips, 1, False);
+   return go_call_stack(VG_(get_SP)(tid), fp, ips, False);
 }
 
 /* A mapping or an unmapping the program made with a system call of its
