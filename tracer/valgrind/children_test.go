@@ -12,7 +12,7 @@ import (
 // A child that announced itself just before memspy stopped following
 // children waits in its open of its FIFO for a reader that will never
 // come (and its parent waits for it): releaseFIFOs lets the open through,
-// the child's write then fails (it runs on untraced), and the FIFO is
+// the child's writes then fail (it runs on untraced), and the FIFO is
 // gone, so that an open coming later fails at once.
 func TestReleaseFIFOs(t *testing.T) {
 	dir := t.TempDir()
@@ -28,11 +28,16 @@ func TestReleaseFIFOs(t *testing.T) {
 			return
 		}
 		defer f.Close()
-		if _, err := f.Write([]byte("x")); err == nil {
-			done <- errors.New("a write with no reader went through")
-			return
+		// A write may go through while releaseFIFOs still holds the FIFO
+		// open (into the pipe's buffer, which it never reads); once it
+		// closed it, writes fail.
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if _, err := f.Write([]byte("x")); err != nil {
+				done <- nil
+				return
+			}
 		}
-		done <- nil
+		done <- errors.New("writes with no reader went through for 5 s")
 	}()
 	time.Sleep(100 * time.Millisecond) // (the open waiting for its reader)
 	releaseFIFOs(dir)
