@@ -82,10 +82,15 @@ type span struct {
 // Data is the set of data bins of a run and the address ranges that map to
 // them. Heap ranges come and go with allocations and frees; a freed range
 // maps to the freed bin until memory is allocated over it. A manual range
-// takes precedence over a heap block, a heap block over a global.
+// takes precedence over a heap block, a heap block over a global. Mappings
+// (Map) lie under everything else: Lookup does not see them, so that the
+// blocks, variables and stack frames inside a mapping come first (see
+// Mapping).
 type Data struct {
 	bins   []Bin
 	sites  map[string]int32   // heap bins by encoded call path and type
+	mapped map[string]int32   // mapping bins by encoded call path
+	joined map[string]int32   // heap and mapping bins by the name their call paths joined under (Join)
 	stack  map[int32]int32    // stack bins by procedure
 	locals map[localKey]int32 // local variable bins by procedure and name
 	named  map[string]int32   // manual bins by name
@@ -94,6 +99,7 @@ type Data struct {
 	manual  rangeMap // named ranges
 	globals []span   // sorted by start, not overlapping
 	regions []span   // the modules' regions, sorted by start, not overlapping
+	maps    []span   // the mappings, sorted by start, not overlapping
 
 	last span // the heap span of the last Lookup, to check first
 
@@ -104,7 +110,8 @@ type Data struct {
 
 // NewData returns a Data with only the other and freed bins.
 func NewData() *Data {
-	d := &Data{sites: map[string]int32{}, stack: map[int32]int32{}, locals: map[localKey]int32{}, named: map[string]int32{}}
+	d := &Data{sites: map[string]int32{}, mapped: map[string]int32{}, joined: map[string]int32{}, stack: map[int32]int32{},
+		locals: map[localKey]int32{}, named: map[string]int32{}}
 	d.bins = append(d.bins, Bin{Kind: Other, Name: "<other>"}, Bin{Kind: Freed, Name: "<freed>"})
 	d.heap.init()
 	d.manual.init()
@@ -122,19 +129,22 @@ func (d *Data) add(b Bin) int32 {
 	return int32(len(d.bins) - 1)
 }
 
+// Join names the bins of new call paths: the name under which the heap
+// blocks allocated through the call path stack as the type whose
+// descriptor is at typ (or the mappings made through it) join those of
+// every other path given that name, one bin; "" for a bin of the path's
+// own.
+type Join func(stack []uint64, typ uint64) string
+
 // Alloc records a heap block of size bytes at addr allocated by thread
 // through the call path stack (innermost first) as the type whose
 // descriptor is at typ (0: unknown): its bin is that of every block
-// allocated through the same path as the same type. Any range it overlaps
-// (a freed range, or a block freed without a report, as a garbage
-// collector does) ends. It returns the bin.
-func (d *Data) Alloc(addr, size uint64, thread uint32, stack []uint64, typ uint64) int32 {
-	key := siteKey(stack, typ)
-	id, ok := d.sites[key]
-	if !ok {
-		id = d.add(Bin{Kind: Heap, Name: heapName(stack), Site: slices.Clone(stack), Type: typ})
-		d.sites[key] = id
-	}
+// allocated through the same path as the same type, or, when join (if not
+// nil) gives the path a name, of every block of that name and type. Any
+// range it overlaps (a freed range, or a block freed without a report, as
+// a garbage collector does) ends. It returns the bin.
+func (d *Data) Alloc(addr, size uint64, thread uint32, stack []uint64, typ uint64, join Join) int32 {
+	id := d.siteBin(d.sites, "h", stack, typ, join)
 	b := &d.bins[id]
 	b.Blocks++
 	b.Bytes += size
@@ -143,6 +153,31 @@ func (d *Data) Alloc(addr, size uint64, thread uint32, stack []uint64, typ uint6
 		d.heap.insert(span{addr, end, id, thread})
 		d.last = span{}
 	}
+	return id
+}
+
+// siteBin returns the heap bin of the call path stack and type typ among
+// sites (Alloc's or Map's, whose joined names have the prefix kind),
+// making it on first use: the bin of the name join gives it, if any.
+func (d *Data) siteBin(sites map[string]int32, kind string, stack []uint64, typ uint64, join Join) int32 {
+	key := siteKey(stack, typ)
+	if id, ok := sites[key]; ok {
+		return id
+	}
+	name, jkey := heapName(stack), ""
+	if join != nil {
+		if n := join(stack, typ); n != "" {
+			name, jkey = n, kind+siteKey(nil, typ)+n
+		}
+	}
+	id, ok := d.joined[jkey] // ("" is never a key)
+	if !ok {
+		id = d.add(Bin{Kind: Heap, Name: name, Site: slices.Clone(stack), Type: typ})
+		if jkey != "" {
+			d.joined[jkey] = id
+		}
+	}
+	sites[key] = id
 	return id
 }
 
@@ -160,28 +195,57 @@ func rangeEnd(addr, size uint64) (uint64, bool) {
 // the freed bin until memory is allocated over it. It returns the block's
 // range [start, end); ok is false, and nothing changes, for an address
 // that starts no live block.
-func (d *Data) Free(addr uint64) (start, end uint64, ok bool) { return d.endBlock(addr, true) }
-
-// Unmap records that the block at addr, a mapping, was unmapped: its
-// range maps to no bin any more (unlike a freed block's, it is no freed
-// heap memory, and what is mapped there next is not the program's
-// allocation). It returns the block's range; ok is false, and nothing
-// changes, for an address that starts no live block.
-func (d *Data) Unmap(addr uint64) (start, end uint64, ok bool) { return d.endBlock(addr, false) }
-
-// endBlock ends the live block that starts at addr, its range then
-// mapping to the freed bin (freed) or to none, and returns the range.
-func (d *Data) endBlock(addr uint64, freed bool) (start, end uint64, ok bool) {
+func (d *Data) Free(addr uint64) (start, end uint64, ok bool) {
 	s, ok := d.heap.at(addr)
 	if !ok || s.start != addr || s.bin == FreedBin {
 		return 0, 0, false
 	}
 	d.heap.remove(s)
-	if freed {
-		d.heap.insert(span{s.start, s.end, FreedBin, 0})
-	}
+	d.heap.insert(span{s.start, s.end, FreedBin, 0})
 	d.last = span{}
 	return s.start, s.end, true
+}
+
+// Map records a mapping (mmap) of size bytes at addr that thread made
+// through the call path stack (innermost first): it replaces the mappings
+// it overlaps there, as the system's does. Its bin, a heap bin, is that
+// of every mapping made through the same path or, when join (if not nil)
+// gives the path a name, of every mapping of that name (mappings of one
+// purpose: Go's heap arenas). A mapping holds the addresses of its range
+// that nothing else does: the blocks, variables and stack frames inside
+// it come first. It returns the bin.
+func (d *Data) Map(addr, size uint64, thread uint32, stack []uint64, join Join) int32 {
+	id := d.siteBin(d.mapped, "m", stack, 0, join)
+	b := &d.bins[id]
+	b.Blocks++
+	b.Bytes += size
+	if end, ok := rangeEnd(addr, size); ok {
+		d.maps, _ = carve(d.maps, addr, end)
+		i := sort.Search(len(d.maps), func(i int) bool { return d.maps[i].start > addr })
+		d.maps = slices.Insert(d.maps, i, span{addr, end, id, thread})
+	}
+	return id
+}
+
+// Unmap records that [addr, addr+size) was unmapped (munmap): the
+// mappings there end where they overlap it; with size 0, the mapping that
+// starts at addr ends whole. It returns the range unmapped; ok is false,
+// and nothing changes, when no mapping overlaps it.
+func (d *Data) Unmap(addr, size uint64) (start, end uint64, ok bool) {
+	end, ok = rangeEnd(addr, size)
+	if size == 0 {
+		i := sort.Search(len(d.maps), func(i int) bool { return d.maps[i].start >= addr })
+		if ok = i < len(d.maps) && d.maps[i].start == addr; ok {
+			end = d.maps[i].end
+		}
+	}
+	if !ok {
+		return 0, 0, false
+	}
+	if d.maps, ok = carve(d.maps, addr, end); !ok {
+		return 0, 0, false
+	}
+	return addr, end, true
 }
 
 // Name makes [addr, addr+size) a manual bin called name (memspy.h's range
@@ -342,17 +406,36 @@ func (d *Data) ownBin(id *int32, b Bin) int32 {
 	return *id
 }
 
-// Lookup returns the bin of the heap, manual or global range holding addr,
-// or OtherBin.
+// Lookup returns the bin of the heap, manual or global range, or module
+// region, holding addr, or OtherBin: not a mapping's (see Mapping).
 func (d *Data) Lookup(addr uint64) int32 {
-	bin, _, _ := d.Locate(addr)
+	bin, _, _ := d.locate(addr)
 	return bin
 }
 
-// Locate returns the bin of the heap, manual or global range, or module
-// region, holding addr and the range [start, end), or OtherBin and the
-// empty range at addr.
+// Mapping returns the bin of the mapping holding addr, or OtherBin: what
+// holds an address that Lookup and the stack frames leave to no bin.
+func (d *Data) Mapping(addr uint64) int32 {
+	if s, ok := mapAt(d.maps, addr); ok {
+		return s.bin
+	}
+	return OtherBin
+}
+
+// Locate returns the bin of the heap, manual or global range, module
+// region or, under them, mapping holding addr and the range [start, end),
+// or OtherBin and the empty range at addr.
 func (d *Data) Locate(addr uint64) (bin int32, start, end uint64) {
+	if bin, start, end = d.locate(addr); bin == OtherBin {
+		if s, ok := mapAt(d.maps, addr); ok {
+			return s.bin, s.start, s.end
+		}
+	}
+	return bin, start, end
+}
+
+// locate is Locate without the mappings.
+func (d *Data) locate(addr uint64) (bin int32, start, end uint64) {
 	if len(d.manual.granules) > 0 {
 		if s, ok := d.manual.at(addr); ok {
 			return s.bin, s.start, s.end
@@ -366,19 +449,50 @@ func (d *Data) Locate(addr uint64) (bin int32, start, end uint64) {
 		return s.bin, s.start, s.end
 	}
 	for _, spans := range [2][]span{d.globals, d.regions} {
-		i := sort.Search(len(spans), func(i int) bool { return spans[i].start > addr }) - 1
-		if i >= 0 && contains(spans[i], addr) {
-			return spans[i].bin, spans[i].start, spans[i].end
+		if s, ok := mapAt(spans, addr); ok {
+			return s.bin, s.start, s.end
 		}
 	}
 	return OtherBin, addr, addr
 }
 
-// Block returns the live heap block holding addr: its range [start, end)
-// and the thread that allocated it; ok is false when no live block holds
-// addr.
+// mapAt returns the span of spans (sorted by start, not overlapping)
+// holding a.
+func mapAt(spans []span, a uint64) (span, bool) {
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].start > a }) - 1
+	if i >= 0 && contains(spans[i], a) {
+		return spans[i], true
+	}
+	return span{}, false
+}
+
+// carve removes [start, end) from spans (sorted by start, not
+// overlapping), cutting the spans that overlap it, and reports whether
+// any did.
+func carve(spans []span, start, end uint64) ([]span, bool) {
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].end > start })
+	j := i
+	var rest []span
+	for ; j < len(spans) && spans[j].start < end; j++ {
+		s := spans[j]
+		if s.start < start {
+			rest = append(rest, span{s.start, start, s.bin, s.thread})
+		}
+		if s.end > end {
+			rest = append(rest, span{end, s.end, s.bin, s.thread})
+		}
+	}
+	return slices.Replace(spans, i, j, rest...), j > i
+}
+
+// Block returns the live heap block, or else the mapping, holding addr:
+// its range [start, end) and the thread that allocated it; ok is false
+// when none holds addr.
 func (d *Data) Block(addr uint64) (start, end uint64, thread uint32, ok bool) {
 	s, ok := d.heap.at(addr)
+	if !ok {
+		s, ok = mapAt(d.maps, addr)
+	}
 	if !ok || s.bin == FreedBin {
 		return 0, 0, 0, false
 	}

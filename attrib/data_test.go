@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"maps"
 	"math/rand/v2"
 	"testing"
 )
@@ -9,9 +10,9 @@ func TestDataHeap(t *testing.T) {
 	d := NewData()
 	siteA := []uint64{0x401000, 0x402000}
 	siteB := []uint64{0x401000, 0x403000} // same allocation call, other path
-	a1 := d.Alloc(0x10000, 0x100, 0, siteA, 0)
-	a2 := d.Alloc(0x20000, 0x100, 0, siteA, 0)
-	b := d.Alloc(0x30000, 0x200000, 0, siteB, 0)
+	a1 := d.Alloc(0x10000, 0x100, 0, siteA, 0, nil)
+	a2 := d.Alloc(0x20000, 0x100, 0, siteA, 0, nil)
+	b := d.Alloc(0x30000, 0x200000, 0, siteB, 0, nil)
 	if a1 != a2 || a1 == b || a1 < 2 {
 		t.Fatalf("bins: %d %d %d: one per call path", a1, a2, b)
 	}
@@ -20,10 +21,10 @@ func TestDataHeap(t *testing.T) {
 	}
 	// Blocks of one path but of other types (Go's) are bins of their own,
 	// one per type; a path whose last frame is another's type is not it.
-	t1 := d.Alloc(0x300000, 0x10, 0, siteA, 0x4a2000)
-	t2 := d.Alloc(0x300010, 0x10, 0, siteA, 0x4a2100)
-	t3 := d.Alloc(0x300020, 0x10, 0, siteA, 0x4a2000)
-	t4 := d.Alloc(0x300030, 0x10, 0, siteA[:1], 0x402000)
+	t1 := d.Alloc(0x300000, 0x10, 0, siteA, 0x4a2000, nil)
+	t2 := d.Alloc(0x300010, 0x10, 0, siteA, 0x4a2100, nil)
+	t3 := d.Alloc(0x300020, 0x10, 0, siteA, 0x4a2000, nil)
+	t4 := d.Alloc(0x300030, 0x10, 0, siteA[:1], 0x402000, nil)
 	if t1 == a1 || t1 == t2 || t1 != t3 || t4 == a1 || t4 == t1 || d.Bin(t1).Type != 0x4a2000 || d.Bin(a1).Type != 0 {
 		t.Fatalf("bins by type: %d %d %d %d (untyped %d), type %#x", t1, t2, t3, t4, a1, d.Bin(t1).Type)
 	}
@@ -45,7 +46,7 @@ func TestDataHeap(t *testing.T) {
 		t.Errorf("freed block: bin %d, want freed", got)
 	}
 	// A new block over part of the freed range ends it.
-	c := d.Alloc(0x10080, 0x10, 0, []uint64{0x404000}, 0)
+	c := d.Alloc(0x10080, 0x10, 0, []uint64{0x404000}, 0, nil)
 	for addr, want := range map[uint64]int32{0x10000: OtherBin, 0x10080: c, 0x10090: OtherBin} {
 		if got := d.Lookup(addr); got != want {
 			t.Errorf("after reuse: Lookup(%#x) = %d, want %d", addr, got, want)
@@ -53,7 +54,7 @@ func TestDataHeap(t *testing.T) {
 	}
 	// A block allocated over a live one (never freed: garbage collected)
 	// replaces it.
-	e := d.Alloc(0x30000+0x1000, 0x40, 0, []uint64{0x405000}, 0)
+	e := d.Alloc(0x30000+0x1000, 0x40, 0, []uint64{0x405000}, 0, nil)
 	if got := d.Lookup(0x30000); got != OtherBin {
 		t.Errorf("old block still mapped: %d", got)
 	}
@@ -61,7 +62,7 @@ func TestDataHeap(t *testing.T) {
 		t.Errorf("new block: %d, want %d", got, e)
 	}
 	// Bogus sizes count but map nothing.
-	g := d.Alloc(0x50000, 1<<62, 0, []uint64{0x406000}, 0)
+	g := d.Alloc(0x50000, 1<<62, 0, []uint64{0x406000}, 0, nil)
 	if d.Lookup(0x50000) != OtherBin || d.Bin(g).Bytes != 1<<62 {
 		t.Errorf("a bogus size is mapped")
 	}
@@ -81,7 +82,7 @@ func TestDataPrecedence(t *testing.T) {
 			t.Errorf("Lookup(%#x) = %d, want %d", addr, got, want)
 		}
 	}
-	h := d.Alloc(0x1000, 16, 0, nil, 0) // a heap block over a global (a test of precedence only)
+	h := d.Alloc(0x1000, 16, 0, nil, 0, nil) // a heap block over a global (a test of precedence only)
 	m := d.Name(0x1008, 4, "flag")
 	m2 := d.Name(0x9000, 8, "flag")
 	if m != m2 || d.Bin(m).Bytes != 12 {
@@ -113,7 +114,7 @@ func TestDataRandom(t *testing.T) {
 				if rng.IntN(8) == 0 {
 					size = uint64(1 + rng.IntN(1<<18))
 				}
-				id := d.Alloc(addr, size, 0, []uint64{uint64(rng.IntN(5))}, 0)
+				id := d.Alloc(addr, size, 0, []uint64{uint64(rng.IntN(5))}, 0, nil)
 				var keep []blk
 				for _, b := range model {
 					if b.start < addr+size && b.end > addr {
@@ -182,8 +183,8 @@ func TestDataGlobalsRemapped(t *testing.T) {
 // it; a freed one, or memory of no block, has none.
 func TestBlockThread(t *testing.T) {
 	d := NewData()
-	d.Alloc(0x1000, 0x20, 7, []uint64{0x400100}, 0)
-	d.Alloc(0x1020, 0x20, 9, []uint64{0x400100}, 0)
+	d.Alloc(0x1000, 0x20, 7, []uint64{0x400100}, 0, nil)
+	d.Alloc(0x1020, 0x20, 9, []uint64{0x400100}, 0, nil)
 	for _, c := range []struct {
 		addr, start, end uint64
 		thread           uint32
@@ -239,7 +240,7 @@ func TestDataRegions(t *testing.T) {
 // The allocator's bin keeps its name among the heap bins.
 func TestHeapNamesAllocator(t *testing.T) {
 	d := NewData()
-	d.Alloc(0x1000, 16, 0, []uint64{0x400100}, 0)
+	d.Alloc(0x1000, 16, 0, []uint64{0x400100}, 0, nil)
 	a := d.AllocatorBin()
 	names := HeapNames(d.Bins())
 	if names[a] != "<allocator>" || names[a-1] != "heap@0x400100" {
@@ -247,25 +248,136 @@ func TestHeapNamesAllocator(t *testing.T) {
 	}
 }
 
-// An unmapped block maps to nothing, not to the freed bin; an address that
-// starts no block changes nothing.
+// An unmapped range maps to nothing, not to the freed bin; an unmap from
+// inside a mapping cuts it, one of size 0 ends only the mapping that
+// starts at its address, and one that overlaps no mapping changes nothing.
 func TestDataUnmap(t *testing.T) {
 	d := NewData()
-	d.AddGlobals([]Var{{Name: "g", Addr: 0x10000, Size: 0x1000}}, 64, "m")
-	m := d.Alloc(0x10000, 0x4000, 0, []uint64{0x400100}, 0) // a mapping over where a module will be
-	if d.Lookup(0x10010) != m {
+	m := d.Map(0x10000, 0x4000, 0, []uint64{0x400100}, nil)
+	if d.Mapping(0x10010) != m {
 		t.Fatalf("the mapping is not found")
 	}
-	if _, _, ok := d.Unmap(0x10010); ok {
-		t.Errorf("Unmap inside a block succeeded")
+	if _, _, ok := d.Unmap(0x10010, 0); ok {
+		t.Errorf("Unmap of size 0 inside a mapping succeeded")
 	}
-	if s, e, ok := d.Unmap(0x10000); !ok || s != 0x10000 || e != 0x14000 {
-		t.Errorf("Unmap = %#x, %#x, %v", s, e, ok)
+	if _, _, ok := d.Unmap(0x20000, 0x1000); ok {
+		t.Errorf("Unmap outside every mapping succeeded")
 	}
-	if got := d.Bin(d.Lookup(0x10010)).Name; got != "g" {
-		t.Errorf("after the unmap, %s at the global's address, want g", got)
+	if s, e, ok := d.Unmap(0x11000, 0x1000); !ok || s != 0x11000 || e != 0x12000 {
+		t.Errorf("Unmap(0x11000, 0x1000) = %#x, %#x, %v", s, e, ok)
 	}
-	if got := d.Lookup(0x12000); got != OtherBin {
-		t.Errorf("after the unmap, bin %d, want other", got)
+	for addr, want := range map[uint64]int32{0x10fff: m, 0x11000: OtherBin, 0x11fff: OtherBin, 0x12000: m} {
+		if got := d.Mapping(addr); got != want {
+			t.Errorf("after the unmap of the middle, Mapping(%#x) = %d, want %d", addr, got, want)
+		}
+	}
+	if s, e, ok := d.Unmap(0x12000, 0); !ok || s != 0x12000 || e != 0x14000 {
+		t.Errorf("Unmap(0x12000, 0) = %#x, %#x, %v", s, e, ok)
+	}
+	if d.Mapping(0x13000) != OtherBin || d.Mapping(0x10000) != m {
+		t.Errorf("after the unmap of the mapping at 0x12000: %d at 0x13000, %d at 0x10000", d.Mapping(0x13000), d.Mapping(0x10000))
+	}
+	if b := d.Bin(m); b.Kind != Heap || b.Blocks != 1 || b.Bytes != 0x4000 || b.Name != "heap@0x400100" {
+		t.Errorf("the mapping's bin: %+v", b)
+	}
+}
+
+// A mapping lies under everything else: Lookup sees the heap blocks,
+// globals and named ranges inside it, not the mapping, which Mapping,
+// Locate and Block give for the rest of its range. A mapping over part of
+// another (a reservation made usable) replaces it there; mappings of one
+// name share a bin, unnamed ones a bin per call path.
+func TestDataMap(t *testing.T) {
+	d := NewData()
+	join := func(stack []uint64, typ uint64) string {
+		if stack[0] == 0x401000 || stack[0] == 0x404000 {
+			return "<Go heap arena>"
+		}
+		return ""
+	}
+	arena := d.Map(0x100000, 0x100000, 7, []uint64{0x401000, 0x402000}, join)
+	block := d.Alloc(0x140000, 0x100, 1, []uint64{0x403000}, 0, nil)
+	d.AddGlobals([]Var{{Name: "g", Addr: 0x150000, Size: 0x40}}, 64, "m")
+	named := d.Name(0x160000, 0x10, "mine")
+	for addr, want := range map[uint64]int32{0x140010: block, 0x150000: d.Lookup(0x150000), 0x160000: named, 0x100000: OtherBin, 0x1fffff: OtherBin} {
+		if got := d.Lookup(addr); got != want {
+			t.Errorf("Lookup(%#x) = %d, want %d", addr, got, want)
+		}
+	}
+	if d.Bin(d.Lookup(0x150000)).Name != "g" {
+		t.Errorf("the global inside the mapping is %q", d.Bin(d.Lookup(0x150000)).Name)
+	}
+	if bin, s, e := d.Locate(0x120000); bin != arena || s != 0x100000 || e != 0x200000 {
+		t.Errorf("Locate(0x120000) = %d [%#x, %#x), want the arena %d", bin, s, e, arena)
+	}
+	if bin, _, _ := d.Locate(0x140010); bin != block {
+		t.Errorf("Locate(0x140010) = %d, want the block %d", bin, block)
+	}
+	if s, e, th, ok := d.Block(0x120000); !ok || s != 0x100000 || e != 0x200000 || th != 7 {
+		t.Errorf("Block(0x120000) = %#x, %#x, %d, %v: want the mapping's", s, e, th, ok)
+	}
+	if s, _, th, ok := d.Block(0x140010); !ok || s != 0x140000 || th != 1 {
+		t.Errorf("Block(0x140010) = %#x, %d, %v: want the heap block's", s, th, ok)
+	}
+	// A usable part mapped over the reservation by another path, of the
+	// same name: the same bin; an unnamed one over its end: a bin of its
+	// own, only there.
+	if got := d.Map(0x180000, 0x10000, 7, []uint64{0x404000}, join); got != arena {
+		t.Errorf("a mapping of the same name has bin %d, want %d", got, arena)
+	}
+	other := d.Map(0x1f0000, 0x20000, 7, []uint64{0x405000}, join)
+	if other == arena {
+		t.Fatalf("an unnamed mapping shares the arena's bin")
+	}
+	if again := d.Map(0x300000, 0x1000, 7, []uint64{0x405000}, join); again != other {
+		t.Errorf("an unnamed mapping through the same path has bin %d, want %d", again, other)
+	}
+	for addr, want := range map[uint64]int32{0x17ffff: arena, 0x180000: arena, 0x190000: arena, 0x1effff: arena, 0x1f0000: other, 0x20ffff: other, 0x210000: OtherBin} {
+		if got := d.Mapping(addr); got != want {
+			t.Errorf("Mapping(%#x) = %d, want %d", addr, got, want)
+		}
+	}
+	if len(d.maps) != 5 {
+		t.Errorf("mappings %+v, want 5 spans", d.maps)
+	}
+	if b := d.Bin(arena); b.Blocks != 2 || b.Bytes != 0x110000 || b.Name != "<Go heap arena>" || len(b.Site) != 2 {
+		t.Errorf("the arena's bin: %+v", b)
+	}
+}
+
+// Heap blocks of call paths that join under one name are one bin per
+// name and type, named so; join is asked once per new call path and
+// type; a path it gives no name keeps a bin of its own.
+func TestDataJoin(t *testing.T) {
+	d := NewData()
+	asked := map[uint64]int{}
+	join := func(stack []uint64, typ uint64) string {
+		asked[stack[len(stack)-1]]++
+		if stack[0] == 0x401000 {
+			return "mp (runtime.mPadded)"
+		}
+		return ""
+	}
+	a := d.Alloc(0x10000, 0x100, 0, []uint64{0x401000, 0x402000}, 0x4a2000, join)
+	b := d.Alloc(0x20000, 0x100, 0, []uint64{0x401000, 0x403000}, 0x4a2000, join) // another path: joins
+	c := d.Alloc(0x30000, 0x100, 0, []uint64{0x401000, 0x402000}, 0x4a2000, join) // a's path again
+	e := d.Alloc(0x40000, 0x100, 0, []uint64{0x401000, 0x404000}, 0x4a2100, join) // another type
+	f := d.Alloc(0x50000, 0x100, 0, []uint64{0x405000, 0x406000}, 0x4a2000, join) // no name
+	g := d.Alloc(0x60000, 0x100, 0, []uint64{0x401000, 0x407000}, 0x4a2000, nil)  // not asked
+	if a != b || a != c || e == a || f == a || g == a || g == f {
+		t.Fatalf("bins %d %d %d %d %d %d", a, b, c, e, f, g)
+	}
+	if bin := d.Bin(a); bin.Name != "mp (runtime.mPadded)" || bin.Blocks != 3 || bin.Type != 0x4a2000 || len(bin.Site) != 2 || bin.Site[1] != 0x402000 {
+		t.Errorf("the joined bin: %+v", bin)
+	}
+	if d.Bin(e).Name != "mp (runtime.mPadded)" || d.Bin(f).Name != "heap@0x405000" || d.Bin(g).Name != "heap@0x401000" {
+		t.Errorf("names %q %q %q", d.Bin(e).Name, d.Bin(f).Name, d.Bin(g).Name)
+	}
+	if want := map[uint64]int{0x402000: 1, 0x403000: 1, 0x404000: 1, 0x406000: 1}; !maps.Equal(asked, want) {
+		t.Errorf("join asked %v, want %v", asked, want)
+	}
+	// A mapping of a joined name is not a heap block's bin.
+	if m := d.Map(0x100000, 0x1000, 0, []uint64{0x401000, 0x402000}, join); m == a {
+		t.Errorf("a mapping joined the heap blocks' bin")
 	}
 }

@@ -23,14 +23,20 @@ var (
 	// libraryInternals are names from inside the C++ standard library's
 	// templates, which say nothing of the program's data.
 	libraryInternals = []string{"__tmp", "_M_impl", "heap@?"}
+	// runtimePath finds a name made of a call path through the Go runtime
+	// ("runtime.startm.3096.runtime.newm.2870.mp (runtime.mPadded)": a
+	// line, then a runtime function), which tells the program nothing;
+	// not a closure's name ("runtime.init.6.func1").
+	runtimePath = regexp.MustCompile(`\.[0-9]+\.runtime\.`)
 )
 
 // checkNames reads the --where profile at path and returns what is wrong
 // with its names (issue 28): among the top objects and functions by stall
 // cycles, no name holds a bare address, a name from inside the C++
-// library or an unnamed heap object ("heap@?", as Go's all were), and
-// (with other) <other> holds less than otherShare of the stall cycles.
-func checkNames(path string, other bool) []string {
+// library or an unnamed heap object ("heap@?", as Go's all were), none is
+// a call path through the Go runtime, and <other> holds less than
+// otherShare of the stall cycles.
+func checkNames(path string) []string {
 	p, err := profile.ReadFile(path)
 	if err != nil {
 		return []string{err.Error()}
@@ -43,6 +49,9 @@ func checkNames(path string, other bool) []string {
 	check := func(what, name string) {
 		if bareHex.MatchString(name) {
 			problems = append(problems, fmt.Sprintf("%s %q holds a bare address", what, name))
+		}
+		if runtimePath.MatchString(name) {
+			problems = append(problems, fmt.Sprintf("%s %q is a call path through the Go runtime", what, name))
 		}
 		for _, bad := range libraryInternals {
 			if strings.Contains(name, bad) {
@@ -58,7 +67,7 @@ func checkNames(path string, other bool) []string {
 		check("function", p.Functions[i].Name)
 	}
 	for _, o := range objs {
-		if other && o.Name == "<other>" && total > 0 && float64(o.StallCycles) > otherShare*float64(total) {
+		if o.Name == "<other>" && total > 0 && float64(o.StallCycles) > otherShare*float64(total) {
 			problems = append(problems, fmt.Sprintf("<other> holds %.1f%% of the stall cycles (%d of %d), more than %.0f%%",
 				100*float64(o.StallCycles)/float64(total), o.StallCycles, total, 100*otherShare))
 		}

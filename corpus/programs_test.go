@@ -20,9 +20,6 @@ type program struct {
 	// names marks a program whose --where profile is checked for names a
 	// person recognises (checkNames).
 	names bool
-	// otherWhy, for a program whose names are checked, says why its
-	// <other> is not held under otherShare ("": it is).
-	otherWhy string
 	// tol, when not 0, is the relative difference allowed between its
 	// counts and cachegrind's in place of countTolerance: those of a
 	// multi-threaded program change from run to run with the scheduling of
@@ -297,9 +294,9 @@ var programs = []program{
 	// idle machine and +2.49% (--procs 4) on a loaded one.
 	// Its heap objects are named by type and first frame outside the Go
 	// runtime; the runtime's own memory, which it maps with system calls
-	// of its own, is not broken down yet: <other> held 6.1% to 14.9% of
-	// the stall cycles in four runs of memspy run --where.
-	{name: "gosort", threads: true, tol: 0.05, names: true, otherWhy: "the Go runtime's own memory (spans, mcache, heap arenas, goroutine stacks) has no breakdown", prepare: func(t *testing.T, h *harness, in *input) {
+	// of its own, by what it is for (<Go heap arena>, <Go
+	// persistentalloc>...).
+	{name: "gosort", threads: true, tol: 0.05, names: true, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.goBuild(t, "gosort"), fmt.Sprint(in.size(20000, 5000000))}
 	}},
 	// Measured over 2 runs in 4 modes: I refs within ±0.001%, D refs within

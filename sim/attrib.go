@@ -424,6 +424,8 @@ type attribution struct {
 	strides   strideTable
 	// procLocals caches the Symbolizer's local variables by procedure.
 	procLocals map[int32][]attrib.Local
+	// joinSites is join with a Symbolizer, else nil.
+	joinSites attrib.Join
 	// released is set once the counters per site, context and access
 	// point are let go (release).
 	released bool
@@ -589,6 +591,9 @@ func newAttribution(opt Options) *attribution {
 		inAlloc: map[uint32]bool{}}
 	if at.minSize == 0 {
 		at.minSize = DefaultMinObjectSize
+	}
+	if at.sym != nil {
+		at.joinSites = at.join
 	}
 	at.refs = append(at.refs, refKey{})
 	at.siteOf = append(at.siteOf, at.site(refKey{}))
@@ -960,13 +965,20 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 	case trace.Return:
 		at.code.Return(tid, e.SP)
 	case trace.Alloc:
-		at.data.Alloc(addr, e.Size, tid, e.Stack, e.Type)
+		switch {
+		case isMapping(e.Name):
+			at.data.Map(addr, e.Size, tid, e.Stack, at.joinSites)
+		case e.Name == goAllocator:
+			at.data.Alloc(addr, e.Size, tid, e.Stack, e.Type, at.joinSites)
+		default:
+			at.data.Alloc(addr, e.Size, tid, e.Stack, e.Type, nil)
+		}
 		if end := addr + e.Size; end > addr {
 			h.retag(addr, end, false)
 		}
 	case trace.Free:
-		if e.Name == "munmap" {
-			if start, end, ok := at.data.Unmap(addr); ok {
+		if isMapping(e.Name) {
+			if start, end, ok := at.data.Unmap(addr, e.Size); ok {
 				h.retag(start, end, false)
 			}
 		} else if start, end, ok := at.data.Free(addr); ok {
@@ -998,12 +1010,40 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 	}
 }
 
+// isMapping reports whether routine, of an allocation or free event,
+// maps or unmaps memory: the C library's mmap and munmap, or the system
+// calls themselves (the Valgrind tool's sys_mmap and sys_munmap).
+func isMapping(routine string) bool {
+	switch routine {
+	case "mmap", "munmap", "sys_mmap", "sys_munmap":
+		return true
+	}
+	return false
+}
+
+// goAllocator is the routine of the Go runtime's allocations (the
+// Valgrind tool's built-in allocation function).
+const goAllocator = "runtime.mallocgc"
+
+// join gives the call paths of Go's allocations and of mappings the name
+// they join under (attrib.Join): the Symbolizer's, when it says the name
+// stands for every call path given it (HeapSite.ByName: the Go runtime's
+// own allocations and mappings).
+func (at *attribution) join(stack []uint64, typ uint64) string {
+	if hs, ok := at.sym.HeapName(stack, typ); ok && hs.ByName {
+		return hs.Name
+	}
+	return ""
+}
+
 // retag gives the resident lines of [start, end) their new data bin after
-// an allocation or a free, so that hits count in it too (a hit does not
-// look its bin up): after a free, the lines the block covers whole become
-// freed (a line shared with live neighbours keeps its bin: a hit on it may
-// be theirs); after an allocation, the lines the block covers whole, and
-// those it touches that were freed, take the bin the allocation made.
+// an allocation, a mapping, a free or an unmapping, so that hits count in
+// it too (a hit does not look its bin up): after a free, the lines the
+// block covers whole become freed (a line shared with live neighbours
+// keeps its bin: a hit on it may be theirs); after an allocation or a
+// mapping, the lines it covers whole, and those it touches that were
+// freed, take the bin of what holds them now (a block's, else the
+// mapping's).
 func (h *Hierarchy) retag(start, end uint64, freed bool) {
 	if h.numa != nil && h.opt.Monitor == MonitorProtocol {
 		h.numaRetag(start, end, h.coh.shift)
@@ -1021,7 +1061,7 @@ func (h *Hierarchy) retag(start, end uint64, freed bool) {
 			case freed && whole:
 				la.bin[slot] = attrib.FreedBin
 			case !freed && (whole || la.bin[slot] == attrib.FreedBin):
-				la.bin[slot] = at.data.Lookup(max(start, line<<l.shift))
+				la.bin[slot], _, _ = at.data.Locate(max(start, line<<l.shift))
 			}
 		}
 		if n := last - first + 1; n > uint64(len(la.bin)) {
@@ -1059,7 +1099,9 @@ func (at *attribution) locals(p int32) []attrib.Local {
 // binOf returns the data bin of address a for the current reference: a
 // named range, heap block or global holding it, else the stack frame of the
 // current thread holding it, else the dynamic loader's bin for the
-// loader's references, else the other bin. It is called on misses only.
+// loader's references, else the mapping holding it (so that the frames of
+// a stack inside a mapping, Go's goroutine stacks in its heap arenas, are
+// frames), else the other bin. It is called on misses only.
 func (h *Hierarchy) binOf(a uint64) int32 {
 	at := h.attr
 	if b := at.data.Lookup(a); b != attrib.OtherBin {
@@ -1081,7 +1123,7 @@ func (h *Hierarchy) binOf(a uint64) int32 {
 	if at.pc >= at.loader[0] && at.pc < at.loader[1] {
 		return at.data.LoaderBin()
 	}
-	return attrib.OtherBin
+	return at.data.Mapping(a)
 }
 
 // isLoader reports whether the object file at path is the dynamic loader

@@ -225,14 +225,15 @@ func (h *Hierarchy) numaMiss(l *level, line, pa uint64, ref int32) {
 }
 
 // numaRetag gives the directory entries of the lines of [start, end) the
-// bin they now belong to (MonitorProtocol): called at allocations and
-// frees, as FlashPoint's allocation handlers did.
+// bin they now belong to, a block's or else a mapping's (MonitorProtocol):
+// called at allocations, mappings and frees, as FlashPoint's allocation
+// handlers did.
 func (h *Hierarchy) numaRetag(start, end uint64, shift uint) {
 	n, at := h.numa, h.attr
 	first, last := start>>shift, (end-1)>>shift
 	retag := func(line uint64, e numaLine) {
 		if e.warm {
-			e.bin = at.data.Lookup(max(line<<shift, start))
+			e.bin, _, _ = at.data.Locate(max(line<<shift, start))
 			n.dir[line] = e
 		}
 	}

@@ -61,6 +61,11 @@ type HeapSite struct {
 	// frame, so that Path and Name joined with dots make a unique full
 	// name ("main.42.AllocMatrix.17.Y").
 	Path []string
+	// ByName says that Name stands for the blocks of every call path
+	// given it, as one object: those of the Go runtime's and standard
+	// library's own allocations (no frame in the program's code) and the
+	// Go runtime's mappings, whose call paths tell the program nothing.
+	ByName bool
 	// At is the allocation's "file:line" in the program's own code: its
 	// first frame with a line outside the allocator wrappers' library
 	// headers and the Go runtime (or, when none is, its first frame with

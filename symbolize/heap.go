@@ -44,6 +44,14 @@ import (
 // functions that allocate those without a type), and without a type as
 // C's blocks are named.
 //
+// A mapping the Go runtime made (site begins in its functions that map
+// memory from the system: see goMapping) is named after what it is for:
+// "<Go heap arena>", "<Go persistentalloc>"... Its name, and that of a Go
+// allocation with no frame in the program's own code (the runtime's and
+// the standard library's own: "mp (runtime.mPadded)"), stands for the
+// blocks of every call path given it (h.ByName): which of the runtime's
+// paths led there tells the program nothing.
+//
 // The path is the whole call path, outermost first, one "func.line" per
 // source frame (joined with the name: "main.42.AllocMatrix.17.Y", main's
 // line 42 called AllocMatrix, whose line 17 called the allocator). A frame
@@ -69,8 +77,10 @@ func (s *Symbolizer) HeapName(site []uint64, typ uint64) (h sim.HeapSite, ok boo
 	if !ok {
 		return sim.HeapSite{}, false
 	}
-	if g, ok := goAllocation(frames); ok || typ != 0 {
-		h.Name, h.At = s.goName(frames, g, typ)
+	if name, at, ok := goMapping(frames); ok {
+		h.Name, h.At, h.ByName = name, at, true
+	} else if g, ok := goAllocation(frames); ok || typ != 0 {
+		h.Name, h.At, h.ByName = s.goName(frames, g, typ)
 	} else {
 		h.Name, h.At = s.shortName(frames), siteLine(frames, nil)
 	}
@@ -157,6 +167,73 @@ func (g goAlloc) inRuntime(f siteFrame) bool {
 	return ok && strings.HasSuffix(rel, ".go") && (strings.HasPrefix(rel, "runtime/") || strings.HasPrefix(rel, "internal/runtime/"))
 }
 
+// goSystemMemory reports whether fn is one of the Go runtime's functions
+// that map memory from the system for the rest of it: its mmap and the
+// layer above it, named "sys" and a capital (sysMmap, sysAlloc,
+// sysAllocOS, sysReserve, sysReserveAligned, sysMap, sysMapOS... across
+// Go's versions; not sysmon).
+func goSystemMemory(fn string) bool {
+	rest, ok := strings.CutPrefix(fn, "runtime.")
+	if !ok {
+		return false
+	}
+	if rest == "mmap" {
+		return true
+	}
+	rest, ok = strings.CutPrefix(rest, "sys")
+	return ok && rest != "" && rest[0] >= 'A' && rest[0] <= 'Z'
+}
+
+// goMappers name the mappings of the Go runtime's functions that ask for
+// memory from the system (see goMapping).
+var goMappers = map[string]string{
+	// Chunks of the runtime's metadata that is never freed (spans,
+	// mcaches, itabs, special records...): Go's own allocator of it.
+	"runtime.persistentalloc1": "<Go persistentalloc>",
+	// The heap: reserved an arena (64 MiB) at a time, made usable as it
+	// grows; its spans hold the heap's blocks, their mark bits and the
+	// goroutines' stacks.
+	"runtime.(*mheap).sysAlloc": "<Go heap arena>",
+	"runtime.(*mheap).grow":     "<Go heap arena>",
+	// The page allocator's summaries and bitmaps, and its scavenger's
+	// index.
+	"runtime.(*pageAlloc).sysInit":     "<Go page allocator>",
+	"runtime.(*pageAlloc).sysGrow":     "<Go page allocator>",
+	"runtime.(*pageAlloc).grow":        "<Go page allocator>",
+	"runtime.(*scavengeIndex).sysInit": "<Go page allocator>",
+	"runtime.(*scavengeIndex).sysGrow": "<Go page allocator>",
+	// The spans' mark and allocation bits.
+	"runtime.newArenaMayUnlock": "<Go GC bits>",
+	// The table of every span.
+	"runtime.recordspan": "<Go allspans>",
+	// The memory profile's buckets.
+	"runtime.stkbucket": "<Go memory profile>",
+}
+
+// goMapping names a mapping the Go runtime made: frames, innermost first,
+// begin in its functions that get memory from the system
+// (goSystemMemory); the first frame after them is the function that
+// asked for it, which tells what it is for (goMappers: "<Go heap
+// arena>"), else is named itself ("<Go runtime.f>"). at is that frame's
+// line. ok is false for frames of anything else.
+func goMapping(frames []siteFrame) (name, at string, ok bool) {
+	if len(frames) == 0 || !goSystemMemory(frames[0].Func) {
+		return "", "", false
+	}
+	i := 1
+	for i < len(frames) && goSystemMemory(frames[i].Func) {
+		i++
+	}
+	if i == len(frames) || frames[i].Func == "" {
+		return "<Go mmap>", siteLine(frames, nil), true
+	}
+	name, ok = goMappers[frames[i].Func]
+	if !ok {
+		name = "<Go " + frames[i].Func + ">"
+	}
+	return name, siteLine(frames[i:], nil), true
+}
+
 // goArrays are the Go runtime's functions whose call of mallocgc
 // allocates an array of the type it passes.
 var goArrays = map[string]bool{
@@ -178,7 +255,9 @@ var goUntyped = map[string]string{
 // type at typ. The runtime's own allocations (no frame after the
 // runtime's has a source file) are named from the frames after the one
 // that called mallocgc, the runtime's code taken as the program's.
-func (s *Symbolizer) goName(frames []siteFrame, g goAlloc, typ uint64) (name, at string) {
+// byName is set when no frame is the program's (sim.HeapSite.ByName): the
+// name then stands for the blocks of every call path given it.
+func (s *Symbolizer) goName(frames []siteFrame, g goAlloc, typ uint64) (name, at string, byName bool) {
 	name, typed := goUntyped[frames[0].Func]
 	if typ != 0 {
 		name, typed = s.space.GoType(typ)
@@ -188,19 +267,20 @@ func (s *Symbolizer) goName(frames []siteFrame, g goAlloc, typ uint64) (name, at
 	}
 	own := frames[g.runtime:]
 	std := func(f siteFrame) bool { return g.root != "" && strings.HasPrefix(f.File, g.root) }
+	byName = !slices.ContainsFunc(own, func(f siteFrame) bool { return f.File != "" && !std(f) })
 	if !slices.ContainsFunc(own, func(f siteFrame) bool { return f.File != "" }) {
 		own, std = frames[min(1, len(frames)-1):], nil
 	}
 	v, at := s.variable(own, std), siteLine(own, std)
 	switch {
 	case v != "" && typed:
-		return v + " (" + name + ")", at
+		return v + " (" + name + ")", at, byName
 	case v != "":
-		return v, at
+		return v, at, byName
 	case typed:
-		return s.site(own, std) + " " + name, at
+		return s.site(own, std) + " " + name, at, byName
 	}
-	return "heap@" + s.site(own, std), at
+	return "heap@" + s.site(own, std), at, byName
 }
 
 // shortName finds the variable receiving the pointer (see variable),

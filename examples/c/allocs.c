@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 struct pool {
 	char *base;
@@ -74,5 +76,16 @@ int main(void)
 	if (munmap(m, 16384) != 0)
 		return 1;
 	printf("free munmap %p\n", (void *)m);
+	/* A mapping made with the system call itself, as the Go runtime and
+	   static programs make theirs: a block of sys_mmap; unmapping part
+	   of it, sys_munmap of that part. */
+	char *r = (char *)syscall(SYS_mmap, NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return 1;
+	printf("alloc sys_mmap %p 8192\n", (void *)r);
+	r[100] = 1;
+	if (syscall(SYS_munmap, r + 4096, 4096) != 0)
+		return 1;
+	printf("free sys_munmap %p 4096\n", (void *)(r + 4096));
 	return 0;
 }

@@ -298,6 +298,10 @@ func TestToolNoStack(t *testing.T) {
 
 // Every allocation and free the program makes is reported, with its
 // routine, address, size and call site; --alloc-fn adds the program's own.
+// The mappings it makes with the system call itself (through the C
+// library's syscall, called from main) are reported as sys_mmap and
+// sys_munmap, with the length unmapped, and so are the dynamic loader's
+// (not in main).
 func TestToolAllocations(t *testing.T) {
 	exe := buildExample(t, "allocs", "-no-pie")
 	mainLo, mainHi := symbol(t, exe, "main")
@@ -311,21 +315,31 @@ func TestToolAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 		line := fmt.Sprintf("%s %s %#x", f[0], f[1], a)
-		if f[0] == "alloc" {
+		if len(f) > 3 {
 			line += " " + f[3]
 		}
 		want = append(want, line)
+	}
+	inMain := func(pc uint64) bool { return pc >= mainLo && pc < mainHi }
+	hex := func(s string) uint64 {
+		v, _ := strconv.ParseUint(s, 16, 64)
+		return v
 	}
 	for _, e := range evs {
 		if e.K != trace.Alloc && e.K != trace.Free {
 			continue
 		}
 		line := fmt.Sprintf("%s %s %#x", e.K, e.X.Name, e.Addr)
-		if e.K == trace.Alloc {
+		if e.K == trace.Alloc || strings.HasPrefix(e.X.Name, "sys_") {
 			line += fmt.Sprint(" ", e.X.Size)
 		}
+		f := frames(e)
+		raw := strings.HasPrefix(e.X.Name, "sys_")
+		if raw && !slices.ContainsFunc(f, func(pc string) bool { return inMain(hex(pc)) }) {
+			continue // the dynamic loader's
+		}
 		got = append(got, line)
-		if f := frames(e); e.PC < mainLo || e.PC >= mainHi || len(f) < 2 || f[0] != fmt.Sprintf("%x", e.PC) {
+		if !inMain(e.PC) || len(f) < 2 || f[0] != fmt.Sprintf("%x", e.PC) {
 			t.Errorf("%s: call stack %s, want it to start in main [%#x, %#x)", line, e.X.Stack, mainLo, mainHi)
 		}
 	}
@@ -552,7 +566,8 @@ func TestToolDescriptors(t *testing.T) {
 
 // A Go program's heap objects are reported through runtime.mallocgc,
 // with their type and their call stack on the goroutine's stack: the
-// runtime function that called mallocgc (newobject), then the program's.
+// runtime function that called mallocgc (newobject), then the program's;
+// and the runtime's mappings.
 func TestToolGoProgram(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "goalloc")
 	if out, err := exec.Command("go", "build", "-o", exe, filepath.Join("..", "..", "examples", "goalloc")).CombinedOutput(); err != nil {
@@ -583,14 +598,7 @@ func TestToolGoProgram(t *testing.T) {
 		if e.X.Name != "runtime.mallocgc" {
 			t.Fatalf("allocation by %q", e.X.Name)
 		}
-		var st []uint64
-		for _, f := range strings.Fields(strings.Trim(e.X.Stack, "[]")) {
-			pc, err := strconv.ParseUint(f, 16, 64)
-			if err != nil {
-				t.Fatalf("call stack %q", e.X.Stack)
-			}
-			st = append(st, pc)
-		}
+		st := stackPCs(t, e)
 		if len(st) < 2 || !in(st[1], "main.main") {
 			continue // the runtime's
 		}
@@ -618,6 +626,43 @@ func TestToolGoProgram(t *testing.T) {
 	if len(read) < 1000 {
 		t.Errorf("%d nodes read at their start, want at least 1000", len(read))
 	}
+	// The runtime's mappings, made with system calls of its own, are
+	// reported with call stacks from Go's frame pointers: runtime.mmap's
+	// call of sysMmap, which makes the system call, then the functions
+	// that asked for the memory.
+	askers := map[string]bool{"runtime.persistentalloc1": false, "runtime.(*mheap).sysAlloc": false}
+	for _, e := range evs {
+		if e.K != trace.Alloc || e.X.Name != "sys_mmap" {
+			continue
+		}
+		st := stackPCs(t, e)
+		if len(st) < 3 || !in(st[0], "runtime.mmap") || e.X.Size == 0 {
+			t.Errorf("a mapping of %d bytes, call stack %s: want runtime.mmap's and its callers", e.X.Size, e.X.Stack)
+			continue
+		}
+		for fn := range askers {
+			askers[fn] = askers[fn] || slices.ContainsFunc(st, func(pc uint64) bool { return in(pc, fn) })
+		}
+	}
+	for fn, seen := range askers {
+		if !seen {
+			t.Errorf("no mapping asked for by %s", fn)
+		}
+	}
+}
+
+// stackPCs returns the call stack of allocation event e.
+func stackPCs(t *testing.T, e ev) []uint64 {
+	t.Helper()
+	var st []uint64
+	for _, f := range frames(e) {
+		pc, err := strconv.ParseUint(f, 16, 64)
+		if err != nil {
+			t.Fatalf("call stack %q", e.X.Stack)
+		}
+		st = append(st, pc)
+	}
+	return st
 }
 
 // mapped is an object file reported by a Map event: its .text, its path

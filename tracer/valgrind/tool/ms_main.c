@@ -87,7 +87,7 @@ extern Int     VG_(sigtimedwait_zero)(const vki_sigset_t* set, vki_siginfo_t* in
 extern Int     VG_(sigemptyset)(vki_sigset_t* set);
 extern Int     VG_(sigaddset)(vki_sigset_t* set, Int signum);
 
-#define MS_STREAM_VERSION 10
+#define MS_STREAM_VERSION 11
 #define MS_STR(x)  MS_STR1(x)
 #define MS_STR1(x) #x
 
@@ -818,41 +818,50 @@ static Bool in_go_runtime(Addr a)
    return go_rt_cache[h].rt;
 }
 
-/* The call stack of a Go allocation at the entry of runtime.mallocgc (sp,
-   fp: its RSP and RBP there), from Go's frame pointers (amd64 keeps
-   them): the return address is at [sp], RBP is the caller's frame, whose
-   [fp] is its caller's frame and [fp+8] the return address into it.
-   Valgrind's unwinder gives up on goroutine stacks: Go allocates them in
-   its heap, outside the thread's stack. The chain also crosses Go's
-   switches to the system stack (systemstack keeps the goroutine's frame
-   pointer). Entries are return addresses minus one, as call_stack's: the
-   runtime function that called mallocgc (newobject, makeslice, growslice,
-   newarray, ...), then up to --stack-depth frames from the first outside
-   the Go runtime on; the runtime's frames between are left out (a map's
-   groups allocated as it grows or splits are one site). When no frame is
-   outside the runtime (the runtime's own allocations), all of them (at
-   most MAX_STACK_DEPTH). */
-static Int go_call_stack(Addr sp, Addr fp, Addr* ips)
+/* Follows Go's frame pointers (amd64 keeps them) from the return address
+   ra and the frame fp of the function it returns into: that frame's [fp]
+   is its caller's frame and [fp+8] the return address into the caller.
+   Entries are return addresses minus one, as call_stack's, appended to
+   ips from n on. The chain crosses Go's switches to the system stack
+   (systemstack keeps the goroutine's frame pointer). With alloc (a Go
+   allocation) it keeps the first entry, then up to --stack-depth frames
+   from the first outside the Go runtime on: the runtime's frames between
+   are left out (a map's groups allocated as it grows or splits are one
+   site); when no frame is outside the runtime (the runtime's own
+   allocations), all of them (at most MAX_STACK_DEPTH). Without alloc, up
+   to --stack-depth entries in all. Returns the number of entries. */
+static Int go_frames(Addr ra, Addr fp, Addr* ips, Int n, Bool alloc)
 {
-   if (!VG_(am_is_valid_for_client)(sp, sizeof(Addr), VKI_PROT_READ))
-      return 0;
-   Addr ra = *(Addr*)sp;
-   Int n = 0, user = -1;   /* the first frame outside the runtime */
-   while (n < MAX_STACK_DEPTH && (user < 0 || n - user < clo_stack_depth)
+   Int first = n, user = -1;   /* the first frame outside the runtime */
+   while (n < (alloc ? MAX_STACK_DEPTH : clo_stack_depth) && (user < 0 || n - user < clo_stack_depth)
           && VG_(am_is_valid_for_client)(ra, 1, VKI_PROT_EXEC)) {
       ips[n++] = ra - 1;
-      if (user < 0 && !in_go_runtime(ra - 1))
+      if (alloc && user < 0 && !in_go_runtime(ra - 1))
          user = n - 1;
       if (fp == 0 || fp % sizeof(Addr) != 0 || !VG_(am_is_valid_for_client)(fp, 2 * sizeof(Addr), VKI_PROT_READ))
          break;
       ra = ((Addr*)fp)[1];
       fp = ((Addr*)fp)[0];
    }
-   if (user > 1) {
-      VG_(memmove)(&ips[1], &ips[user], (n - user) * sizeof(Addr));
-      n -= user - 1;
+   if (user > first + 1) {
+      VG_(memmove)(&ips[first + 1], &ips[user], (n - user) * sizeof(Addr));
+      n -= user - first - 1;
    }
    return n;
+}
+
+/* The call stack of Go code at the entry of a function, or in a function
+   without a frame (sp, fp: RSP and RBP there): the return address is at
+   [sp], RBP is the caller's frame. Valgrind's unwinder gives up on
+   goroutine stacks: Go allocates them in its heap, outside the thread's
+   stack. At the entry of runtime.mallocgc (alloc), the first entry is the
+   runtime function that called it (newobject, makeslice, growslice,
+   newarray, ...); see go_frames. */
+static Int go_call_stack(Addr sp, Addr fp, Addr* ips, Bool alloc)
+{
+   if (!VG_(am_is_valid_for_client)(sp, sizeof(Addr), VKI_PROT_READ))
+      return 0;
+   return go_frames(*(Addr*)sp, fp, ips, 0, alloc);
 }
 
 /* Remembers the live block [a, a+n) (an allocator may hand out a block it
@@ -1183,7 +1192,7 @@ static void ms_alloc_fn_enter(ULong fn, ULong size, ULong sp, ULong fp, ULong ty
    if (e == NULL)
       return;
    e->type = type;
-   e->depth = alloc_fns[fn].go ? go_call_stack(sp, fp, e->stack) : call_stack(cur_tid, e->stack, 1);
+   e->depth = alloc_fns[fn].go ? go_call_stack(sp, fp, e->stack, True) : call_stack(cur_tid, e->stack, 1);
 }
 
 /* After a return (sp: the stack pointer after it, rax: the result):
@@ -1449,9 +1458,54 @@ static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
    }
 }
 
-/* After a system call: only a failed exec comes back. */
+#define MS_MAP_STACK 0x20000   /* Linux's MAP_STACK */
+
+/* The call stack of the system call thread tid just made, as an
+   allocation's: its first entry is the call of the function that made it
+   (the C library's mmap or syscall, the Go runtime's sysMmap), then the
+   callers. In the Go runtime (which makes its own system calls, without
+   the C library) from Go's frame pointers, as for its allocations: its
+   system calls are made by assembly functions without a frame (NOSPLIT,
+   $0), so that the return address is at [RSP] and RBP is the caller's
+   frame; elsewhere from Valgrind's unwinder. */
+static Int syscall_stack(ThreadId tid, Addr* ips)
+{
+   if (!in_go_runtime(VG_(get_IP)(tid) - 1))
+      return call_stack(tid, ips, 1);
+   Addr fp;
+   VG_(get_shadow_regs_area)(tid, (UChar*)&fp, 0, offsetof(VexGuestAMD64State, guest_RBP), sizeof fp);
+   return go_call_stack(VG_(get_SP)(tid), fp, ips, False);
+}
+
+/* A mapping or an unmapping the program made with a system call of its
+   own, outside the preload's wrappers (whose mmap and munmap report
+   theirs, and whose allocators' mappings are theirs): the Go runtime's
+   heap arenas and metadata, a static program's, the dynamic loader's. An
+   anonymous mapping (not a thread stack) is an ALLOC record of routine
+   sys_mmap; any munmap a FREE record of sys_munmap with the length
+   unmapped. */
+static void raw_mapping(ThreadId tid, UInt sysno, UWord* args, SysRes res)
+{
+   if (sr_isError(res) || alloc_frames[tid] != 0)
+      return;
+   Addr ips[MAX_STACK_DEPTH];
+   if (sysno == __NR_mmap && (args[3] & VKI_MAP_ANONYMOUS) && !(args[3] & MS_MAP_STACK) && args[1] > 0) {
+      note_thread();
+      Int depth = syscall_stack(tid, ips);
+      emit_block_record(REC_ALLOC, string_id("sys_mmap"), sr_Res(res), args[1], 0, ips, depth);
+   } else if (sysno == __NR_munmap && args[1] > 0) {
+      note_thread();
+      Int depth = syscall_stack(tid, ips);
+      emit_block_record(REC_FREE, string_id("sys_munmap"), args[0], args[1], 0, ips, depth);
+   }
+}
+
+/* After a system call: a mapping of the program's own, or a failed exec
+   (a successful one does not come back). */
 static void ms_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, SysRes res)
 {
+   if (sysno == __NR_mmap || sysno == __NR_munmap)
+      raw_mapping(tid, sysno, args, res);
    if ((sysno != __NR_execve && sysno != __NR_execveat) || !sr_isError(res))
       return;
    VG_(clo_trace_children) = exec_saved_trace;
