@@ -297,8 +297,8 @@ func (s *Symbolizer) shortName(frames []siteFrame) string {
 // inlined from system headers (and the frames library tells, if not
 // nil): the first line of the program's own that assigns it names it;
 // one that uses a container's method through which the allocation came
-// names the container ("counts (std::map node)"). It returns "" when no
-// line names it.
+// names the container ("counts (std::map<std::string, int> node)"). It
+// returns "" when no line names it.
 func (s *Symbolizer) variable(frames []siteFrame, library func(siteFrame) bool) string {
 	local := ""           // a variable the function returns, if no caller names it
 	var method *siteFrame // the outermost library frame within the frame at hand
@@ -376,8 +376,9 @@ var nodeContainers = map[string]bool{
 
 // containerName names the blocks a C++ library class's method (fn, such
 // as "std::map::operator[]") allocated on f's line after the variable it
-// is used through, with the class and what the blocks are to it:
-// "counts (std::map node)", "v (std::vector buffer)".
+// is used through, with the class (as the variable's declaration writes
+// it, when found above) and what the blocks are to it: "counts
+// (std::map<std::string, int> node)", "v (std::vector<double> buffer)".
 func containerName(f siteFrame, fn string) (string, bool) {
 	cut := strings.LastIndex(fn, "::")
 	if cut < 0 {
@@ -392,10 +393,16 @@ func containerName(f siteFrame, fn string) (string, bool) {
 	if nodeContainers[strings.TrimPrefix(class, "std::")] {
 		what = "node"
 	}
-	if !strings.HasPrefix(class, "std::") {
-		return fmt.Sprintf("%s (%s)", v, class), true
+	// The container's type as its declaration writes it, template
+	// arguments and all, when found.
+	typ := class
+	if t, ok := symbols.DeclaredType(f.File, f.Line, v, class[strings.LastIndex(class, ":")+1:]); ok {
+		typ = t
 	}
-	return fmt.Sprintf("%s (%s %s)", v, class, what), true
+	if !strings.HasPrefix(class, "std::") {
+		return fmt.Sprintf("%s (%s)", v, typ), true
+	}
+	return fmt.Sprintf("%s (%s %s)", v, typ, what), true
 }
 
 type fileLine struct {

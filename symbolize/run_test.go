@@ -257,7 +257,7 @@ func TestRunCPlusPlus(t *testing.T) {
 	for _, o := range p.Objects {
 		objects[o.Name] = o.Kind == "heap"
 	}
-	for _, name := range []string{"m (std::map node)", "v (std::vector buffer)", "w (std::vector buffer)"} {
+	for _, name := range []string{"m (std::map<int, int> node)", "v (std::vector<int> buffer)", "w (std::vector<double> buffer)"} {
 		if !objects[name] {
 			t.Errorf("no heap object %q among %v", name, slices.Collect(maps.Keys(objects)))
 		}

@@ -50,3 +50,65 @@ var cKeywords = map[string]bool{
 	"if": true, "for": true, "while": true, "switch": true, "return": true, "sizeof": true,
 	"new": true, "delete": true, "do": true, "else": true, "case": true,
 }
+
+// maxDeclarationDistance bounds how many lines above its use
+// DeclaredType looks for a variable's declaration.
+const maxDeclarationDistance = 400
+
+// DeclaredType returns the template type, as the source writes it, with
+// which variable name is declared on line or the nearest line above it
+// (at most maxDeclarationDistance) of file, when that type is a template
+// of class (the class name without its namespaces or arguments, such as
+// "map"): `std::map<std::string, int> counts;` → "std::map<std::string,
+// int>". ok is false when no such declaration is found (the variable is
+// a member, a parameter declared far above, auto, a typedef's).
+func DeclaredType(file string, line int, name, class string) (string, bool) {
+	lines := sourceLines(file)
+	if line < 1 || line > len(lines) || name == "" {
+		return "", false
+	}
+	word := regexp.MustCompile(`>\s*[&*]*\s*\b` + regexp.QuoteMeta(name) + `\s*[;({=,\[]`)
+	for l := line; l >= 1 && l > line-maxDeclarationDistance; l-- {
+		s := stripComments(lines[l-1], false, true)
+		m := word.FindStringIndex(s)
+		if m == nil {
+			continue
+		}
+		t, ok := templateBefore(s[:m[0]+1])
+		if !ok {
+			continue // `a > name[i]`, `p->name(`: no declaration
+		}
+		base := t[:strings.IndexByte(t, '<')]
+		if base[strings.LastIndex(base, ":")+1:] != class {
+			return "", false
+		}
+		return t, true
+	}
+	return "", false
+}
+
+// templateBefore returns the template-id that s ends with (its closing
+// '>' last): the name before the matching '<' and the arguments,
+// with white space runs made single spaces.
+func templateBefore(s string) (string, bool) {
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case '>':
+			depth++
+		case '<':
+			depth--
+			if depth == 0 {
+				j := i
+				for j > 0 && (isIdent(s[j-1]) || s[j-1] == ':') {
+					j--
+				}
+				if j == i {
+					return "", false
+				}
+				return strings.Join(strings.Fields(s[j:]), " "), true
+			}
+		}
+	}
+	return "", false
+}

@@ -44,3 +44,46 @@ func TestContainerVariable(t *testing.T) {
 		}
 	}
 }
+
+// DeclaredType finds a container's template type in its declaration
+// above its use, as written, and nothing for another class, a member or
+// a comparison.
+func TestDeclaredType(t *testing.T) {
+	lines := []string{
+		`std::map<std::string,   int> counts; // the map`,
+		`std::vector<std::uint64_t> values;`,
+		`std::vector<std::vector<double>> grid(8, std::vector<double>(4));`,
+		`if (n > counts.size()) return;`,
+		`counts["k"]++;`,
+		`values.push_back(x);`,
+		`grid[0].push_back(1.0);`,
+		`p->items.reserve(n);`,
+		`std::set<int> other;`,
+		`auto a = values;`,
+		`other.insert(1);`,
+	}
+	file := filepath.Join(t.TempDir(), "d.cc")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		line        int
+		name, class string
+		want        string
+	}{
+		{5, "counts", "map", "std::map<std::string, int>"},
+		{6, "values", "vector", "std::vector<std::uint64_t>"},
+		{7, "grid", "vector", "std::vector<std::vector<double>>"},
+		{2, "values", "vector", "std::vector<std::uint64_t>"}, // the declaration's own line
+		{8, "items", "vector", ""},                            // a member, declared elsewhere
+		{5, "counts", "set", ""},                              // declared as another class
+		{11, "other", "set", "std::set<int>"},
+		{10, "a", "vector", ""},   // auto
+		{40, "counts", "map", ""}, // past the end
+	} {
+		got, ok := DeclaredType(file, tc.line, tc.name, tc.class)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("line %d, %s (%s): %q, %v; want %q", tc.line, tc.name, tc.class, got, ok, tc.want)
+		}
+	}
+}
