@@ -56,14 +56,7 @@ func TestProgramFiles(t *testing.T) {
 
 // A file Prefetch read is the one Map then uses: read once.
 func TestPrefetchShared(t *testing.T) {
-	data, err := os.ReadFile("/usr/bin/true")
-	if err != nil {
-		t.Skip(err)
-	}
-	path := filepath.Join(t.TempDir(), "true")
-	if err := os.WriteFile(path, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	path := copyOfTrue(t)
 	Prefetch(path, path)
 	var read bool
 	for deadline := time.Now().Add(10 * time.Second); !read && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
