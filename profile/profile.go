@@ -550,7 +550,7 @@ func Read(r io.Reader) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", readError(err, int64(len(data))))
 	}
-	p, ok := decodeParallel(data)
+	p, ok := decodeFields(data)
 	if !ok {
 		if p, err = decode(bytes.NewReader(data)); err != nil {
 			return nil, err

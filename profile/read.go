@@ -8,19 +8,6 @@ import (
 	"sync"
 )
 
-// decodeParallel decodes the JSON profile data as encoding/json would,
-// but its where-and-why entries (most of a large profile) on every CPU, a
-// few at a time, while another goroutine checks that data is valid JSON.
-// ok is false when data is not a profile this way reads (not valid JSON,
-// not an object, a field whose value does not decode, anything after
-// it): decode then reads it again and says what is wrong.
-func decodeParallel(data []byte) (p *Profile, ok bool) {
-	valid := make(chan bool, 1)
-	go func() { valid <- json.Valid(data) }()
-	p, ok = decodeFields(data)
-	return p, <-valid && ok
-}
-
 // lists are the keys of the profile's lists of entries, decoded apart.
 var lists = map[string]func(p *Profile, raw []byte) error{
 	"functions": func(p *Profile, raw []byte) error {
@@ -40,9 +27,14 @@ var lists = map[string]func(p *Profile, raw []byte) error{
 	},
 }
 
-// decodeFields decodes the top-level object data (valid JSON, or ok is
-// false in the end): the lists of entries apart, the other fields
-// together.
+// decodeFields decodes the JSON profile data as encoding/json would, but
+// its lists of where-and-why entries (most of a large profile) apart, on
+// every CPU, a few entries at a time, and the other fields together. ok
+// is false when data is not a profile this way reads (not valid JSON, not
+// an object, a field whose value does not decode, anything after it):
+// the caller then reads it again and says what is wrong. The text is
+// checked as it is split (scanner): the entries' by the scanner, the
+// other fields' by encoding/json.
 func decodeFields(data []byte) (*Profile, bool) {
 	fields, ok := objectFields(data)
 	if !ok {
@@ -125,8 +117,8 @@ func decodeEntries[T any](raw []byte, es *[]T, parse entryParser[T]) error {
 	return nil
 }
 
-// scanner walks JSON text, not checking it: the structure it finds is
-// right when the text is valid JSON (decodeParallel checks that apart).
+// scanner walks JSON text, checking it as encoding/json does: the text
+// of a value it returns is valid JSON.
 type scanner struct {
 	b []byte
 	i int
@@ -140,53 +132,144 @@ func (s *scanner) space() {
 }
 
 // value skips the value at the scanner's place and returns its text; ok
-// is false when there is none.
+// is false when there is none, or it is not valid JSON.
 func (s *scanner) value() (v []byte, ok bool) {
 	s.space()
 	start := s.i
-	if s.i >= len(s.b) {
+	if !s.valid(0) {
 		return nil, false
 	}
-	switch s.b[s.i] {
-	case '"':
-		s.str()
-	case '[', '{':
-		for depth := 0; s.i < len(s.b); {
-			switch s.b[s.i] {
-			case '"':
-				s.str()
-				continue
-			case '[', '{':
-				depth++
-			case ']', '}':
-				depth--
-			}
-			s.i++
-			if depth == 0 {
-				break
-			}
-		}
-	default: // a number, true, false or null
-		for s.i < len(s.b) && !bytes.ContainsRune([]byte(" \t\n\r,:]}"), rune(s.b[s.i])) {
-			s.i++
-		}
-	}
-	return s.b[start:s.i], s.i > start
+	return s.b[start:s.i], true
 }
 
-// str skips the string at the scanner's place (to the end of the data
-// if it does not end).
-func (s *scanner) str() {
+// maxNesting is how deep encoding/json lets arrays and objects nest.
+const maxNesting = 10000
+
+// valid skips the value at the scanner's place (no white space before
+// it), nested depth deep, and reports whether it is valid JSON.
+func (s *scanner) valid(depth int) bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; c {
+	case '"':
+		return s.str()
+	case '{', '[':
+		if depth >= maxNesting {
+			return false
+		}
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		s.i++
+		if s.next(end) {
+			return true
+		}
+		for {
+			s.space()
+			if c == '{' && (s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() || !s.next(':')) {
+				return false
+			}
+			s.space()
+			if !s.valid(depth + 1) {
+				return false
+			}
+			if !s.next(',') {
+				return s.next(end)
+			}
+		}
+	case 't':
+		return s.word("true")
+	case 'f':
+		return s.word("false")
+	case 'n':
+		return s.word("null")
+	}
+	return s.number()
+}
+
+// str skips the string at the scanner's place and reports whether it is
+// valid: closed, with no control character and only JSON's escapes.
+func (s *scanner) str() bool {
 	for s.i++; s.i < len(s.b); s.i++ {
-		switch s.b[s.i] {
-		case '\\':
+		switch c := s.b[s.i]; {
+		case c == '"':
 			s.i++
-		case '"':
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
 			s.i++
-			return
+			if s.i >= len(s.b) {
+				return false
+			}
+			switch s.b[s.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				for range 4 {
+					if s.i++; s.i >= len(s.b) || !isHex(s.b[s.i]) {
+						return false
+					}
+				}
+			default:
+				return false
+			}
 		}
 	}
-	s.i = len(s.b) // (not beyond, after a backslash at the end)
+	return false
+}
+
+// isHex reports whether c is a hexadecimal digit.
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// word skips w, which must come next.
+func (s *scanner) word(w string) bool {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(w)) {
+		return false
+	}
+	s.i += len(w)
+	return true
+}
+
+// number skips a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case !s.digits():
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !s.digits() {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits skips one or more decimal digits, reporting whether there was one.
+func (s *scanner) digits() bool {
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > start
 }
 
 // next skips white space and reports whether c comes next, skipping it.

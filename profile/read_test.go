@@ -89,6 +89,9 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
+		if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) && !json.Valid(data) {
+			t.Fatalf("read a profile from text that is not JSON: %q", data)
+		}
 		var b bytes.Buffer
 		if err := p.Write(&b); err != nil {
 			t.Fatalf("writing a profile read: %v", err)
@@ -248,4 +251,27 @@ func TestReadAll(t *testing.T) {
 	if _, err := readAll(iotest.ErrReader(io.ErrClosedPipe), 10); err != io.ErrClosedPipe {
 		t.Errorf("readAll of a failing reader: %v", err)
 	}
+}
+
+// The scanner that splits a profile checks its text as encoding/json
+// does: what it takes for a value is valid JSON, and what is valid JSON
+// it takes.
+func FuzzScanner(f *testing.F) {
+	for _, seed := range []string{
+		`{"a": [1, -2.5e+3, 0.1, true, false, null, "x\u00e9\n"], "b": {}}`,
+		`[]`, `[1,]`, `{"a" 1}`, `01`, `-`, `1.`, `1e`, `.5`, `"\x"`, "\"a\tb\"", "\"\x01\"",
+		`"\ud800"`, `tru`, `nul`, `[1 2]`, `{"a":1,}`, `{1:2}`, ` [ ] `, `"\u12"`, "\"\xff\"",
+		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+		strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := &scanner{b: data}
+		_, ok := s.value()
+		s.space()
+		if got, want := ok && s.i == len(data), json.Valid(data); got != want {
+			t.Fatalf("scanner says %v, encoding/json %v, of %q", got, want, data)
+		}
+	})
 }
