@@ -34,20 +34,19 @@ type cgReport struct {
 
 var (
 	// cgRow is a line of counts: the count (negative in a difference),
-	// its share, then what it counts.
-	cgRow = regexp.MustCompile(`^ *(-?[0-9,]+)(?: +\((?: *-?[0-9.]+%|n/a)\))? +(.+)$`)
-	// cgFile starts the annotation of a source file (cg_annotate 3.19,
-	// then 3.21's).
-	cgFile = regexp.MustCompile(`^-- (?:Auto-annotated source|Annotated source file): (.+)$`)
+	// its share (and 3.22's cumulative share), then what it counts;
+	// 3.22 marks the first of a group with < or >.
+	cgRow = regexp.MustCompile(`^(?:[<>] )? *(-?[0-9,]+)(?: +\([^)]*\))? +(.+)$`)
 	// cgLine is an annotated line of the test's sources, cgNoLine the
-	// counts of a file at no line.
+	// counts of a file at no line (3.19's, then 3.21's).
 	cgLine   = regexp.MustCompile(`^src (\S+) (\d+)$`)
 	cgNoLine = regexp.MustCompile(`^<(?:counts for unidentified lines in \S+|unknown \(line 0\))>$`)
 )
 
 // cgAnnotate runs cg_annotate with args in dir on the file named
-// cachegrind.out there, and returns what it shows of the one event
-// args show. cg_annotate must warn of nothing.
+// cachegrind.out there, and returns what it shows of the one event args
+// show, as cg_annotate 3.19 and 3.22 show it: cg_annotate must warn of
+// nothing.
 func cgAnnotate(t *testing.T, dir string, args ...string) cgReport {
 	t.Helper()
 	cmd := exec.Command(cgTool(t, "cg_annotate"), append(args, "cachegrind.out")...)
@@ -57,11 +56,18 @@ func cgAnnotate(t *testing.T, dir string, args ...string) cgReport {
 		t.Fatalf("cg_annotate %v: %v\n%s", args, err, out)
 	}
 	r := cgReport{functions: map[string]int64{}, lines: map[string]map[int]int64{}}
-	file := ""
+	section, file := "", "" // file: of the annotated source, or of 3.22's group of functions
 	for _, l := range strings.Split(string(out), "\n") {
-		if m := cgFile.FindStringSubmatch(l); m != nil {
-			f := strings.Fields(m[1]) // 3.19: "DIR + FILE" when found in an include directory
-			file = filepath.Base(f[len(f)-1])
+		switch {
+		case strings.Contains(l, "file:function"):
+			section = "functions"
+			continue
+		case strings.Contains(l, "function:file"):
+			section = ""
+			continue
+		case strings.HasPrefix(l, "-- Auto-annotated source: "), strings.HasPrefix(l, "-- Annotated source file: "):
+			f := strings.Fields(l) // 3.19: "DIR + FILE" when found in an include directory
+			section, file = "source", filepath.Base(f[len(f)-1])
 			r.lines[file] = map[int]int64{}
 			continue
 		}
@@ -73,17 +79,28 @@ func cgAnnotate(t *testing.T, dir string, args ...string) cgReport {
 		if err != nil {
 			t.Fatalf("cg_annotate: count %q", m[1])
 		}
-		switch what := m[2]; {
+		what := m[2]
+		switch {
 		case what == "PROGRAM TOTALS":
 			r.total = n
-		case cgNoLine.MatchString(what):
+		case section == "functions":
+			fl, fn, ok := strings.Cut(what, ":")
+			switch {
+			case ok && fn == "": // 3.22: the file of the functions below
+				file = fl
+				continue
+			case !ok:
+				fl, fn = file, what
+			}
+			if fn != "<unspecified>" { // 3.22: the file's before its first fn=
+				r.rows = append(r.rows, fl+":"+fn)
+				r.functions[fl+":"+fn] += n
+			}
+		case section == "source" && cgNoLine.MatchString(what):
 			r.lines[file][0] += n
-		case cgLine.MatchString(what):
+		case section == "source" && cgLine.MatchString(what):
 			ln, _ := strconv.Atoi(cgLine.FindStringSubmatch(what)[2])
 			r.lines[file][ln] += n
-		case strings.Contains(what, ":") && file == "":
-			r.rows = append(r.rows, what)
-			r.functions[what] += n
 		}
 	}
 	return r
@@ -104,7 +121,7 @@ func cachegrindDir(t *testing.T, by By) string {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Rename(writeFile(t, dir, "cachegrind", by), filepath.Join(dir, "cachegrind.out")); err != nil {
+	if err := os.Rename(writeFile(t, dir, testProfile(), "cachegrind", by), filepath.Join(dir, "cachegrind.out")); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -207,24 +224,11 @@ func TestCgAnnotateByObject(t *testing.T) {
 func TestCgDiffMerge(t *testing.T) {
 	diff, merge := cgTool(t, "cg_diff"), cgTool(t, "cg_merge")
 	dir := t.TempDir()
-	before := writeFile(t, dir, "cachegrind", ByFunction)
+	before := writeFile(t, dir, testProfile(), "cachegrind", ByFunction)
 	p := testProfile()
 	p.Functions[0].Instructions, p.Functions[1].Instructions = 90, 70
-	s, err := FromProfile(p, ByFunction)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, "after"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteCachegrind(f, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(diff, before, f.Name()).Output()
+	after := writeFile(t, t.TempDir(), p, "cachegrind", ByFunction)
+	out, err := exec.Command(diff, before, after).Output()
 	if err != nil {
 		t.Fatalf("cg_diff: %v", err)
 	}
@@ -235,7 +239,7 @@ func TestCgDiffMerge(t *testing.T) {
 	if r.total != 10 || r.functions["a.c:f"] != -10 || r.functions["b.c:g"] != 20 {
 		t.Errorf("cg_diff: instructions %d, by function %v", r.total, r.functions)
 	}
-	if out, err := exec.Command(merge, "-o", filepath.Join(dir, "cachegrind.out"), before, f.Name()).CombinedOutput(); err != nil {
+	if out, err := exec.Command(merge, "-o", filepath.Join(dir, "cachegrind.out"), before, after).CombinedOutput(); err != nil {
 		t.Fatalf("cg_merge: %v\n%s", err, out)
 	}
 	r = cgAnnotate(t, dir, "--show=Ir", "--sort=Ir", "--threshold=0", "--auto=no")

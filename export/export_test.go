@@ -417,11 +417,11 @@ func pprofTop(t *testing.T, path string, args ...string) (flat, cum map[string]i
 	return flat, cum
 }
 
-// writeFile writes the samples of testProfile by by in format to a file
-// in dir and returns its path.
-func writeFile(t *testing.T, dir, format string, by By) string {
+// writeFile writes the samples of p by by in format to a file in dir and
+// returns its path.
+func writeFile(t *testing.T, dir string, p *profile.Profile, format string, by By) string {
 	t.Helper()
-	s, err := FromProfile(testProfile(), by)
+	s, err := FromProfile(p, by)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +457,7 @@ func TestGoToolPprof(t *testing.T) {
 		{ByObject, []string{"-sample_index=l1d_accesses"}, map[string]int64{"A": 20, "B": 18, "f": 0, "g": 0}, map[string]int64{"f": 30, "g": 8}},
 		{ByObject, []string{"-sample_index=l2_accesses", "-tagfocus=object=B"}, map[string]int64{"B": 6, "f": 0, "g": 0}, map[string]int64{"f": 4, "g": 2}},
 	} {
-		flat, cum := pprofTop(t, writeFile(t, dir, "pprof", tc.by), tc.args...)
+		flat, cum := pprofTop(t, writeFile(t, dir, testProfile(), "pprof", tc.by), tc.args...)
 		if len(flat) != len(tc.flat) {
 			t.Errorf("by %s %v: %v, want %v", tc.by, tc.args, flat, tc.flat)
 		}
@@ -472,6 +472,15 @@ func TestGoToolPprof(t *testing.T) {
 			}
 		}
 	}
+	// pprof keeps names that would look like C++ to it (it strips what
+	// lies between < and > from a name it has not demangled).
+	p := testProfile()
+	p.Objects[1].Name, p.Pairs[1].Object, p.Pairs[2].Object, p.References[1].Object = "<b>", "<b>", "<b>", "<b>"
+	p.Functions[1].Name, p.Pairs[2].Function = "g<int>", "g<int>"
+	flat, _ := pprofTop(t, writeFile(t, dir, p, "pprof", ByObject), "-sample_index=l1d_misses")
+	if flat["<b>"] != 6 || flat["g<int>"] != 0 || len(flat) != 4 {
+		t.Errorf("by object with <b> and g<int>: %v", flat)
+	}
 }
 
 // TestCallgrindAnnotate checks that callgrind_annotate (Valgrind's) reads
@@ -484,7 +493,7 @@ func TestCallgrindAnnotate(t *testing.T) {
 		t.Skip("callgrind_annotate (Debian package valgrind) is not installed")
 	}
 	dir := t.TempDir()
-	path := writeFile(t, dir, "callgrind", ByFunction)
+	path := writeFile(t, dir, testProfile(), "callgrind", ByFunction)
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -508,7 +517,7 @@ func TestCallgrindAnnotate(t *testing.T) {
 		{ByObject, "l2_cold", map[string]int64{"a.c:A": 2, "???:B": 2}},
 		{ByObject, "l2_stall_cycles", map[string]int64{"a.c:A": 200, "???:B": 200}},
 	} {
-		path := writeFile(t, dir, "callgrind", tc.by)
+		path := writeFile(t, dir, testProfile(), "callgrind", tc.by)
 		for _, inclusive := range []string{"no", "yes"} {
 			out, err := exec.Command(tool, "--show="+tc.event, "--sort="+tc.event, "--threshold=100", "--auto=no", "--inclusive="+inclusive, path).CombinedOutput()
 			if err != nil || strings.Contains(string(out), "WARNING") {
