@@ -64,8 +64,6 @@ type Function struct {
 
 // Samples are a profile as samples.
 type Samples struct {
-	// By says what the samples' innermost frames are.
-	By    By
 	Types []SampleType
 	// Default is the sample type a viewer shows first.
 	Default string
@@ -287,7 +285,7 @@ func FromProfile(p *profile.Profile, by By) (*Samples, error) {
 		return nil, ErrNoWhere
 	}
 	l := newLayout(p, by)
-	s := &Samples{By: by, Types: l.types, Default: "stall_cycles", Modules: programFirst(p), Command: p.Source.Name, Comments: comments(p, by)}
+	s := &Samples{Types: l.types, Default: "stall_cycles", Modules: programFirst(p), Command: p.Source.Name, Comments: comments(p, by)}
 	funcs := map[string]*profile.Function{}
 	for i := range p.Functions {
 		f := &p.Functions[i]

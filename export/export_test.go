@@ -241,8 +241,8 @@ func TestFromProfileByObject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.By != ByObject || s.Default != "stall_cycles" {
-			t.Errorf("by %q, default %q", s.By, s.Default)
+		if s.Default != "stall_cycles" {
+			t.Errorf("default sample type %q", s.Default)
 		}
 		for _, ty := range s.Types {
 			if ty.Name == "instructions" || ty.Name == "sync_cycles" {

@@ -32,12 +32,14 @@ func newExportCmd() *cobra.Command {
               L2st for l2_stall_cycles, Stall, Ir for instructions; a desc:
               line lists them), costs by function and source line
 
---by object puts the data objects in place of the functions: each object
-at its allocation site when the profile has it (a heap block's), else at
-no file, with the counters of the references to it. Objects run no code,
-so there are no instructions or sync cycles, and no calls: in KCachegrind
-an object's inclusive cost is its self cost. In pprof the object is the
-innermost frame, under the code that touched it.
+--by object puts the data objects in place of the functions, so that the
+tools' views of code show data structures: each object at its allocation
+site when the profile has it (a heap block's), else at no file, with its
+counters (they add up to the profile's entry of the object). Objects run
+no code, so there are no instructions or sync cycles, and no calls: in
+KCachegrind and callgrind_annotate an object's inclusive cost is its self
+cost. In pprof the object is the innermost frame, under the code that
+touched it (-top: objects flat, functions cumulative).
 
 The output is written atomically.`,
 		Example: `  memspy sim --where --profile mm.memspy trace.din
@@ -46,6 +48,8 @@ The output is written atomically.`,
   go tool pprof -top -tagfocus=object=B mm.pb.gz
   memspy export --format callgrind mm.memspy -o callgrind.out.mm
   callgrind_annotate callgrind.out.mm
+  memspy export --by object mm.memspy -o mm-data.pb.gz
+  go tool pprof -top -sample_index=l1d_misses mm-data.pb.gz
   memspy export --format callgrind --by object mm.memspy -o callgrind.out.mm-data
   kcachegrind callgrind.out.mm-data          # the treemap of the data objects
   memspy export --format cachegrind mm.memspy -o cachegrind.out.mm
