@@ -2,10 +2,8 @@ package export
 
 import (
 	"bufio"
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 )
 
@@ -20,78 +18,33 @@ func WriteCallgrind(w io.Writer, s *Samples) error {
 	for _, f := range s.Functions {
 		funcFile[f.Name] = f.File
 	}
-	type line struct {
-		function, file string
-		line           int
-	}
-	costs := map[line]values{}
-	var order []line // first appearance, then sorted
-	total := make(values, len(s.Types))
-	for _, sm := range s.Samples {
-		if len(sm.Stack) == 0 {
-			continue
-		}
-		fr := sm.Stack[0]
-		k := line{fr.Function, fr.File, fr.Line}
-		c, ok := costs[k]
-		if !ok {
-			c = make(values, len(s.Types))
-			costs[k] = c
-			order = append(order, k)
-		}
-		for i, v := range sm.Values {
-			c[i] += v
-			total[i] += v
-		}
-	}
-	slices.SortFunc(order, func(a, b line) int {
-		return cmp.Or(cmp.Compare(a.function, b.function), cmp.Compare(a.file, b.file), cmp.Compare(a.line, b.line))
-	})
+	costs, total := lineCosts(s)
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# callgrind format\nversion: 1\ncreator: memspy\n")
-	for _, c := range s.Comments {
-		fmt.Fprintf(bw, "desc: %s\n", c)
+	bw.WriteString("# callgrind format\nversion: 1\ncreator: memspy\n")
+	events := make([]string, len(s.Types))
+	for i, t := range s.Types {
+		events[i] = t.Name
 	}
-	fmt.Fprint(bw, "positions: line\nevents:")
-	for _, t := range s.Types {
-		fmt.Fprintf(bw, " %s", t.Name)
-	}
-	fmt.Fprint(bw, "\n")
+	writeDesc(bw, s)
+	bw.WriteString("positions: line\n")
+	writeEvents(bw, events)
 	files, fns := names{}, names{}
 	function, file := "", ""
-	for i, k := range order {
-		if i == 0 || k.function != function {
-			function = k.function
+	for i, c := range costs {
+		if i == 0 || c.function != function {
+			function = c.function
 			file = orUnknown(funcFile[function])
 			fmt.Fprintf(bw, "\nfl=%s\nfn=%s\n", files.ref(file), fns.ref(function))
 		}
-		if f := orUnknown(k.file); f != file {
+		if f := orUnknown(c.file); f != file {
 			file = f
 			fmt.Fprintf(bw, "fi=%s\n", files.ref(file))
 		}
-		bw.WriteString(strconv.Itoa(k.line))
-		writeValues(bw, costs[k])
+		writeCost(bw, c)
 	}
-	bw.WriteString("\nsummary:")
-	writeValues(bw, total)
+	bw.WriteString("\n")
+	writeSummary(bw, total)
 	return bw.Flush()
-}
-
-// orUnknown returns file, or Callgrind's ??? for a file not known.
-func orUnknown(file string) string {
-	if file == "" {
-		return "???"
-	}
-	return file
-}
-
-// writeValues writes " v1 v2 ...\n".
-func writeValues(bw *bufio.Writer, v values) {
-	for _, x := range v {
-		bw.WriteByte(' ')
-		bw.WriteString(strconv.FormatInt(x, 10))
-	}
-	bw.WriteByte('\n')
 }
 
 // names compresses Callgrind's names: the first use of a name is "(id)
@@ -103,5 +56,5 @@ func (n names) ref(name string) string {
 		return "(" + strconv.Itoa(id) + ")"
 	}
 	n[name] = len(n) + 1
-	return "(" + strconv.Itoa(len(n)) + ") " + name
+	return "(" + strconv.Itoa(len(n)) + ") " + oneLine(name)
 }

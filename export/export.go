@@ -1,9 +1,9 @@
 // Package export turns a profile's where-and-why data into the formats of
-// other tools (pprof, callgrind), one file per format. Every format
-// renders from Samples, an intermediate form like pprof's: sample types
-// (a name and a unit each) and samples, each a value per type at a
+// other tools (pprof, callgrind, cachegrind), one file per format. Every
+// format renders from Samples, an intermediate form like pprof's: sample
+// types (a name and a unit each) and samples, each a value per type at a
 // location stack with labels. FromProfile derives it from a
-// profile.Profile.
+// profile.Profile, by function or by data object.
 package export
 
 import (
@@ -14,6 +14,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"memspy/profile"
@@ -27,6 +28,9 @@ var ErrNoWhere = errors.New("needs a --where profile (simulate with --where)")
 type SampleType struct {
 	Name string // l1d_misses, stall_cycles, instructions, ...
 	Unit string // count or cycles
+	// Short is a short name of ASCII letters and digits (L1Dm, Stall,
+	// Ir, ...), for formats whose readers want such names (cachegrind).
+	Short string
 }
 
 // Frame is one entry of a location stack: code of a function at a source
@@ -69,16 +73,39 @@ type Samples struct {
 	// Modules are the object files the program mapped, the program first
 	// when the profile names it.
 	Modules []profile.Module
+	// Command is the profiled program, or the trace simulated.
+	Command string
 	// Comments describe the run.
 	Comments []string
 }
 
+// By says what the innermost frame of every sample is.
+type By string
+
+const (
+	// ByFunction: the code that made the references, at its source line.
+	ByFunction By = "function"
+	// ByObject: the data object they touched, at its allocation site
+	// when the profile has it, called from that code.
+	ByObject By = "object"
+)
+
+// ParseBy returns the By named s: function or object.
+func ParseBy(s string) (By, error) {
+	switch b := By(s); b {
+	case ByFunction, ByObject:
+		return b, nil
+	}
+	return "", fmt.Errorf("--by %s: unknown (function or object)", s)
+}
+
 // counter is one of the counters kept per cache, and when a profile has
-// it.
+// it. Its short name is the cache's short prefix and short (no short
+// name ends with another: the short names of two caches never meet).
 type counter struct {
-	name, unit string
-	get        func(*profile.Stats) uint64
-	in         func(*profile.Profile) bool
+	name, short, unit string
+	get               func(*profile.Stats) uint64
+	in                func(*profile.Profile) bool
 }
 
 func always(*profile.Profile) bool           { return true }
@@ -89,20 +116,20 @@ func sampled(p *profile.Profile) bool        { return p.Sampling != nil }
 // cacheCounters are the sample types of each cache, named
 // <cache>_<name>.
 var cacheCounters = []counter{
-	{"accesses", "count", func(s *profile.Stats) uint64 { return s.Accesses }, knownAccesses},
-	{"hits", "count", func(s *profile.Stats) uint64 { return s.Hits }, knownAccesses},
-	{"misses", "count", func(s *profile.Stats) uint64 { return s.Misses }, always},
-	{"read_misses", "count", func(s *profile.Stats) uint64 { return s.ReadMisses }, always},
-	{"write_misses", "count", func(s *profile.Stats) uint64 { return s.WriteMisses }, always},
-	{"ifetch_misses", "count", func(s *profile.Stats) uint64 { return s.IFetchMisses }, always},
-	{"cold", "count", func(s *profile.Stats) uint64 { return s.Causes.Cold }, always},
-	{"replacement", "count", func(s *profile.Stats) uint64 { return s.Causes.Replacement }, always},
-	{"invalidation", "count", func(s *profile.Stats) uint64 { return s.Causes.Invalidation }, always},
-	{"true_sharing", "count", func(s *profile.Stats) uint64 { return s.Causes.TrueSharing }, multiprocessor},
-	{"false_sharing", "count", func(s *profile.Stats) uint64 { return s.Causes.FalseSharing }, multiprocessor},
-	{"unknown_misses", "count", func(s *profile.Stats) uint64 { return s.Causes.Unknown }, sampled},
-	{"unknown_hits", "count", func(s *profile.Stats) uint64 { return s.UnknownHits }, sampled},
-	{"stall_cycles", "cycles", func(s *profile.Stats) uint64 { return s.StallCycles }, always},
+	{"accesses", "acc", "count", func(s *profile.Stats) uint64 { return s.Accesses }, knownAccesses},
+	{"hits", "hit", "count", func(s *profile.Stats) uint64 { return s.Hits }, knownAccesses},
+	{"misses", "m", "count", func(s *profile.Stats) uint64 { return s.Misses }, always},
+	{"read_misses", "mr", "count", func(s *profile.Stats) uint64 { return s.ReadMisses }, always},
+	{"write_misses", "mw", "count", func(s *profile.Stats) uint64 { return s.WriteMisses }, always},
+	{"ifetch_misses", "mi", "count", func(s *profile.Stats) uint64 { return s.IFetchMisses }, always},
+	{"cold", "cold", "count", func(s *profile.Stats) uint64 { return s.Causes.Cold }, always},
+	{"replacement", "repl", "count", func(s *profile.Stats) uint64 { return s.Causes.Replacement }, always},
+	{"invalidation", "inv", "count", func(s *profile.Stats) uint64 { return s.Causes.Invalidation }, always},
+	{"true_sharing", "ts", "count", func(s *profile.Stats) uint64 { return s.Causes.TrueSharing }, multiprocessor},
+	{"false_sharing", "fs", "count", func(s *profile.Stats) uint64 { return s.Causes.FalseSharing }, multiprocessor},
+	{"unknown_misses", "mu", "count", func(s *profile.Stats) uint64 { return s.Causes.Unknown }, sampled},
+	{"unknown_hits", "hu", "count", func(s *profile.Stats) uint64 { return s.UnknownHits }, sampled},
+	{"stall_cycles", "st", "cycles", func(s *profile.Stats) uint64 { return s.StallCycles }, always},
 }
 
 // layout says which value of a sample is which counter: per cache, the
@@ -110,32 +137,38 @@ var cacheCounters = []counter{
 type layout struct {
 	caches   []string
 	counters []counter
-	// stall, instructions and sync are the indexes of the totals (sync:
-	// -1 when no function waited at synchronization).
+	// stall, instructions and sync are the indexes of the totals
+	// (instructions and sync: -1 when the samples are by object, which
+	// run no code, and sync when no function waited at synchronization).
 	stall, instructions, sync int
 	types                     []SampleType
 }
 
-func newLayout(p *profile.Profile) *layout {
-	l := &layout{sync: -1}
+func newLayout(p *profile.Profile, by By) *layout {
+	l := &layout{instructions: -1, sync: -1}
 	for _, c := range cacheCounters {
 		if c.in(p) {
 			l.counters = append(l.counters, c)
 		}
 	}
+	longs, shorts := map[string]bool{}, map[string]bool{}
 	for _, c := range p.Caches {
 		l.caches = append(l.caches, c.Name)
+		long, short := unique(typeName(c.Name), longs), unique(shortPrefix(c.Name), shorts)
 		for _, k := range l.counters {
-			l.types = append(l.types, SampleType{typeName(c.Name) + "_" + k.name, k.unit})
+			l.types = append(l.types, SampleType{long + "_" + k.name, k.unit, short + k.short})
 		}
 	}
 	l.stall = len(l.types)
-	l.types = append(l.types, SampleType{"stall_cycles", "cycles"})
+	l.types = append(l.types, SampleType{"stall_cycles", "cycles", "Stall"})
+	if by == ByObject {
+		return l
+	}
 	l.instructions = len(l.types)
-	l.types = append(l.types, SampleType{"instructions", "count"})
+	l.types = append(l.types, SampleType{"instructions", "count", "Ir"})
 	if slices.ContainsFunc(p.Functions, func(f profile.Function) bool { return f.SyncCycles > 0 }) {
 		l.sync = len(l.types)
-		l.types = append(l.types, SampleType{"sync_cycles", "cycles"})
+		l.types = append(l.types, SampleType{"sync_cycles", "cycles", "Sync"})
 	}
 	return l
 }
@@ -152,6 +185,33 @@ func typeName(cache string) string {
 		}
 		return '_'
 	}, cache)
+}
+
+// unique returns prefix, with x added while it is taken (by the prefix
+// of a cache whose name differs only in other characters than letters
+// and digits), and takes it.
+func unique(prefix string, taken map[string]bool) string {
+	for taken[prefix] {
+		prefix += "x"
+	}
+	taken[prefix] = true
+	return prefix
+}
+
+// shortPrefix makes a cache's name the prefix of its short names: its
+// ASCII letters and digits, after a C unless the first is a letter (L1D,
+// L2, C3 for "3").
+func shortPrefix(cache string) string {
+	p := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, cache)
+	if p == "" || p[0] >= '0' && p[0] <= '9' {
+		p = "C" + p
+	}
+	return p
 }
 
 // values are a sample's values in the order of a layout, signed so that
@@ -196,27 +256,36 @@ func (v values) zero() bool { return !slices.ContainsFunc(v, func(x int64) bool 
 func (v values) negative() int { return slices.IndexFunc(v, func(x int64) bool { return x < 0 }) }
 
 // FromProfile derives the samples of a profile with where-and-why data
-// (else ErrNoWhere): one sample per listed reference (its PC, function,
-// source line and object), and, for each function × object pair, a
-// sample at the function (line 0) with what the pair counted beyond its
-// listed references: instruction fetches, references without a PC, and
-// the references the profile left out beyond its bound (OmittedReferences
+// (else ErrNoWhere), by function or by object.
+//
+// By function: one sample per listed reference (its PC, function, source
+// line and object), and, for each function × object pair, a sample at
+// the function (line 0) with what the pair counted beyond its listed
+// references: instruction fetches, references without a PC, and the
+// references the profile left out beyond its bound (OmittedReferences
 // adds them up without their functions; the pairs still count them). A
 // function's instructions (and sync cycles) are a sample at the function
 // without an object, with what its pairs left out beyond the profile's
 // bound counted (OmittedPairs). So the samples of a function add up to
-// its self counters at every cache. Today's profile has no call stacks: each stack
-// is one frame.
-func FromProfile(p *profile.Profile) (*Samples, error) {
+// its self counters at every cache. Today's profile has no call stacks:
+// each stack is one frame.
+//
+// By object: the same samples of references and pairs, each with the
+// object's frame (its allocation site, if known) as the innermost, and
+// for each object a sample at its frame alone with what its listed pairs
+// do not count (the pairs left out); there are no instructions or sync
+// cycles, which belong to code. The objects are those the profile lists:
+// a pair naming another is left out. So the samples of an object add up
+// to its counters at every cache.
+func FromProfile(p *profile.Profile, by By) (*Samples, error) {
+	if _, err := ParseBy(string(by)); err != nil {
+		return nil, err
+	}
 	if !p.Options.Where {
 		return nil, ErrNoWhere
 	}
-	l := newLayout(p)
-	s := &Samples{Types: l.types, Default: "stall_cycles", Modules: programFirst(p), Comments: comments(p)}
-	kinds := map[string]string{}
-	for _, o := range p.Objects {
-		kinds[o.Name] = o.Kind
-	}
+	l := newLayout(p, by)
+	s := &Samples{Types: l.types, Default: "stall_cycles", Modules: programFirst(p), Command: p.Source.Name, Comments: comments(p, by)}
 	funcs := map[string]*profile.Function{}
 	for i := range p.Functions {
 		f := &p.Functions[i]
@@ -225,6 +294,35 @@ func FromProfile(p *profile.Profile) (*Samples, error) {
 		}
 		funcs[f.Name] = f
 		s.Functions = append(s.Functions, Function{Name: f.Name, File: f.File, Line: f.Line})
+	}
+	objects := map[string]*profile.Object{}
+	for i := range p.Objects {
+		o := &p.Objects[i]
+		if objects[o.Name] != nil {
+			return nil, fmt.Errorf("the profile lists the object %s twice", o.Name)
+		}
+		objects[o.Name] = o
+		if by == ByObject {
+			fr := objectFrame(o)
+			s.Functions = append(s.Functions, Function{Name: fr.Function, File: fr.File, Line: fr.Line})
+		}
+	}
+	// add adds a sample of the code at fr touching object, under the
+	// object's frame by object (where an object the profile does not
+	// list has none).
+	add := func(fr Frame, v values, object, access string) {
+		o := objects[object]
+		stack, kind := []Frame{fr}, ""
+		if o != nil {
+			kind = o.Kind
+		}
+		if by == ByObject {
+			if o == nil {
+				return
+			}
+			stack = []Frame{objectFrame(o), fr}
+		}
+		s.Samples = append(s.Samples, Sample{Stack: stack, Values: v, Labels: labels(object, kind, access)})
 	}
 	type pairKey struct{ function, object string }
 	rest := map[pairKey]values{} // what a pair counts beyond its references
@@ -242,15 +340,15 @@ func FromProfile(p *profile.Profile) (*Samples, error) {
 			return nil, fmt.Errorf("the profile's reference at %#x in %s to %s has no function × object pair", r.PC, r.Function, r.Object)
 		}
 		left.sub(v)
-		s.Samples = append(s.Samples, Sample{
-			Stack:  []Frame{{PC: r.PC, Function: r.Function, File: r.File, Line: r.Line, Column: r.Column}},
-			Values: v,
-			Labels: labels(r.Object, kinds[r.Object], r.Kind),
-		})
+		add(Frame{PC: r.PC, Function: r.Function, File: r.File, Line: r.Line, Column: r.Column}, v, r.Object, r.Kind)
 	}
 	ownRest := map[string]values{} // what a function counts beyond its pairs
 	for _, f := range p.Functions {
 		ownRest[f.Name] = l.of(f.Levels)
+	}
+	objectRest := map[string]values{} // what an object counts beyond its pairs
+	for _, o := range p.Objects {
+		objectRest[o.Name] = l.of(o.Levels)
 	}
 	for _, pr := range p.Pairs {
 		v := rest[pairKey{pr.Function, pr.Object}]
@@ -261,9 +359,13 @@ func FromProfile(p *profile.Profile) (*Samples, error) {
 		if !ok {
 			return nil, fmt.Errorf("the profile's function × object pair %s × %s names no function of the profile", pr.Function, pr.Object)
 		}
-		own.sub(l.of(pr.Levels))
+		pv := l.of(pr.Levels)
+		own.sub(pv)
+		if o := objectRest[pr.Object]; o != nil {
+			o.sub(pv)
+		}
 		if !v.zero() {
-			s.Samples = append(s.Samples, Sample{Stack: functionFrame(funcs[pr.Function]), Values: v, Labels: labels(pr.Object, kinds[pr.Object], "")})
+			add(functionFrame(funcs[pr.Function]), v, pr.Object, "")
 		}
 	}
 	for _, f := range p.Functions {
@@ -271,20 +373,48 @@ func FromProfile(p *profile.Profile) (*Samples, error) {
 		if i := v.negative(); i >= 0 {
 			return nil, fmt.Errorf("the profile's function × object pairs of %s count more %s than the function", f.Name, l.types[i].Name)
 		}
+		if by != ByFunction {
+			continue
+		}
 		v[l.instructions] = clamp(f.Instructions)
 		if l.sync >= 0 {
 			v[l.sync] = clamp(f.SyncCycles)
 		}
 		if !v.zero() {
-			s.Samples = append(s.Samples, Sample{Stack: functionFrame(&f), Values: v})
+			s.Samples = append(s.Samples, Sample{Stack: []Frame{functionFrame(&f)}, Values: v})
+		}
+	}
+	for _, o := range p.Objects {
+		v := objectRest[o.Name]
+		if i := v.negative(); i >= 0 {
+			return nil, fmt.Errorf("the profile's function × object pairs of the object %s count more %s than the object", o.Name, l.types[i].Name)
+		}
+		if by == ByObject && !v.zero() {
+			s.Samples = append(s.Samples, Sample{Stack: []Frame{objectFrame(&o)}, Values: v, Labels: labels(o.Name, o.Kind, "")})
 		}
 	}
 	return s, nil
 }
 
-// functionFrame is the stack of a sample at function f as a whole.
-func functionFrame(f *profile.Function) []Frame {
-	return []Frame{{Function: f.Name, File: f.File}}
+// functionFrame is the frame of function f as a whole.
+func functionFrame(f *profile.Function) Frame {
+	return Frame{Function: f.Name, File: f.File}
+}
+
+// objectFrame is the frame of object o: at its allocation site when it
+// has one.
+func objectFrame(o *profile.Object) Frame {
+	fr := Frame{Function: o.Name}
+	if o.AllocSite == "" {
+		return fr
+	}
+	fr.File = o.AllocSite
+	if i := strings.LastIndexByte(o.AllocSite, ':'); i >= 0 {
+		if n, err := strconv.Atoi(o.AllocSite[i+1:]); err == nil {
+			fr.File, fr.Line = o.AllocSite[:i], n
+		}
+	}
+	return fr
 }
 
 // programFirst returns the profile's modules with the program's (the one
@@ -311,8 +441,8 @@ func labels(object, kind, access string) map[string]string {
 	return m
 }
 
-// comments describe the run of p.
-func comments(p *profile.Profile) []string {
+// comments describe the run of p, and the samples by by.
+func comments(p *profile.Profile, by By) []string {
 	c := []string{fmt.Sprintf("memspy profile of %s (%s)", p.Source.Name, p.Source.Format)}
 	if p.Machine != nil {
 		c = append(c, "machine: "+p.Machine.Name)
@@ -323,13 +453,17 @@ func comments(p *profile.Profile) []string {
 	if p.Sampling != nil {
 		c = append(c, "sampled ("+p.Sampling.Spec+"): the counters cover the counted references only")
 	}
+	if by == ByObject {
+		c = append(c, "by object: the data objects in place of functions, at their allocation sites")
+	}
 	return c
 }
 
 // writers are the formats, by name.
 var writers = map[string]func(io.Writer, *Samples) error{
-	"pprof":     WritePprof,
-	"callgrind": WriteCallgrind,
+	"pprof":      WritePprof,
+	"callgrind":  WriteCallgrind,
+	"cachegrind": WriteCachegrind,
 }
 
 // Formats returns the names of the formats, sorted.

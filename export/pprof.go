@@ -10,7 +10,8 @@ import (
 // WritePprof writes s to w as a gzip-compressed pprof profile (protocol
 // buffers), which `go tool pprof` reads: a sample type per type of s, a
 // location per frame (with the module holding its PC as mapping), a
-// function per name and file, and the labels as pprof's string labels.
+// function per name and file (named as in s, without a system name), and
+// the labels as pprof's string labels.
 func WritePprof(w io.Writer, s *Samples) error {
 	p := toPprof(s)
 	if err := p.CheckValid(); err != nil {
@@ -42,7 +43,10 @@ func toPprof(s *Samples) *profile.Profile {
 		if f := funcs[k]; f != nil {
 			return f
 		}
-		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: file}
+		// No system name: pprof takes a name that differs from it as
+		// demangled already, and leaves it as it is (else it strips
+		// what lies between < and >, all of <unknown> or <other>).
+		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, Filename: file}
 		if d, ok := starts[name]; ok && d.File == file {
 			f.StartLine = int64(d.Line)
 		}
