@@ -65,6 +65,7 @@ func (h *Hierarchy) newNamer() *namer {
 		return strings.Join(append(slices.Clone(p[len(p)-k:]), n.bins[id].Name), ".")
 	}
 	renamed := map[int32]string{}
+	samePath := map[int32]bool{} // renamed by number: no end of the call path tells it apart
 	for _, ids := range groups {
 		if len(ids) == 1 {
 			continue
@@ -79,6 +80,7 @@ func (h *Hierarchy) newNamer() *namer {
 				}
 			}
 			renamed[id] = fmt.Sprintf("%s#%d", n.bins[id].Name, id)
+			samePath[id] = true
 		}
 	}
 	ids := slices.Sorted(maps.Keys(n.bins))
@@ -87,6 +89,11 @@ func (h *Hierarchy) newNamer() *namer {
 		own := o.FullName == o.Name // no call path: the full name is the name, unique too
 		if name, ok := renamed[id]; ok {
 			o.Name = name
+			if samePath[id] {
+				// Its call path reads as another's: the full name, unique
+				// too, takes the bin's number as well.
+				o.FullName += fmt.Sprintf("#%d", id)
+			}
 		}
 		if n.taken["o"+o.Name] { // a path-named object meets another's name
 			o.Name = fmt.Sprintf("%s#%d", o.Name, id)

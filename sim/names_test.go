@@ -158,3 +158,50 @@ func TestObjectNameCollisions(t *testing.T) {
 		}
 	}
 }
+
+// samePathSymbolizer names every heap call path alike: the blocks of two
+// allocation sites whose paths read the same (two return addresses of
+// one source line, say).
+type samePathSymbolizer struct{ tableSymbolizer }
+
+func (samePathSymbolizer) HeapName(site []uint64, typ uint64) (sim.HeapSite, bool) {
+	return sim.HeapSite{Name: "heap@x.c:9", Path: []string{"main.4", "alloc.9"}}, true
+}
+
+// TestSamePathObjects: objects whose call paths read the same are told
+// apart by their bins, in their full names too: merges and pooling find
+// objects by full name, and one that took in another would leave the
+// other's pairs and references naming no listed object.
+func TestSamePathObjects(t *testing.T) {
+	sym := samePathSymbolizer{tableSymbolizer{{Func: "main", Entry: 0x1000}}}
+	b := trace.NewBatch(0)
+	for i, site := range []uint64{0x1010, 0x1014} {
+		a := 0x100000 + uint64(i)*0x1000
+		b.AppendExt(trace.Alloc, a, 0x1000, 1, trace.Ext{Size: 256, Stack: []uint64{site}, Name: "malloc"})
+		for rep := range 3 {
+			b.Append(trace.Read, a+64*uint64(rep), 8, 0x1004, 1)
+		}
+	}
+	h, err := sim.New(mach(hc("L1", 1, 16, 2, 64, machine.LRU)), sim.Options{Attribute: true, Symbols: sym})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Process(b)
+	h.Finish()
+	p := h.Profile()
+	names, full := map[string]bool{}, map[string]bool{}
+	for _, o := range p.Objects {
+		if full[o.FullName] {
+			t.Errorf("full name %q twice", o.FullName)
+		}
+		names[o.Name], full[o.FullName] = true, true
+	}
+	if len(names) != 2 {
+		t.Fatalf("objects %v, want the two sites'", names)
+	}
+	for _, pr := range p.Pairs {
+		if !names[pr.Object] {
+			t.Errorf("pair %s × %s names no listed object", pr.Function, pr.Object)
+		}
+	}
+}
