@@ -34,8 +34,8 @@ var (
 // with its names (issue 28): among the top objects and functions by stall
 // cycles, no name holds a bare address, a name from inside the C++
 // library or an unnamed heap object ("heap@?", as Go's all were), none is
-// a call path through the Go runtime, and <other> holds less than
-// otherShare of the stall cycles.
+// a call path through the Go runtime, <other> holds less than otherShare
+// of the stall cycles, and every pair and reference names a listed object.
 func checkNames(path string) []string {
 	p, err := profile.ReadFile(path)
 	if err != nil {
@@ -66,10 +66,23 @@ func checkNames(path string) []string {
 	for i := range min(namesTop, len(p.Functions)) {
 		check("function", p.Functions[i].Name)
 	}
+	listed := map[string]bool{}
 	for _, o := range objs {
+		listed[o.Name] = true
 		if o.Name == "<other>" && total > 0 && float64(o.StallCycles) > otherShare*float64(total) {
 			problems = append(problems, fmt.Sprintf("<other> holds %.1f%% of the stall cycles (%d of %d), more than %.0f%%",
 				100*float64(o.StallCycles)/float64(total), o.StallCycles, total, 100*otherShare))
+		}
+	}
+	// Every pair and reference names a listed object.
+	for _, pr := range p.Pairs {
+		if !listed[pr.Object] {
+			problems = append(problems, fmt.Sprintf("pair %s × %s names no listed object", pr.Function, pr.Object))
+		}
+	}
+	for _, r := range p.References {
+		if !listed[r.Object] {
+			problems = append(problems, fmt.Sprintf("reference %#x in %s names no listed object %s", r.PC, r.Function, r.Object))
 		}
 	}
 	return problems
