@@ -55,7 +55,9 @@ type Bin struct {
 	// unknown.
 	Type uint64
 	// Proc is the procedure of a stack bin; Name is then the variable's
-	// name for a bin of one local variable, "" for the rest of the frame.
+	// name for a bin of one local variable, "" for the rest of the frame
+	// (a stack bin made by mappings, Go's goroutine stacks, has a Site and
+	// a name of its own instead).
 	Proc int32
 	// Blocks and Bytes count the heap blocks allocated into a heap bin and
 	// their total size; Bytes is the size of a global, manual or local

@@ -968,6 +968,11 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 		switch {
 		case isMapping(e.Name):
 			at.data.Map(addr, e.Size, tid, e.Stack, at.joinSites)
+		case e.Name == goStackAllocator:
+			// Under the frames of the goroutine running on it, like a
+			// thread's stack: its other references (the collector's scans,
+			// a copy as it grows, its set-up) are the goroutine stacks'.
+			at.data.Bin(at.data.Map(addr, e.Size, tid, e.Stack, goStacks)).Kind = attrib.Stack
 		case e.Name == goAllocator:
 			at.data.Alloc(addr, e.Size, tid, e.Stack, e.Type, at.joinSites)
 		default:
@@ -1021,9 +1026,16 @@ func isMapping(routine string) bool {
 	return false
 }
 
-// goAllocator is the routine of the Go runtime's allocations (the
-// Valgrind tool's built-in allocation function).
-const goAllocator = "runtime.mallocgc"
+// goAllocator is the routine of the Go runtime's allocations, and
+// goStackAllocator of its goroutine stacks (the Valgrind tool's built-in
+// allocation functions).
+const (
+	goAllocator      = "runtime.mallocgc"
+	goStackAllocator = "runtime.stackalloc"
+)
+
+// goStacks joins every goroutine stack into one object.
+func goStacks([]uint64, uint64) string { return "<Go stacks>" }
 
 // join gives the call paths of Go's allocations and of mappings the name
 // they join under (attrib.Join): the Symbolizer's, when it says the name

@@ -233,9 +233,12 @@ func (n *namer) newObject(id int32) (o *profile.Object, path []string) {
 	o = &profile.Object{Name: b.Name, Kind: b.Kind.String(), Size: b.Bytes, Pool: b.Pool}
 	switch b.Kind {
 	case attrib.Stack:
-		o.Name = "locals@" + n.procs[b.Proc].Name
-		if b.Name != "" {
+		switch {
+		case len(b.Site) > 0: // stacks mapped as such (Go's goroutine stacks): named themselves
+		case b.Name != "":
 			o.Name = n.procs[b.Proc].Name + "." + b.Name
+		default:
+			o.Name = "locals@" + n.procs[b.Proc].Name
 		}
 	case attrib.Heap:
 		o.Name, o.FullName = n.heap[id], n.heap[id]

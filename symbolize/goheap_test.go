@@ -78,7 +78,8 @@ func main() {
 // string. None is "heap@?". The runtime's own blocks are named by the
 // runtime's variable and type, whatever the call path ("mp
 // (runtime.mPadded)": no "runtime.startm.3096.runtime.newm.2870..."),
-// and its mappings by what they are for ("<Go heap arena>").
+// and its mappings by what they are for ("<Go heap arena>"); the
+// goroutines' stacks (runtime.stackalloc) are "<Go stacks>", of kind stack.
 func TestRunGoHeap(t *testing.T) {
 	lib := toolLib(t)
 	gobin, err := exec.LookPath("go")
@@ -109,6 +110,9 @@ func TestRunGoHeap(t *testing.T) {
 	p, _ := runWhere(t, lib, exe)
 	objects := map[string]uint64{} // accesses by name
 	for _, o := range p.Objects {
+		if o.Name == "<Go stacks>" && o.Kind == "stack" {
+			objects[o.Name] += o.Accesses
+		}
 		if o.Kind == "heap" {
 			objects[o.Name] += o.Accesses
 			if strings.Contains(o.Name, "heap@?") || strings.Contains(o.FullName, "heap@?") || callPathName.MatchString(o.Name) {
@@ -117,7 +121,7 @@ func TestRunGoHeap(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"head (main.node)", "nums ([]int)", "grown", "text (string)",
-		fmt.Sprintf("main.go:%d []map.group[int]int", lineOf("COUNTS")), "<Go heap arena>", "<Go persistentalloc>"} {
+		fmt.Sprintf("main.go:%d []map.group[int]int", lineOf("COUNTS")), "<Go heap arena>", "<Go persistentalloc>", "<Go stacks>"} {
 		if objects[want] == 0 {
 			t.Errorf("no accesses to an object %q; heap objects: %v", want, objects)
 		}

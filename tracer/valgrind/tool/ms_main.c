@@ -154,7 +154,7 @@ static const HChar version_tag[] __attribute__((used)) =
 
 #define MAX_STACK_DEPTH 64
 #define MAX_NAME        4096
-#define MAX_FNS         16
+#define MAX_FNS         18   /* --alloc-fn's 16 and the two built in for Go */
 #define MAX_PENDING     32   /* per thread: unreturned --alloc-fn/--trace-fn entries */
 
 static Int   clo_out_fd = -1;
@@ -185,11 +185,15 @@ static const HChar* clo_timestep_fn = NULL;
 /* --alloc-fn=NAME[:REG]: the size is in REG at entry, the block's address in
    RAX at return. runtime.mallocgc (Go's allocator, register ABI) is built in:
    its type argument is in RBX at entry, and its call stack comes from Go's
-   frame pointers (go_call_stack). */
+   frame pointers (go_call_stack). So is runtime.stackalloc (a goroutine's
+   stack: its size a uint32 in EAX, the stack's low end in RAX at return),
+   reported as a mapping (see ms_return). */
 typedef struct {
    const HChar* name;
    Int          size_off;   /* guest state offset of the size register */
-   Bool         go;         /* Go's runtime.mallocgc */
+   Bool         go;         /* a Go runtime function: call stack from frame pointers */
+   Bool         typed;      /* its type argument is in RBX (runtime.mallocgc) */
+   Bool         size32;     /* its size is 32 bits wide (runtime.stackalloc) */
 } AllocFn;
 static AllocFn alloc_fns[MAX_FNS];
 static Int     n_alloc_fns;
@@ -2139,9 +2143,11 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       addStmtToIRSB(sb, IRStmt_Put(layout->offset_IP, u64(entry)));
       IRTemp sp = assign(sb, Ity_I64, rsp);
       IRTemp fp = assign(sb, Ity_I64, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RBP), Ity_I64));
-      IRTemp size = assign(sb, Ity_I64, IRExpr_Get(alloc_fns[afn].size_off, Ity_I64));
+      IRTemp size = alloc_fns[afn].size32
+         ? assign(sb, Ity_I64, IRExpr_Unop(Iop_32Uto64, rd(assign(sb, Ity_I32, IRExpr_Get(alloc_fns[afn].size_off, Ity_I32)))))
+         : assign(sb, Ity_I64, IRExpr_Get(alloc_fns[afn].size_off, Ity_I64));
       IRExpr* type = u64(0);
-      if (alloc_fns[afn].go)
+      if (alloc_fns[afn].typed)
          type = rd(assign(sb, Ity_I64, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RBX), Ity_I64)));
       IRDirty* d = call_helper(sb, "ms_alloc_fn_enter", &ms_alloc_fn_enter,
                                mkIRExprVec_5(u64(afn), rd(size), rd(sp), rd(fp), type), NULL);
@@ -2390,7 +2396,7 @@ static Int register_offset(const HChar* r)
 static void add_alloc_fn(const HChar* spec)
 {
    if (n_alloc_fns == MAX_FNS) {
-      VG_(fmsg_bad_option)("--alloc-fn", "at most %d allocation functions\n", MAX_FNS);
+      VG_(fmsg_bad_option)("--alloc-fn", "at most %d allocation functions\n", MAX_FNS - 2);
    }
    if (VG_(strlen)(spec) >= MAX_NAME)
       VG_(fmsg_bad_option)("--alloc-fn", "a name of at most %d bytes\n", MAX_NAME - 1);
@@ -2527,6 +2533,10 @@ static void ms_post_clo_init(void)
    VG_(clo_vex_control).guest_chase = False;
    add_alloc_fn("runtime.mallocgc:rax");   /* Go (register ABI) */
    alloc_fns[n_alloc_fns - 1].go = True;
+   alloc_fns[n_alloc_fns - 1].typed = True;
+   add_alloc_fn("runtime.stackalloc:rax"); /* Go's goroutine stacks */
+   alloc_fns[n_alloc_fns - 1].go = True;
+   alloc_fns[n_alloc_fns - 1].size32 = True;
    calls = VG_(calloc)("memspy.calls", VG_N_THREADS, sizeof(ThreadCalls));
    lives = VG_(calloc)("memspy.lives", VG_N_THREADS, sizeof(ThreadLife));
    alloc_frames = VG_(calloc)("memspy.allocframes", VG_N_THREADS, sizeof(Addr));
