@@ -1,4 +1,4 @@
-module memspy
+module github.com/memspy/memspy
 
 go 1.25.0
 

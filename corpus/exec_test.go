@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"memspy/tracer/valgrind/valgrindtest"
+	"github.com/memspy/memspy/tracer/valgrind/valgrindtest"
 )
 
 // harness knows where memspy, its Valgrind tool and valgrind are.

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // namesTop is how many of the top objects and functions by stall cycles

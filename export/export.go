@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"strings"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // ErrNoWhere is the error of FromProfile on a profile without

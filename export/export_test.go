@@ -15,7 +15,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // st returns counters at one cache.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"memspy/cache"
+	"github.com/memspy/memspy/cache"
 )
 
 // Describe returns a compact human description of a normalized machine:

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"memspy/cache"
+	"github.com/memspy/memspy/cache"
 )
 
 // Defaults Normalize applies to values left zero.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"memspy/cache"
+	"github.com/memspy/memspy/cache"
 )
 
 // Keys lists the cache keys of the inline spec, in the order the

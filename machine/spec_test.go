@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/cache"
+	"github.com/memspy/memspy/cache"
 )
 
 func TestParseCacheSpec(t *testing.T) {

@@ -22,8 +22,8 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 
-	"memspy/atomicfile"
-	"memspy/machine"
+	"github.com/memspy/memspy/atomicfile"
+	"github.com/memspy/memspy/machine"
 )
 
 // Version is the version of the Profile schema written by this memspy.

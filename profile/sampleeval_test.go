@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"memspy/machine"
+	"github.com/memspy/memspy/machine"
 )
 
 // TestEvaluate works an evaluation out by hand: two caches, three objects

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"memspy/machine"
+	"github.com/memspy/memspy/machine"
 )
 
 // Write, an entry at a time, gives the bytes of a json.Encoder indenting

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // Advice is a finding of the rules of Advise on one bottleneck.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // DiffOptions select and shape a comparison of two profiles (Diff).

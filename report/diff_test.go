@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // diffAfter is testProfile after a change (stall cycles: an L1D miss

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // FuzzReport: whatever bytes memspy report is given as a profile, it

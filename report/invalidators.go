@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // invalidators: who invalidated an object's lines at the focus cache, by

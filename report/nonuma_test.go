@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // ErrOneNode is the error of the numa view on a profile without NUMA

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // testNumaProfile is testThreadProfile on 4 NUMA nodes of 2 processors

@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // summaryProcesses is the number of processes the summary lists; the

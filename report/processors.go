@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // ErrOneProcessor is the error of the processors view on a profile of one

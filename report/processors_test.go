@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // text renders the summary of p, failing the test on an error.

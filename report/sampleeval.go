@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // span formats an interval of rates.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // samplingText describes a sampled run in one line ("" when every

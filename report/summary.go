@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // The bounds of the where-and-why summary; the views show more.

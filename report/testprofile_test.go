@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // Latencies of the test machine: a miss in L1D waits for L2, a miss in L2

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // Text writes the summary of p: the input (and the processors, when the

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 func TestCount(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // ErrOneProcessorTime is the error of the threads and sync views on a

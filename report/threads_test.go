@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // summaryThreadTable is the thread table of testThreadProfile's summary.

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // ViewOptions select and shape a view.

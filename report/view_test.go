@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // viewText renders view name of p, failing the test on an error.

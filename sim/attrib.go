@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"memspy/attrib"
-	"memspy/profile"
-	"memspy/trace"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/trace"
 )
 
 // DefaultMinObjectSize is the size below which global variables are

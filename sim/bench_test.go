@@ -4,9 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"memspy/machine"
-	"memspy/sim"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/trace"
 )
 
 // benchMachine is the hierarchy of `make bench`: split 32KB 8-way L1s and a

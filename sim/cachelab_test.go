@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"memspy/machine"
-	"memspy/sim"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/trace"
 )
 
 // The CS:APP cache lab's published reference results

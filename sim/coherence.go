@@ -5,8 +5,8 @@ import (
 	"math/bits"
 	"slices"
 
-	"memspy/profile"
-	"memspy/trace"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/trace"
 )
 
 // The multiprocessor: every processor has its own copy of each private

@@ -23,10 +23,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/sim"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/trace"
 )
 
 // chooser is a source of choices: a PRNG in the differential test, the

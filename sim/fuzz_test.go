@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"memspy/sim"
+	"github.com/memspy/memspy/sim"
 )
 
 // byteChooser makes the choices of genMachine and genTrace from fuzz

@@ -11,11 +11,11 @@ import (
 	"math/bits"
 	"slices"
 
-	"memspy/cache"
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/sample"
-	"memspy/trace"
+	"github.com/memspy/memspy/cache"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sample"
+	"github.com/memspy/memspy/trace"
 )
 
 // Options select counting conventions.

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"memspy/trace"
+	"github.com/memspy/memspy/trace"
 )
 
 // Interleave is the order in which a multiprocessor takes the events of its

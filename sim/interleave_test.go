@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/trace"
 )
 
 // genThreads returns a multi-thread trace in the traced order: events of

@@ -4,9 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"memspy/machine"
-	"memspy/sim"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/trace"
 )
 
 // matmulRows returns the data references of rows i < rows of the naive

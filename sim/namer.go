@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"memspy/attrib"
-	"memspy/profile"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/profile"
 )
 
 // namer names procedures and data bins for the profile, with unique

@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"memspy/attrib"
-	"memspy/machine"
-	"memspy/sim"
-	"memspy/trace"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/trace"
 )
 
 // tableSymbolizer names the functions of a table, each 0x100 bytes long.

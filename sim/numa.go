@@ -6,8 +6,8 @@ import (
 	"math/bits"
 	"slices"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // NUMA (docs/semantics.md, "NUMA nodes"): on a machine of several nodes,

@@ -6,10 +6,10 @@ import (
 	"os"
 	"testing"
 
-	"memspy/machine"
-	"memspy/sim"
-	"memspy/symbolize"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/symbolize"
+	"github.com/memspy/memspy/trace"
 )
 
 // BenchmarkNumaMonitor times the engine alone on the flashpoint machine

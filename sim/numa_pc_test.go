@@ -4,10 +4,10 @@ import (
 	"reflect"
 	"testing"
 
-	"memspy/attrib"
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/trace"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/trace"
 )
 
 // rangeSymbolizer knows the functions f at [0x401000, 0x402000) and g at

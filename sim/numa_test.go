@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/trace"
 )
 
 // numaMachine is syncMachine with its processors in nodes nodes: memory

@@ -3,10 +3,10 @@ package sim_test
 import (
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/sim"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/trace"
 )
 
 // A profile lists at most profile.MaxReferences references: those that

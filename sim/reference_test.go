@@ -14,9 +14,9 @@ import (
 	"sort"
 	"strings"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/trace"
 )
 
 // refEvent is one trace event as the reference model sees it.

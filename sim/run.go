@@ -7,7 +7,7 @@ import (
 	"io"
 	"runtime"
 
-	"memspy/trace"
+	"github.com/memspy/memspy/trace"
 )
 
 // With a second processor, Run keeps readAhead batches of runBatch events

@@ -3,10 +3,10 @@ package sim
 import (
 	"fmt"
 
-	"memspy/cache"
-	"memspy/profile"
-	"memspy/sample"
-	"memspy/trace"
+	"github.com/memspy/memspy/cache"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sample"
+	"github.com/memspy/memspy/trace"
 )
 
 // sampling is the engine's side of sampling (Options.Sample): the gate

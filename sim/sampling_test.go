@@ -8,11 +8,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/sample"
-	"memspy/sim"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sample"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/trace"
 )
 
 func mustSpec(t testing.TB, s string) sample.Spec {

@@ -1,8 +1,8 @@
 package sim
 
 import (
-	"memspy/attrib"
-	"memspy/profile"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/profile"
 )
 
 // Who invalidates whom: when attributing on a multiprocessor, every copy a

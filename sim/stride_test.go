@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // TestStrideCounting checks the space-saving stride counter against exact

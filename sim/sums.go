@@ -1,6 +1,6 @@
 package sim
 
-import "memspy/profile"
+import "github.com/memspy/memspy/profile"
 
 // sums add up, for one entry of the profile (a pair, a calling context, a
 // reference, a line…), the counters of its sites (or contexts) at one

@@ -1,6 +1,6 @@
 package sim
 
-import "memspy/attrib"
+import "github.com/memspy/memspy/attrib"
 
 // Symbolizer names the code and data that attribution finds. It learns the
 // object files the traced program maps and answers in run-time addresses.

@@ -3,9 +3,9 @@ package sim
 import (
 	"fmt"
 
-	"memspy/attrib"
-	"memspy/profile"
-	"memspy/trace"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/trace"
 )
 
 // Simulated time on a multiprocessor (docs/semantics.md, "Interleaving and

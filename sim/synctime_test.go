@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/trace"
 )
 
 // syncMachine has n processors with a private 4-line direct-mapped cache

@@ -5,10 +5,10 @@ import (
 	"reflect"
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/sample"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sample"
+	"github.com/memspy/memspy/trace"
 )
 
 // warmupNumaTrace is worked out in TestWarmupNuma: threads 1 and 2 run on

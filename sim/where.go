@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"sync"
 
-	"memspy/attrib"
-	"memspy/profile"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/profile"
 )
 
 // whereProfile fills the where-and-why part of p from the counters kept

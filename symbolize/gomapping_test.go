@@ -3,7 +3,7 @@ package symbolize
 import (
 	"testing"
 
-	"memspy/symbols"
+	"github.com/memspy/memspy/symbols"
 )
 
 // The Go runtime's mappings are named after the function that asked for

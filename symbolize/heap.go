@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"memspy/sim"
-	"memspy/symbols"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/symbols"
 )
 
 // HeapName names the heap blocks allocated through site, a call path of

@@ -1,6 +1,6 @@
 package symbolize
 
-import "memspy/attrib"
+import "github.com/memspy/memspy/attrib"
 
 // Locals returns the variables kept at fixed offsets from the canonical
 // frame address of the function entered at run-time address entry, sorted

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/symbolize"
-	"memspy/symbols"
+	"github.com/memspy/memspy/symbolize"
+	"github.com/memspy/memspy/symbols"
 )
 
 func TestLocals(t *testing.T) {

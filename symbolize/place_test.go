@@ -9,11 +9,11 @@ import (
 	"slices"
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/sim"
-	"memspy/symbolize"
-	"memspy/trace"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/symbolize"
+	"github.com/memspy/memspy/trace"
 )
 
 // strippedLib has an exported function followed by a static one, which a

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/sim"
-	"memspy/symbolize"
-	"memspy/tracer/valgrind"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/symbolize"
+	"github.com/memspy/memspy/tracer/valgrind"
 )
 
 // pltMain calls libc's strlen on a large buffer, and twice and work of

@@ -20,9 +20,9 @@ import (
 	"sync"
 	"syscall"
 
-	"memspy/attrib"
-	"memspy/sim"
-	"memspy/symbols"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/symbols"
 )
 
 // Symbolizer names code and data in the address space of one traced

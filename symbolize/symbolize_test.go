@@ -14,10 +14,10 @@ import (
 	"sync"
 	"testing"
 
-	"memspy/attrib"
-	"memspy/sim"
-	"memspy/symbolize"
-	"memspy/symbols"
+	"github.com/memspy/memspy/attrib"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/symbolize"
+	"github.com/memspy/memspy/symbols"
 )
 
 var _ sim.Symbolizer = (*symbolize.Symbolizer)(nil)

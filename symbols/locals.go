@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"memspy/attrib"
+	"github.com/memspy/memspy/attrib"
 )
 
 // DWARF expression opcodes that Locals understands.

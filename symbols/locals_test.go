@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/attrib"
+	"github.com/memspy/memspy/attrib"
 )
 
 // localsProg prints where its stack variables are relative to the CFA

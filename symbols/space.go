@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"memspy/attrib"
+	"github.com/memspy/memspy/attrib"
 )
 
 // Space is the address space of a process: binaries loaded at biases.

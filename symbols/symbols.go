@@ -38,7 +38,7 @@ import (
 	"os"
 	"sort"
 
-	"memspy/attrib"
+	"github.com/memspy/memspy/attrib"
 )
 
 // Binary is the symbol and debugging information of one ELF file, in

@@ -16,8 +16,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"memspy/profile"
-	"memspy/report"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/report"
 )
 
 // browser finds Chromium, or skips the test: make test installs Debian's

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"memspy/profile"
-	"memspy/report"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/report"
 )
 
 // Diff is the comparison of two profiles, A and B, as memspy diff makes

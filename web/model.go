@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"memspy/machine"
-	"memspy/profile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 )
 
 // Limits bound what a page holds of a profile, so that its size follows

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // checkLevels checks that an entry's counters in the model are the

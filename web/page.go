@@ -16,7 +16,7 @@ import (
 	"io"
 	"strings"
 
-	"memspy/atomicfile"
+	"github.com/memspy/memspy/atomicfile"
 )
 
 //go:embed assets/page.html assets/page.css assets/page.js assets/echarts/echarts.min.js

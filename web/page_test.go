@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // testPage is the page of the test profile.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/profile"
+	"github.com/memspy/memspy/profile"
 )
 
 // binaryProg has a global array big enough to be an object of its own and

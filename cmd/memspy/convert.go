@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"memspy/atomicfile"
-	"memspy/trace"
+	"github.com/memspy/memspy/atomicfile"
+	"github.com/memspy/memspy/trace"
 )
 
 func newConvertCmd() *cobra.Command {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"memspy/atomicfile"
-	"memspy/export"
-	"memspy/profile"
+	"github.com/memspy/memspy/atomicfile"
+	"github.com/memspy/memspy/export"
+	"github.com/memspy/memspy/profile"
 )
 
 func newExportCmd() *cobra.Command {

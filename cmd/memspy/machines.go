@@ -15,12 +15,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"memspy/atomicfile"
-	"memspy/machine"
-	"memspy/profile"
-	"memspy/sample"
-	"memspy/sim"
-	"memspy/symbolize"
+	"github.com/memspy/memspy/atomicfile"
+	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sample"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/symbolize"
 )
 
 func newMachinesCmd() *cobra.Command {

@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"memspy/profile"
-	"memspy/tracer/valgrind"
-	"memspy/tracer/valgrind/valgrindtest"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/tracer/valgrind"
+	"github.com/memspy/memspy/tracer/valgrind/valgrindtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the scripts in testdata/script")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"memspy/profile"
-	"memspy/report"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/report"
 )
 
 type reportFlags struct {

@@ -15,13 +15,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"memspy/atomicfile"
-	"memspy/profile"
-	"memspy/report"
-	"memspy/sim"
-	"memspy/symbolize"
-	"memspy/trace"
-	"memspy/tracer/valgrind"
+	"github.com/memspy/memspy/atomicfile"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/report"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/symbolize"
+	"github.com/memspy/memspy/trace"
+	"github.com/memspy/memspy/tracer/valgrind"
 )
 
 type runFlags struct {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"memspy/atomicfile"
-	"memspy/profile"
-	"memspy/report"
-	"memspy/sim"
+	"github.com/memspy/memspy/atomicfile"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/report"
+	"github.com/memspy/memspy/sim"
 )
 
 func newSampleEvalCmd() *cobra.Command {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"memspy/profile"
-	"memspy/report"
-	"memspy/sim"
-	"memspy/trace"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/report"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/trace"
 )
 
 type simFlags struct {

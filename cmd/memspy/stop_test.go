@@ -8,7 +8,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"memspy/tracer/valgrind"
+	"github.com/memspy/memspy/tracer/valgrind"
 )
 
 // TestStopScripts runs the scripts in testdata/stop: how memspy run stops

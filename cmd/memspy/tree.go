@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"memspy/profile"
-	"memspy/sim"
-	"memspy/tracer/valgrind"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/sim"
+	"github.com/memspy/memspy/tracer/valgrind"
 )
 
 // childGrace is how long memspy run waits, after the program it started

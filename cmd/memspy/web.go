@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"memspy/atomicfile"
-	"memspy/profile"
-	"memspy/web"
-	"memspy/web/server"
+	"github.com/memspy/memspy/atomicfile"
+	"github.com/memspy/memspy/profile"
+	"github.com/memspy/memspy/web"
+	"github.com/memspy/memspy/web/server"
 )
 
 // reportHTML writes the web UI of the profile args[0] to f.html: memspy

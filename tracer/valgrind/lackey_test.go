@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/trace"
-	vt "memspy/tracer/valgrind/valgrindtest"
+	"github.com/memspy/memspy/trace"
+	vt "github.com/memspy/memspy/tracer/valgrind/valgrindtest"
 )
 
 // toolLib returns the directory of the built tool, or skips the test when

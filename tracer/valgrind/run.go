@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"memspy/sample"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/memspy/memspy/sample"
 )
 
 const (

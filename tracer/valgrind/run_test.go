@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"memspy/trace"
-	vt "memspy/tracer/valgrind/valgrindtest"
+	"github.com/memspy/memspy/trace"
+	vt "github.com/memspy/memspy/tracer/valgrind/valgrindtest"
 )
 
 // The test binary doubles as a fake valgrind (see valgrindtest.FakeValgrind)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"memspy/sample"
-	"memspy/trace"
+	"github.com/memspy/memspy/sample"
+	"github.com/memspy/memspy/trace"
 )
 
 // sref is a memory reference, compactly (runs hold millions).

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unsafe"
 
-	"memspy/trace"
-	vt "memspy/tracer/valgrind/valgrindtest"
+	"github.com/memspy/memspy/trace"
+	vt "github.com/memspy/memspy/tracer/valgrind/valgrindtest"
 )
 
 // readRest reads the reader to its end or an error and returns the number

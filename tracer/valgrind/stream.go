@@ -16,7 +16,7 @@ import (
 	"io"
 	"slices"
 
-	"memspy/trace"
+	"github.com/memspy/memspy/trace"
 )
 
 // StreamVersion is the version of the event stream this package decodes.

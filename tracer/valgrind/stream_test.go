@@ -17,8 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"memspy/trace"
-	vt "memspy/tracer/valgrind/valgrindtest"
+	"github.com/memspy/memspy/trace"
+	vt "github.com/memspy/memspy/tracer/valgrind/valgrindtest"
 )
 
 // ev is one decoded event, for comparisons. Extended events have Size 0

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"memspy/trace"
+	"github.com/memspy/memspy/trace"
 )
 
 // traceProgram runs exe under the tool with opt and returns its events and
