@@ -221,6 +221,27 @@ func TestModel(t *testing.T) {
 	}
 }
 
+// A page holds lines of source files only: not of a file a profile
+// names that has no source's name.
+func TestSourcesOnly(t *testing.T) {
+	dir := t.TempDir()
+	secret, src := filepath.Join(dir, "secret"), filepath.Join(dir, "a.c")
+	for _, f := range []string{secret, src} {
+		if err := os.WriteFile(f, []byte("line one\nline two\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := readSources([]Reference{{File: secret, Line: 1}, {File: src, Line: 1}}, 1)
+	if _, ok := got[secret]; ok || got[src][1] != "line one" {
+		t.Errorf("sources %v: want %s's line and none of %s", got, src, secret)
+	}
+	for file, want := range map[string]bool{"/usr/include/c++/12/map": true, "x.CPP": true, "/etc/passwd": false, "notes.txt": false} {
+		if isSource(file) != want {
+			t.Errorf("isSource(%s) = %v", file, !want)
+		}
+	}
+}
+
 // TestModelBounds checks the limits on lists of processes and on source
 // lines, and that a profile without caches is an error.
 func TestModelBounds(t *testing.T) {

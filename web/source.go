@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"path/filepath"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -40,9 +42,36 @@ func readSources(refs []Reference, context int) map[string]map[int]string {
 	return out
 }
 
+// sourceExts are the file name extensions of source files whose lines a
+// page may hold. A profile names the files (its references' debugging
+// information): a page made from somebody else's profile must not carry
+// lines of this machine's other files (/etc/passwd at line 1, say) to
+// wherever the page goes.
+var sourceExts = map[string]bool{
+	".c": true, ".h": true, ".cc": true, ".cpp": true, ".cxx": true, ".c++": true, ".hh": true, ".hpp": true,
+	".hxx": true, ".h++": true, ".ipp": true, ".tcc": true, ".inc": true, ".inl": true, ".cu": true, ".m": true,
+	".mm": true, ".go": true, ".rs": true, ".f": true, ".for": true, ".f90": true, ".f95": true, ".f03": true,
+	".s": true, ".asm": true, ".zig": true, ".d": true, ".swift": true, ".java": true, ".py": true,
+}
+
+// isSource reports whether file is named as a source file: by its
+// extension (case aside), or without one in an include directory (the
+// C++ library's headers: .../include/c++/12/map).
+func isSource(file string) bool {
+	ext := filepath.Ext(file)
+	if ext == "" {
+		return strings.Contains(file, "/include/")
+	}
+	return sourceExts[strings.ToLower(ext)]
+}
+
 // readLines returns the lines of file numbered in want (from 1), or nil
-// when file is not a readable text file within maxSourceSize.
+// when file is not a source file (isSource), or not a readable text file
+// within maxSourceSize.
 func readLines(file string, want map[int]bool) map[int]string {
+	if !isSource(file) {
+		return nil
+	}
 	fi, err := os.Stat(file)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxSourceSize {
 		return nil
