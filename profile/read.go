@@ -3,27 +3,27 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"runtime"
 	"sync"
 )
 
-// lists are the keys of the profile's lists of entries, decoded apart.
-var lists = map[string]func(p *Profile, raw []byte) error{
-	"functions": func(p *Profile, raw []byte) error {
-		return decodeEntries(raw, &p.Functions, (*entryDecoder).function)
+// lists are the keys of the profile's lists of entries, decoded apart
+// from their elements' texts.
+var lists = map[string]func(p *Profile, items [][]byte) error{
+	"functions": func(p *Profile, items [][]byte) error {
+		return decodeEntries(items, &p.Functions, (*entryDecoder).function)
 	},
-	"objects": func(p *Profile, raw []byte) error {
-		return decodeEntries(raw, &p.Objects, (*entryDecoder).object)
+	"objects": func(p *Profile, items [][]byte) error {
+		return decodeEntries(items, &p.Objects, (*entryDecoder).object)
 	},
-	"pairs": func(p *Profile, raw []byte) error {
-		return decodeEntries(raw, &p.Pairs, (*entryDecoder).pair)
+	"pairs": func(p *Profile, items [][]byte) error {
+		return decodeEntries(items, &p.Pairs, (*entryDecoder).pair)
 	},
-	"lines": func(p *Profile, raw []byte) error {
-		return decodeEntries(raw, &p.Lines, (*entryDecoder).line)
+	"lines": func(p *Profile, items [][]byte) error {
+		return decodeEntries(items, &p.Lines, (*entryDecoder).line)
 	},
-	"references": func(p *Profile, raw []byte) error {
-		return decodeEntries(raw, &p.References, (*entryDecoder).reference)
+	"references": func(p *Profile, items [][]byte) error {
+		return decodeEntries(items, &p.References, (*entryDecoder).reference)
 	},
 }
 
@@ -45,11 +45,13 @@ func decodeFields(data []byte) (*Profile, bool) {
 	p := &Profile{}
 	for _, f := range fields {
 		var key string
-		if json.Unmarshal(f[0], &key) != nil {
+		if json.Unmarshal(f.key, &key) != nil {
 			return nil, false
 		}
 		if decode, ok := lists[key]; ok {
-			if decode(p, f[1]) != nil {
+			switch {
+			case string(f.value) == "null": // (the list stays nil)
+			case !f.list || decode(p, f.items) != nil:
 				return nil, false
 			}
 			continue
@@ -62,9 +64,9 @@ func decodeFields(data []byte) (*Profile, bool) {
 		if head.Len() > 1 {
 			head.WriteByte(',')
 		}
-		head.Write(f[0])
+		head.Write(f.key)
 		head.WriteByte(':')
-		head.Write(f[1])
+		head.Write(f.value)
 	}
 	head.WriteByte('}')
 	type plain Profile // the lists stay as decoded
@@ -74,18 +76,10 @@ func decodeFields(data []byte) (*Profile, bool) {
 	return p, true
 }
 
-// decodeEntries decodes the JSON list raw into *es, its entries decoded a
-// part at a time on every CPU, each with parse unless it fails
-// (decodeEntry; null leaves *es nil).
-func decodeEntries[T any](raw []byte, es *[]T, parse entryParser[T]) error {
-	if string(raw) == "null" {
-		*es = nil
-		return nil
-	}
-	items, ok := listItems(raw)
-	if !ok {
-		return fmt.Errorf("not a list")
-	}
+// decodeEntries decodes the elements of a JSON list, their texts items,
+// into *es, a part at a time on every CPU, each with parse unless it fails
+// (decodeEntry).
+func decodeEntries[T any](items [][]byte, es *[]T, parse entryParser[T]) error {
 	out := make([]T, len(items))
 	errs := make([]error, (len(items)+entriesPerPart-1)/entriesPerPart)
 	var wg sync.WaitGroup
@@ -131,15 +125,38 @@ func (s *scanner) space() {
 	}
 }
 
-// value skips the value at the scanner's place and returns its text; ok
-// is false when there is none, or it is not valid JSON.
-func (s *scanner) value() (v []byte, ok bool) {
+// value skips the value at the scanner's place, nested depth deep (0 at
+// the top), and returns its text; ok is false when there is none, or it
+// is not valid JSON.
+func (s *scanner) value(depth int) (v []byte, ok bool) {
 	s.space()
 	start := s.i
-	if !s.valid(0) {
+	if !s.valid(depth) {
 		return nil, false
 	}
 	return s.b[start:s.i], true
+}
+
+// list skips the list at the scanner's place (its '['), nested depth deep,
+// and returns its elements' texts; ok is false when it is not valid JSON.
+func (s *scanner) list(depth int) (items [][]byte, ok bool) {
+	if depth >= maxNesting {
+		return nil, false
+	}
+	s.i++
+	if s.next(']') {
+		return nil, true
+	}
+	for {
+		v, ok := s.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		items = append(items, v)
+		if !s.next(',') {
+			return items, s.next(']')
+		}
+	}
 }
 
 // maxNesting is how deep encoding/json lets arrays and objects nest.
@@ -282,25 +299,42 @@ func (s *scanner) next(c byte) bool {
 	return false
 }
 
-// objectFields returns the keys and values of the object that data holds
-// (with nothing after it but white space), as their texts; ok is false
-// when data holds no such object.
-func objectFields(data []byte) (fields [][2][]byte, ok bool) {
+// topField is a key of the top-level object of a profile and its value,
+// as their texts, with the value's elements when it is a list.
+type topField struct {
+	key, value []byte
+	items      [][]byte
+	list       bool
+}
+
+// objectFields returns the fields of the object that data holds (with
+// nothing after it but white space); ok is false when data holds no such
+// object. Each byte is scanned once: a list's elements are found as it is
+// checked.
+func objectFields(data []byte) (fields []topField, ok bool) {
 	s := &scanner{b: data}
 	if !s.next('{') {
 		return nil, false
 	}
 	if !s.next('}') {
 		for {
-			k, ok := s.value()
-			if !ok || !s.next(':') {
+			var f topField
+			if f.key, ok = s.value(1); !ok || !s.next(':') {
 				return nil, false
 			}
-			v, ok := s.value()
+			s.space()
+			start := s.i
+			if s.i < len(s.b) && s.b[s.i] == '[' {
+				f.items, ok = s.list(1)
+				f.list = true
+			} else {
+				_, ok = s.value(1)
+			}
 			if !ok {
 				return nil, false
 			}
-			fields = append(fields, [2][]byte{k, v})
+			f.value = s.b[start:s.i]
+			fields = append(fields, f)
 			if s.next(',') {
 				continue
 			}
@@ -312,27 +346,4 @@ func objectFields(data []byte) (fields [][2][]byte, ok bool) {
 	}
 	s.space()
 	return fields, s.i == len(data)
-}
-
-// listItems returns the elements of the list that raw holds, as their
-// texts; ok is false when raw holds no list.
-func listItems(raw []byte) (items [][]byte, ok bool) {
-	s := &scanner{b: raw}
-	if !s.next('[') {
-		return nil, false
-	}
-	if s.next(']') {
-		return nil, true
-	}
-	for {
-		v, ok := s.value()
-		if !ok {
-			return nil, false
-		}
-		items = append(items, v)
-		if s.next(',') {
-			continue
-		}
-		return items, s.next(']')
-	}
 }

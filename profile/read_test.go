@@ -268,10 +268,26 @@ func FuzzScanner(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := &scanner{b: data}
-		_, ok := s.value()
+		_, ok := s.value(0)
 		s.space()
 		if got, want := ok && s.i == len(data), json.Valid(data); got != want {
 			t.Fatalf("scanner says %v, encoding/json %v, of %q", got, want, data)
 		}
 	})
+}
+
+// listItems returns the elements of the list that raw holds, as their
+// texts (as objectFields finds a list's); ok is false when raw holds no
+// list, or anything after it.
+func listItems(raw []byte) (items [][]byte, ok bool) {
+	s := &scanner{b: raw}
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil, false
+	}
+	if items, ok = s.list(0); !ok {
+		return nil, false
+	}
+	s.space()
+	return items, s.i == len(raw)
 }
