@@ -229,6 +229,16 @@ func (d *Data) Map(addr, size uint64, thread uint32, stack []uint64, join Join) 
 	return id
 }
 
+// MapStacks records a mapping of stacks (Go's goroutine stacks) as Map
+// does, into the one stack bin called name, whatever its call path: the
+// frames of the code running on a stack come first, its other references
+// are the stacks'. It returns the bin.
+func (d *Data) MapStacks(addr, size uint64, thread uint32, stack []uint64, name string) int32 {
+	id := d.Map(addr, size, thread, stack, func([]uint64, uint64) string { return name })
+	d.bins[id].Kind = Stack
+	return id
+}
+
 // Unmap records that [addr, addr+size) was unmapped (munmap): the
 // mappings there end where they overlap it; with size 0, the mapping that
 // starts at addr ends whole. It returns the range unmapped; ok is false,

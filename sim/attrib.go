@@ -883,12 +883,8 @@ func (o attribHits) seeFetches(l *level, b *trace.Batch, i, j, slot int) {
 			temporal++
 		}
 	}
-	st.acc[kIFetch] += n
-	cs.acc[kIFetch] += n
-	st.temporal += temporal
-	cs.temporal += temporal
-	st.spatial += n - temporal
-	cs.spatial += n - temporal
+	st.hits(kIFetch, n, temporal)
+	cs.hits(kIFetch, n, temporal)
 }
 
 // attributedHit counts, at its access point, a hit of kind kk on bytes
@@ -972,7 +968,7 @@ func (h *Hierarchy) attribEvent(k trace.Kind, addr, pc uint64, tid uint32, e *tr
 			// Under the frames of the goroutine running on it, like a
 			// thread's stack: its other references (the collector's scans,
 			// a copy as it grows, its set-up) are the goroutine stacks'.
-			at.data.Bin(at.data.Map(addr, e.Size, tid, e.Stack, goStacks)).Kind = attrib.Stack
+			at.data.MapStacks(addr, e.Size, tid, e.Stack, "<Go stacks>")
 		case e.Name == goAllocator:
 			at.data.Alloc(addr, e.Size, tid, e.Stack, e.Type, at.joinSites)
 		default:
@@ -1033,9 +1029,6 @@ const (
 	goAllocator      = "runtime.mallocgc"
 	goStackAllocator = "runtime.stackalloc"
 )
-
-// goStacks joins every goroutine stack into one object.
-func goStacks([]uint64, uint64) string { return "<Go stacks>" }
 
 // join gives the call paths of Go's allocations and of mappings the name
 // they join under (attrib.Join): the Symbolizer's, when it says the name
@@ -1148,16 +1141,19 @@ func isLoader(path string) bool {
 // countHit counts a hit on bytes [a, a+s) of slot of l in the counters
 // of its access point's site and calling context there.
 func (h *Hierarchy) countHit(l *level, k int, slot int, st, cs *refStats, a, s uint64) {
-	at := l.attr
-	st.acc[k]++
-	cs.acc[k]++
-	if at.use(l, slot, a, s) {
-		st.temporal++
-		cs.temporal++
-	} else {
-		st.spatial++
-		cs.spatial++
+	var temporal uint64
+	if l.attr.use(l, slot, a, s) {
+		temporal = 1
 	}
+	st.hits(k, 1, temporal)
+	cs.hits(k, 1, temporal)
+}
+
+// hits counts n hits of kind k, temporal of them on bytes already used.
+func (c *refStats) hits(k int, n, temporal uint64) {
+	c.acc[k] += n
+	c.temporal += temporal
+	c.spatial += n - temporal
 }
 
 // countMiss counts a miss of access point ref on line of l, with its cause

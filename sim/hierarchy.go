@@ -148,9 +148,12 @@ type level struct {
 	swapped   bool
 	// obs are the features that see the hits the bypass takes here (see
 	// hitObserver, attach); nil: none. runObs is obs[0] when it is the
-	// only one and a runObserver, else nil.
-	obs    []hitObserver
-	runObs runObserver
+	// only one and a runObserver, else nil; soleAttrib is obs[0] when it
+	// is the only one and the attribution's attribHits (h nil otherwise),
+	// which the bypass calls directly.
+	obs        []hitObserver
+	runObs     runObserver
+	soleAttrib attribHits
 	// mruCache is c when a hit on the line last used in a set changes no
 	// state that the bypass would skip, and a hit on the line used before
 	// it needs only Promote (no 3C twin: see cache.Cache.MRU), else an
@@ -536,6 +539,10 @@ type slotFree interface {
 // attach makes o see the hits that the bypass takes at l.
 func (l *level) attach(o hitObserver) {
 	l.obs = append(l.obs, o)
+	l.soleAttrib = attribHits{}
+	if a, ok := o.(attribHits); ok && len(l.obs) == 1 {
+		l.soleAttrib = a
+	}
 	r, run := o.(runObserver)
 	if !run || len(l.obs) > 1 {
 		l.memoLimit, l.mruLimit, l.runObs = 0, 0, nil
@@ -552,7 +559,7 @@ func (l *level) attach(o hitObserver) {
 // attribution is the one observer, it is called directly: most hits of a
 // --where run come here.
 func (l *level) observe(b *trace.Batch, i int, k trace.Kind, slot int) bool {
-	if a, ok := l.obs[0].(attribHits); ok && len(l.obs) == 1 {
+	if a := l.soleAttrib; a.h != nil {
 		if !a.takes(l, k, slot) {
 			return false
 		}
@@ -796,7 +803,7 @@ func (h *Hierarchy) hitsObserved(b *trace.Batch, i, stop int, il, dl *level) int
 			return i // hitRun's loop counts it
 		}
 		if k == trace.IFetch && l.memo == line {
-			if at, ok := l.obs[0].(attribHits); ok && len(l.obs) == 1 {
+			if at := l.soleAttrib; at.h != nil {
 				// A run of fetches of memo's line: the attribution takes
 				// them at once (they change nothing but counters).
 				j := i + 1

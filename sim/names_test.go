@@ -8,6 +8,7 @@ import (
 
 	"github.com/memspy/memspy/attrib"
 	"github.com/memspy/memspy/machine"
+	"github.com/memspy/memspy/profile"
 	"github.com/memspy/memspy/sim"
 	"github.com/memspy/memspy/trace"
 )
@@ -111,38 +112,8 @@ func TestObjectNameCollisions(t *testing.T) {
 			b.Append(trace.Read, 0x900000+64*uint64(i), 8, 0x1010, 1)
 		}
 	}
-	h, err := sim.New(mach(hc("L1", 1, 16, 2, 64, machine.LRU)), sim.Options{Attribute: true, Symbols: sym})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Process(b)
-	h.Finish()
-	p := h.Profile()
-	check := func(when string) []string {
-		t.Helper()
-		names, full := map[string]bool{}, map[string]bool{}
-		var listed []string
-		for _, o := range p.Objects {
-			if names[o.Name] || full[o.FullName] {
-				t.Errorf("%s: object %q (%q) listed twice", when, o.Name, o.FullName)
-			}
-			names[o.Name], full[o.FullName] = true, true
-			listed = append(listed, o.Name)
-		}
-		for _, pr := range p.Pairs {
-			if !names[pr.Object] {
-				t.Errorf("%s: pair %s × %s names no listed object", when, pr.Function, pr.Object)
-			}
-		}
-		for _, r := range p.References {
-			if !names[r.Object] {
-				t.Errorf("%s: reference %#x names no listed object %s", when, r.PC, r.Object)
-			}
-		}
-		slices.Sort(listed)
-		return listed
-	}
-	got := check("as made")
+	p := attributedProfile(t, sym, b)
+	got := listedObjects(t, "as made", p)
 	for _, want := range []string{"count@liba.so", "count@libb.so", "flag@liba.so", "flag@libb.so"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("no object %s among %v", want, got)
@@ -151,7 +122,7 @@ func TestObjectNameCollisions(t *testing.T) {
 	if n, err := p.PoolColdGlobals(); err != nil || n != 2 {
 		t.Errorf("PoolColdGlobals pooled %d, %v; want the two flags", n, err)
 	}
-	got = check("pooled")
+	got = listedObjects(t, "pooled", p)
 	for _, want := range []string{"<small globals>@liba.so", "<small globals>@libb.so", "count@liba.so", "count@libb.so"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("pooled: no object %s among %v", want, got)
@@ -182,26 +153,48 @@ func TestSamePathObjects(t *testing.T) {
 			b.Append(trace.Read, a+64*uint64(rep), 8, 0x1004, 1)
 		}
 	}
+	if got := listedObjects(t, "as made", attributedProfile(t, sym, b)); len(got) != 2 {
+		t.Fatalf("objects %v, want the two sites'", got)
+	}
+}
+
+// attributedProfile returns the where-and-why profile of b on one small
+// cache, named by sym.
+func attributedProfile(t *testing.T, sym sim.Symbolizer, b *trace.Batch) *profile.Profile {
+	t.Helper()
 	h, err := sim.New(mach(hc("L1", 1, 16, 2, 64, machine.LRU)), sim.Options{Attribute: true, Symbols: sym})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Process(b)
 	h.Finish()
-	p := h.Profile()
+	return h.Profile()
+}
+
+// listedObjects checks that p lists each object once, by name and by full
+// name, and that every pair and reference names a listed object (when:
+// what was done to p), and returns the objects' names, sorted.
+func listedObjects(t *testing.T, when string, p *profile.Profile) []string {
+	t.Helper()
 	names, full := map[string]bool{}, map[string]bool{}
+	var listed []string
 	for _, o := range p.Objects {
-		if full[o.FullName] {
-			t.Errorf("full name %q twice", o.FullName)
+		if names[o.Name] || full[o.FullName] {
+			t.Errorf("%s: object %q (%q) listed twice", when, o.Name, o.FullName)
 		}
 		names[o.Name], full[o.FullName] = true, true
-	}
-	if len(names) != 2 {
-		t.Fatalf("objects %v, want the two sites'", names)
+		listed = append(listed, o.Name)
 	}
 	for _, pr := range p.Pairs {
 		if !names[pr.Object] {
-			t.Errorf("pair %s × %s names no listed object", pr.Function, pr.Object)
+			t.Errorf("%s: pair %s × %s names no listed object", when, pr.Function, pr.Object)
 		}
 	}
+	for _, r := range p.References {
+		if !names[r.Object] {
+			t.Errorf("%s: reference %#x names no listed object %s", when, r.PC, r.Object)
+		}
+	}
+	slices.Sort(listed)
+	return listed
 }
