@@ -140,23 +140,10 @@ func (s *scanner) value(depth int) (v []byte, ok bool) {
 // list skips the list at the scanner's place (its '['), nested depth deep,
 // and returns its elements' texts; ok is false when it is not valid JSON.
 func (s *scanner) list(depth int) (items [][]byte, ok bool) {
-	if depth >= maxNesting {
+	if !s.container(depth, &items) {
 		return nil, false
 	}
-	s.i++
-	if s.next(']') {
-		return nil, true
-	}
-	for {
-		v, ok := s.value(depth + 1)
-		if !ok {
-			return nil, false
-		}
-		items = append(items, v)
-		if !s.next(',') {
-			return items, s.next(']')
-		}
-	}
+	return items, true
 }
 
 // maxNesting is how deep encoding/json lets arrays and objects nest.
@@ -168,34 +155,11 @@ func (s *scanner) valid(depth int) bool {
 	if s.i >= len(s.b) {
 		return false
 	}
-	switch c := s.b[s.i]; c {
+	switch s.b[s.i] {
 	case '"':
 		return s.str()
 	case '{', '[':
-		if depth >= maxNesting {
-			return false
-		}
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		s.i++
-		if s.next(end) {
-			return true
-		}
-		for {
-			s.space()
-			if c == '{' && (s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() || !s.next(':')) {
-				return false
-			}
-			s.space()
-			if !s.valid(depth + 1) {
-				return false
-			}
-			if !s.next(',') {
-				return s.next(end)
-			}
-		}
+		return s.container(depth, nil)
 	case 't':
 		return s.word("true")
 	case 'f':
@@ -204,6 +168,40 @@ func (s *scanner) valid(depth int) bool {
 		return s.word("null")
 	}
 	return s.number()
+}
+
+// container skips the object or list at the scanner's place, nested
+// depth deep, and reports whether it is valid JSON; a list's elements'
+// texts are added to items, when not nil.
+func (s *scanner) container(depth int, items *[][]byte) bool {
+	if depth >= maxNesting {
+		return false
+	}
+	c, end := s.b[s.i], byte('}')
+	if c == '[' {
+		end = ']'
+	}
+	s.i++
+	if s.next(end) {
+		return true
+	}
+	for {
+		s.space()
+		if c == '{' && (s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() || !s.next(':')) {
+			return false
+		}
+		s.space()
+		start := s.i
+		if !s.valid(depth + 1) {
+			return false
+		}
+		if items != nil {
+			*items = append(*items, s.b[start:s.i])
+		}
+		if !s.next(',') {
+			return s.next(end)
+		}
+	}
 }
 
 // str skips the string at the scanner's place and reports whether it is
