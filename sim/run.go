@@ -38,8 +38,8 @@ type filled struct {
 // the two overlap; Run returns only once that goroutine has stopped using
 // r. That goroutine also has the Symbolizer start reading the object files
 // that the batches map (when it can: symbolize.Prefetch), so that the
-// engine seldom waits for their symbols. With one, Run reads in line, in small batches that stay in the
-// processor's caches.
+// engine seldom waits for their symbols. With one, Run reads in line, in
+// small batches that stay in the processor's caches.
 //
 // On several processors, Run orders the events of the threads as
 // h's Options.Interleave says, keeping each thread's simulated clock. When h does not attribute and simulates one

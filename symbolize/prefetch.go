@@ -14,37 +14,62 @@ import (
 // prefetchers is how many object files Prefetch reads at a time.
 const prefetchers = 2
 
-var (
-	prefetchSlots = make(chan struct{}, prefetchers)
-	prefetched    sync.Map // path → struct{}: asked for once
-)
+// prefetch is the queue of files Prefetch was asked to read and not yet
+// taken, and how many goroutines take them.
+var prefetch struct {
+	sync.Mutex
+	asked   map[string]bool
+	queue   []string
+	workers int
+}
 
 // Prefetch starts reading the symbols of the object files at paths in
-// the background (prefetchers at a time, the largest files first: they
-// take longest), so that the Map of one finds them read, or waits for the
-// rest of a read already under way, instead of reading them on the
-// engine's goroutine. A path asked for before is not read again. What is
-// read is what Map would read: the process keeps it (see binaries).
+// the background, prefetchers at a time in the order asked (of one call's
+// paths, the largest files first: they take longest), so that the Map of
+// one finds them read, or waits for the rest of a read already under
+// way, instead of reading them on the engine's goroutine. A path asked
+// for before is not read again. What is read is what Map would read: the
+// process keeps it (see binaries).
 func Prefetch(paths ...string) {
-	if len(paths) > 1 {
-		size := func(p string) int64 {
-			if fi, err := os.Stat(p); err == nil {
-				return fi.Size()
-			}
-			return 0
+	size := map[string]int64{}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			size[p] = fi.Size()
 		}
-		paths = slices.Clone(paths)
-		slices.SortStableFunc(paths, func(a, b string) int { return cmp.Compare(size(b), size(a)) })
+	}
+	paths = slices.Clone(paths)
+	slices.SortStableFunc(paths, func(a, b string) int { return cmp.Compare(size[b], size[a]) })
+	q := &prefetch
+	q.Lock()
+	defer q.Unlock()
+	if q.asked == nil {
+		q.asked = map[string]bool{}
 	}
 	for _, p := range paths {
-		if _, asked := prefetched.LoadOrStore(p, struct{}{}); asked {
-			continue
+		if !q.asked[p] {
+			q.asked[p] = true
+			q.queue = append(q.queue, p)
 		}
-		go func() {
-			prefetchSlots <- struct{}{}
-			defer func() { <-prefetchSlots }()
-			opened.open(p) // an error is Map's to report
-		}()
+	}
+	for ; q.workers < prefetchers && q.workers < len(q.queue); q.workers++ {
+		go prefetchWorker()
+	}
+}
+
+// prefetchWorker reads the files of the prefetch queue until it is empty.
+func prefetchWorker() {
+	q := &prefetch
+	for {
+		q.Lock()
+		if len(q.queue) == 0 {
+			q.workers--
+			q.Unlock()
+			return
+		}
+		p := q.queue[0]
+		q.queue = q.queue[1:]
+		q.Unlock()
+		opened.open(p) // an error is Map's to report
 	}
 }
 
