@@ -136,6 +136,7 @@ type Code struct {
 	byEntry  map[uint64]int32
 	byRegion map[string]int32
 	ctxs     []Context
+	calls    []uint64          // by context: the calls that entered it
 	children map[Context]int32 // context by procedure and parent
 	threads  map[uint32]*thread
 	tid      uint32
@@ -153,6 +154,7 @@ func NewCode(link Linkage) *Code {
 	c.routes = append(c.routes, route{})
 	c.leaves = append(c.leaves, leave{})
 	c.ctxs = append(c.ctxs, Context{Proc: UnknownProc, Parent: -1})
+	c.calls = append(c.calls, 0)
 	c.cur = c.thread(0)
 	return c
 }
@@ -166,6 +168,12 @@ func (c *Code) Proc(id int32) *Proc { return &c.procs[id] }
 // Contexts returns the calling contexts, indexed by id; a context's parent
 // comes before it. The slice is the Code's own.
 func (c *Code) Contexts() []Context { return c.ctxs }
+
+// Calls returns, by calling context, how many calls entered it (a direct
+// recursion's calls included, a call passed on through a PLT entry or the
+// resolver counted in the context it reached). The slice is the Code's
+// own.
+func (c *Code) Calls() []uint64 { return c.calls }
 
 // ProcAt returns the procedure entered at entry, making it on first use.
 func (c *Code) ProcAt(entry uint64) int32 {
@@ -206,6 +214,7 @@ func (c *Code) context(proc, parent int32) int32 {
 		return id
 	}
 	c.ctxs = append(c.ctxs, k)
+	c.calls = append(c.calls, 0)
 	id := int32(len(c.ctxs) - 1)
 	c.children[k] = id
 	return id
@@ -232,6 +241,7 @@ func (c *Code) push(t *thread, p, owner int32, sp uint64) *frame {
 		t.outer = append(t.outer, t.frames[n-1].sp)
 		t.frames[n-1].depth++
 		t.frames[n-1].sp = sp
+		c.calls[t.frames[n-1].ctx]++
 		return &t.frames[n-1]
 	}
 	if len(t.frames) == maxStackFrames {
@@ -244,7 +254,9 @@ func (c *Code) push(t *thread, p, owner int32, sp uint64) *frame {
 	if owner < 0 {
 		owner = p
 	}
-	t.frames = append(t.frames, frame{code: p, owner: owner, ctx: c.context(p, parent), sp: sp, depth: 1})
+	ctx := c.context(p, parent)
+	c.calls[ctx]++
+	t.frames = append(t.frames, frame{code: p, owner: owner, ctx: ctx, sp: sp, depth: 1})
 	return &t.frames[len(t.frames)-1]
 }
 
@@ -333,8 +345,10 @@ func (c *Code) follow(t *thread, pc uint64) {
 // deep).
 func (c *Code) jump(t *thread, p int32) *frame {
 	n := len(t.frames)
+	c.calls[t.frames[n-1].ctx]-- // (the call counts where it goes)
 	if top := &t.frames[n-1]; top.depth == 1 && (n == 1 || t.frames[n-2].code != p) {
 		top.code, top.owner, top.ctx = p, p, c.context(p, c.ctxs[top.ctx].Parent)
+		c.calls[top.ctx]++
 		return top
 	}
 	f := t.frames[n-1]

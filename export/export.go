@@ -62,12 +62,24 @@ type Function struct {
 	Line int // its first line (0: not known)
 }
 
+// Call is the calls from one function to another, along every call path
+// of the profile's call tree, with the inclusive values of the callee's
+// executions in those calls.
+type Call struct {
+	Caller, Callee string
+	Count          uint64
+	Values         []int64
+}
+
 // Samples are a profile as samples.
 type Samples struct {
 	Types []SampleType
 	// Default is the sample type a viewer shows first.
 	Default string
 	Samples []Sample
+	// Calls, by function with a call tree, are the calls between
+	// functions (in the call tree's order of first call).
+	Calls []Call
 	// Functions describe the functions the samples name.
 	Functions []Function
 	// Modules are the object files the program mapped, the program first
@@ -88,16 +100,23 @@ const (
 	// ByObject: the data object they touched, at its allocation site
 	// when the profile has it, called from that code.
 	ByObject By = "object"
+	// ByStack: the function, under the call path of its callers (the
+	// profile's call tree), without source lines or objects.
+	ByStack By = "stack"
 )
 
-// ParseBy returns the By named s: function or object.
+// ParseBy returns the By named s: function, object or stack.
 func ParseBy(s string) (By, error) {
 	switch b := By(s); b {
-	case ByFunction, ByObject:
+	case ByFunction, ByObject, ByStack:
 		return b, nil
 	}
-	return "", fmt.Errorf("--by %s: unknown (function or object)", s)
+	return "", fmt.Errorf("--by %s: unknown (function, object or stack)", s)
 }
+
+// ErrNoCallTree is the error of FromProfile by stack on a profile
+// without a call tree.
+var ErrNoCallTree = errors.New("--by stack needs a profile with a call tree (made by `memspy run --where`, or `memspy sim --where` of a trace with calls and returns, by this memspy or a later one)")
 
 // counter is one of the counters kept per cache, and when a profile has
 // it. Its short name is the cache's short prefix and short (no short
@@ -256,7 +275,7 @@ func (v values) zero() bool { return !slices.ContainsFunc(v, func(x int64) bool 
 func (v values) negative() int { return slices.IndexFunc(v, func(x int64) bool { return x < 0 }) }
 
 // FromProfile derives the samples of a profile with where-and-why data
-// (else ErrNoWhere), by function or by object.
+// (else ErrNoWhere), by function, by object or by stack.
 //
 // By function: one sample per listed reference (its PC, function, source
 // line and object), and, for each function × object pair, a sample at
@@ -267,8 +286,7 @@ func (v values) negative() int { return slices.IndexFunc(v, func(x int64) bool {
 // function's instructions (and sync cycles) are a sample at the function
 // without an object, with what its pairs left out beyond the profile's
 // bound counted (OmittedPairs). So the samples of a function add up to
-// its self counters at every cache. Today's profile has no call stacks:
-// each stack is one frame.
+// its self counters at every cache. Each stack is one frame.
 //
 // By object: the same samples of references and pairs, each with the
 // object's frame (its allocation site, if known) as the innermost, and
@@ -277,6 +295,11 @@ func (v values) negative() int { return slices.IndexFunc(v, func(x int64) bool {
 // cycles, which belong to code. The objects are those the profile lists:
 // a pair naming another is left out. So the samples of an object add up
 // to its counters at every cache.
+//
+// By function with a call tree, Calls are the calls between functions.
+// By stack: a sample per node of the profile's call tree (else
+// ErrNoCallTree), its own counters at its function's frame under its
+// callers'.
 func FromProfile(p *profile.Profile, by By) (*Samples, error) {
 	if _, err := ParseBy(string(by)); err != nil {
 		return nil, err
@@ -306,6 +329,9 @@ func FromProfile(p *profile.Profile, by By) (*Samples, error) {
 			fr := objectFrame(o)
 			s.Functions = append(s.Functions, Function{Name: fr.Function, File: fr.File, Line: fr.Line})
 		}
+	}
+	if by == ByStack {
+		return s, l.stackSamples(s, p.CallTree, funcs)
 	}
 	// add adds a sample of the code at fr touching object, under the
 	// object's frame by object (where an object the profile does not
@@ -384,6 +410,9 @@ func FromProfile(p *profile.Profile, by By) (*Samples, error) {
 			s.Samples = append(s.Samples, Sample{Stack: []Frame{functionFrame(&f)}, Values: v})
 		}
 	}
+	if by == ByFunction && p.CallTree != nil {
+		s.Calls = l.calls(p.CallTree)
+	}
 	for _, o := range p.Objects {
 		v := objectRest[o.Name]
 		if i := v.negative(); i >= 0 {
@@ -453,8 +482,11 @@ func comments(p *profile.Profile, by By) []string {
 	if p.Sampling != nil {
 		c = append(c, "sampled ("+p.Sampling.Spec+"): the counters cover the counted references only")
 	}
-	if by == ByObject {
+	switch by {
+	case ByObject:
 		c = append(c, "by object: the data objects in place of functions, at their allocation sites")
+	case ByStack:
+		c = append(c, "by stack: the code of each calling context under its callers")
 	}
 	return c
 }
@@ -478,4 +510,66 @@ func Write(w io.Writer, format string, s *Samples) error {
 		return fmt.Errorf("unknown export format %q (formats: %s)", format, strings.Join(Formats(), ", "))
 	}
 	return write(w, s)
+}
+
+// node returns the values of a call tree node's counters.
+func (l *layout) node(n *profile.CallNode) values {
+	v := l.of(n.Levels)
+	v[l.instructions] = clamp(n.Instructions)
+	if l.sync >= 0 {
+		v[l.sync] = clamp(n.SyncCycles)
+	}
+	return v
+}
+
+// stackSamples adds to s a sample per node of t with counters: its own,
+// at the call path of its function's frames (funcs describe the
+// functions the profile lists).
+func (l *layout) stackSamples(s *Samples, t *profile.CallTree, funcs map[string]*profile.Function) error {
+	if t == nil {
+		return ErrNoCallTree
+	}
+	for i := range t.Nodes {
+		v := l.node(&t.Nodes[i])
+		if v.zero() {
+			continue
+		}
+		var stack []Frame
+		for _, name := range t.Stack(int32(i)) {
+			fr := Frame{Function: name}
+			if f := funcs[name]; f != nil {
+				fr = functionFrame(f)
+			}
+			stack = append(stack, fr)
+		}
+		s.Samples = append(s.Samples, Sample{Stack: stack, Values: v})
+	}
+	return nil
+}
+
+// calls returns the calls between functions that t's nodes make, each
+// with its callee's inclusive values.
+func (l *layout) calls(t *profile.CallTree) []Call {
+	type edge struct{ caller, callee string }
+	index := map[edge]int{}
+	var out []Call
+	incl := t.Inclusive()
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		if n.Caller < 0 {
+			continue
+		}
+		e := edge{t.Nodes[n.Caller].Function, n.Function}
+		k, ok := index[e]
+		if !ok {
+			k = len(out)
+			index[e] = k
+			out = append(out, Call{Caller: e.caller, Callee: e.callee, Values: make(values, len(l.types))})
+		}
+		out[k].Count += n.Calls
+		for j, x := range l.node(&incl[i]) {
+			out[k].Values[j] += x
+		}
+	}
+	return out
 }

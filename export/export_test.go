@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,12 +209,12 @@ func TestFromProfileErrors(t *testing.T) {
 			}
 		}
 	}
-	for _, by := range []By{ByFunction, ByObject} {
+	for _, by := range []By{ByFunction, ByObject, ByStack} {
 		if _, err := FromProfile(&profile.Profile{}, by); !errors.Is(err, ErrNoWhere) {
 			t.Errorf("profile without where by %s: %v", by, err)
 		}
 	}
-	if _, err := FromProfile(testProfile(), "line"); err == nil || err.Error() != "--by line: unknown (function or object)" {
+	if _, err := FromProfile(testProfile(), "line"); err == nil || err.Error() != "--by line: unknown (function, object or stack)" {
 		t.Errorf("by line: error %v", err)
 	}
 	if b, err := ParseBy("object"); b != ByObject || err != nil {
@@ -541,6 +542,68 @@ func TestCallgrindAnnotate(t *testing.T) {
 					t.Errorf("by %s, %s, inclusive=%s: %s %d, want %d", tc.by, tc.event, inclusive, fn, got[fn], w)
 				}
 			}
+		}
+	}
+}
+
+// withCallTree gives testProfile's p a call tree: f at the top, calling g
+// three times; each node with its function's own counters.
+func withCallTree(p *profile.Profile) *profile.Profile {
+	p.CallTree = &profile.CallTree{Nodes: []profile.CallNode{
+		{Function: "f", Caller: -1, Instructions: 100, Levels: p.Functions[0].Levels},
+		{Function: "g", Caller: 0, Calls: 3, Instructions: 50, Levels: p.Functions[1].Levels},
+	}}
+	return p
+}
+
+// TestCallTreeExports checks the exports of a call tree with the real
+// tools: by stack, go tool pprof gives g's counters under f's; by
+// function, callgrind_annotate adds g's into f's inclusive costs from the
+// calls (cfn=, calls=); and a profile without a call tree has no samples
+// by stack.
+func TestCallTreeExports(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := FromProfile(testProfile(), ByStack); !errors.Is(err, ErrNoCallTree) {
+		t.Errorf("by stack without a call tree: %v", err)
+	}
+	for index, want := range map[string][2]map[string]int64{
+		"instructions": {{"f": 100, "g": 50}, {"f": 150, "g": 50}},
+		"l1d_misses":   {{"f": 10, "g": 2}, {"f": 12, "g": 2}},
+		"l2_cold":      {{"f": 3, "g": 1}, {"f": 4, "g": 1}},
+	} {
+		flat, cum := pprofTop(t, writeFile(t, dir, withCallTree(testProfile()), "pprof", ByStack), "-sample_index="+index)
+		if !maps.Equal(flat, want[0]) || !maps.Equal(cum, want[1]) {
+			t.Errorf("pprof by stack, %s: flat %v cum %v, want %v %v", index, flat, cum, want[0], want[1])
+		}
+	}
+	path := writeFile(t, dir, withCallTree(testProfile()), "callgrind", ByFunction)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "\ncfi=(3) b.c\ncfn=(2) g\ncalls=3 5\n0 8 6 2 ") {
+		t.Errorf("no call of g in\n%s", text)
+	}
+	tool, err := exec.LookPath("callgrind_annotate")
+	if err != nil {
+		t.Skip("callgrind_annotate (Debian package valgrind) is not installed")
+	}
+	for event, want := range map[string]map[string]int64{
+		"instructions": {"f": 150, "g": 50},
+		"l1d_misses":   {"f": 12, "g": 2},
+		"l2_cold":      {"f": 4, "g": 1},
+	} {
+		out, err := exec.Command(tool, "--show="+event, "--sort="+event, "--threshold=100", "--auto=no", "--inclusive=yes", path).CombinedOutput()
+		if err != nil || strings.Contains(string(out), "WARNING") {
+			t.Fatalf("callgrind_annotate: %v\n%s", err, out)
+		}
+		got := map[string]int64{}
+		for _, m := range regexp.MustCompile(`(?m)^ *([0-9,]+) \([ 0-9.]+%\)  (\S+):(\S+)$`).FindAllStringSubmatch(string(out), -1) {
+			n, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+			got[m[3]] += n // (f's lines in a.h are a row of their own)
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("callgrind_annotate --inclusive=yes, %s: %v, want %v\n%s", event, got, want, out)
 		}
 	}
 }

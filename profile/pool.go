@@ -246,6 +246,11 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 	for i := range p.Lines {
 		fn(&p.Lines[i].Function)
 	}
+	if t := p.CallTree; t != nil {
+		for i := range t.Nodes {
+			fn(&t.Nodes[i].Function)
+		}
+	}
 	for i := range p.References {
 		fn(&p.References[i].Function)
 		obj(&p.References[i].Object)

@@ -102,6 +102,9 @@ type Profile struct {
 	// OmittedPairs the pairs left out of Pairs beyond MaxPairs.
 	OmittedReferences *OmittedReferences `json:"omitted_references,omitempty"`
 	OmittedPairs      *OmittedPairs      `json:"omitted_pairs,omitempty"`
+	// CallTree holds the counters of the code by calling context (with
+	// --where, of a trace with calls and returns; nil otherwise).
+	CallTree *CallTree `json:"call_tree,omitempty"`
 	// EvictorsError, when not 0, is the most by which a count of the
 	// references' evictor lists may be too high: the engine keeps a bounded
 	// number of (evicted, evicting) reference pairs per cache, and beyond it
@@ -560,6 +563,11 @@ func Read(r io.Reader) (*Profile, error) {
 	}
 	if err := p.restoreFocusCopies(); err != nil {
 		return nil, err
+	}
+	if t := p.CallTree; t != nil {
+		if err := t.check(); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }

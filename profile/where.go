@@ -674,6 +674,14 @@ func (p *Profile) forLevelled(f func(levelled)) {
 // mergeWhere adds the where-and-why entries of q to p's, entry by entry
 // (by name; objects by full name, references by PC, function and object).
 func (p *Profile) mergeWhere(q *Profile, ix *whereIndex) {
+	switch {
+	case q.CallTree == nil:
+	case p.CallTree == nil:
+		p.CallTree = &CallTree{}
+		fallthrough
+	default:
+		p.CallTree.merge(q.CallTree)
+	}
 	p.Functions = mergeEntries(p.Functions, q.Functions, &ix.functions, ix.take, func(a, b *Function) {
 		a.Instructions += b.Instructions
 		a.ComputeCycles += b.ComputeCycles
@@ -743,6 +751,9 @@ func (p *Profile) settleWhere() error {
 	}
 	p.TrimReferences()
 	p.TrimPairs()
+	if p.CallTree != nil {
+		p.CallTree.bound()
+	}
 	return nil
 }
 

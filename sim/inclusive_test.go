@@ -2,7 +2,10 @@ package sim_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,7 +26,7 @@ func TestInclusiveRandom(t *testing.T) {
 	m := mach(hc("L1", 1, 1, 1024, 64, machine.LRU))
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 3))
-		events, self, incl, selfInstr, inclInstr := inclusiveCase(rng)
+		events, self, incl, selfInstr, inclInstr, paths := inclusiveCase(rng)
 		pcs := make([]uint64, len(events))
 		for i := range pcs {
 			pcs[i] = 0x400000 + uint64(i%7)*4
@@ -51,6 +54,29 @@ func TestInclusiveRandom(t *testing.T) {
 				gotInclInstr[f.Name] = f.Inclusive.Instructions
 			}
 		}
+		// The call tree: each call path's own reads, instructions and calls.
+		gotPaths := map[string][3]uint64{}
+		if tr := p.CallTree; tr != nil {
+			for i, n := range tr.Nodes {
+				stack := tr.Stack(int32(i))
+				slices.Reverse(stack)
+				c := gotPaths[strings.Join(stack, ";")]
+				if s := n.Levels["L1"]; s != nil {
+					c[0] += s.Reads
+				}
+				c[1] += n.Instructions
+				c[2] += n.Calls
+				gotPaths[strings.Join(stack, ";")] = c
+			}
+		}
+		for k, c := range gotPaths {
+			if c == [3]uint64{} {
+				delete(gotPaths, k)
+			}
+		}
+		if d := cmp.Diff(paths, gotPaths); d != "" {
+			t.Fatalf("seed %d: call paths' [reads, instructions, calls] (-model +engine):\n%s\nevents %v", seed, d, events)
+		}
 		for what, pair := range map[string][2]map[string]uint64{
 			"self reads": {self, gotSelf}, "inclusive reads": {incl, gotIncl},
 			"self instructions": {selfInstr, gotSelfInstr}, "inclusive instructions": {inclInstr, gotInclInstr},
@@ -64,10 +90,13 @@ func TestInclusiveRandom(t *testing.T) {
 
 // inclusiveCase makes a random trace of calls, returns, regions, reads
 // and fetches, and counts with a plain stack model the reads and fetches
-// of each function by itself and inclusively.
-func inclusiveCase(rng *rand.Rand) (events []refEvent, self, incl, selfInstr, inclInstr map[string]uint64) {
+// of each function by itself and inclusively, and by call path (the
+// names on the stack, outermost first, a direct recursion's repeats as
+// one) its reads, fetches and calls.
+func inclusiveCase(rng *rand.Rand) (events []refEvent, self, incl, selfInstr, inclInstr map[string]uint64, paths map[string][3]uint64) {
 	self, incl = map[string]uint64{}, map[string]uint64{}
 	selfInstr, inclInstr = map[string]uint64{}, map[string]uint64{}
+	paths = map[string][3]uint64{}
 	type frame struct {
 		name   string
 		region bool
@@ -75,6 +104,23 @@ func inclusiveCase(rng *rand.Rand) (events []refEvent, self, incl, selfInstr, in
 	}
 	var stack []frame
 	sp := uint64(0x7fff0000)
+	path := func() string {
+		var names []string
+		for _, f := range stack {
+			if len(names) == 0 || names[len(names)-1] != f.name {
+				names = append(names, f.name)
+			}
+		}
+		if len(names) == 0 {
+			return "<unknown>"
+		}
+		return strings.Join(names, ";")
+	}
+	countPath := func(i int) {
+		c := paths[path()]
+		c[i]++
+		paths[path()] = c
+	}
 	count := func(selfC, inclC map[string]uint64) {
 		top := "<unknown>"
 		if len(stack) > 0 {
@@ -100,6 +146,7 @@ func inclusiveCase(rng *rand.Rand) (events []refEvent, self, incl, selfInstr, in
 			sp -= 64
 			events = append(events, refEvent{Kind: trace.Call, Addr: entry, Ext: trace.Ext{SP: sp}})
 			stack = append(stack, frame{name: fmt.Sprintf("%#x", entry), sp: sp})
+			countPath(2)
 		case r < 4: // return from the innermost function, ending its open regions
 			n := len(stack)
 			for n > 0 && stack[n-1].region {
@@ -115,6 +162,7 @@ func inclusiveCase(rng *rand.Rand) (events []refEvent, self, incl, selfInstr, in
 			name := fmt.Sprintf("r%d", rng.IntN(3))
 			events = append(events, mark(trace.MarkRegionBegin, name))
 			stack = append(stack, frame{name: name, region: true})
+			countPath(2)
 		case r < 6: // region end: the innermost region of that name, and what is above it
 			name := fmt.Sprintf("r%d", rng.IntN(3))
 			events = append(events, mark(trace.MarkRegionEnd, name))
@@ -134,10 +182,22 @@ func inclusiveCase(rng *rand.Rand) (events []refEvent, self, incl, selfInstr, in
 		case r < 8:
 			events = append(events, rd(0x100000+uint64(rng.IntN(64))*64, 8))
 			count(self, incl)
+			countPath(0)
 		default:
 			events = append(events, ifc(0x500000+uint64(rng.IntN(64))*4, 4))
 			count(selfInstr, inclInstr)
+			countPath(1)
 		}
 	}
-	return events, self, incl, selfInstr, inclInstr
+	// The engine keeps the calling contexts with counters and their
+	// callers: a path whose calls fetched and read nothing is left out.
+	for k := range paths {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(paths)), func(q string) bool {
+			c := paths[q]
+			return (q == k || strings.HasPrefix(q, k+";")) && (c[0] > 0 || c[1] > 0)
+		}) {
+			delete(paths, k)
+		}
+	}
+	return events, self, incl, selfInstr, inclInstr, paths
 }

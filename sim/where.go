@@ -68,7 +68,10 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	}
 	w.choosePairs(p.DefaultFocus())
 	counts := w.countingContexts()
-	wg.Go(func() { p.Functions = w.functionEntries(counts) })
+	wg.Go(func() {
+		p.CallTree = w.callTree(counts) // (before functionEntries adds up the contexts)
+		p.Functions = w.functionEntries(counts)
+	})
 	wg.Go(func() { p.Pairs = w.pairEntries() })
 	wg.Go(func() { p.Objects = w.objectEntries() })
 	wg.Go(func() { p.References = w.referenceEntries() })

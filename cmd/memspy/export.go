@@ -26,7 +26,9 @@ func newExportCmd() *cobra.Command {
               ...) plus stall_cycles (the default) and instructions; a
               sample per reference labelled object=, kind= and access=
   callgrind   Callgrind's format for KCachegrind and callgrind_annotate: an
-              event per sample type, costs by function and source line
+              event per sample type, costs by function and source line, and
+              the calls between functions with their inclusive costs (from
+              the profile's call tree)
   cachegrind  Cachegrind's format for cg_annotate, cg_diff and cg_merge: the
               same events under short names (L1Dm for l1d_misses, L1Dcold,
               L2st for l2_stall_cycles, Stall, Ir for instructions; a desc:
@@ -41,6 +43,11 @@ KCachegrind and callgrind_annotate an object's inclusive cost is its self
 cost. In pprof the object is the innermost frame, under the code that
 touched it (-top: objects flat, functions cumulative).
 
+--by stack puts each function under the call path of its callers, from the
+profile's call tree (memspy run --where; sim --where of a trace with calls
+and returns): a sample per calling context with its own counters, without
+source lines or objects. In go tool pprof -http, the flame graph.
+
 The output is written atomically.`,
 		Example: `  memspy sim --where --profile mm.memspy trace.din
   memspy export mm.memspy -o mm.pb.gz
@@ -52,6 +59,8 @@ The output is written atomically.`,
   go tool pprof -top -sample_index=l1d_misses mm-data.pb.gz
   memspy export --format callgrind --by object mm.memspy -o callgrind.out.mm-data
   kcachegrind callgrind.out.mm-data          # the treemap of the data objects
+  memspy export --by stack mm.memspy -o mm-stacks.pb.gz
+  go tool pprof -http=: -sample_index=l1d_misses mm-stacks.pb.gz   # flame graph
   memspy export --format cachegrind mm.memspy -o cachegrind.out.mm
   cg_annotate --show=L1Dm,L1Dcold --sort=L1Dm cachegrind.out.mm
   cg_diff cachegrind.out.before cachegrind.out.mm > cachegrind.diff`,
@@ -73,7 +82,7 @@ The output is written atomically.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&out, "output", "o", "", "output `FILE`")
 	fl.StringVar(&format, "format", "pprof", "output `FORMAT`: "+strings.Join(export.Formats(), ", "))
-	fl.StringVar(&by, "by", string(export.ByFunction), "what the costs are at: `function` (the code) or object (the data objects)")
+	fl.StringVar(&by, "by", string(export.ByFunction), "what the costs are at: `function` (the code), object (the data objects) or stack (the code under its callers)")
 	return cmd
 }
 
