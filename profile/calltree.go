@@ -45,7 +45,7 @@ type CallNode struct {
 
 // MaxCallNodes bounds the nodes of a CallTree (see CallTree): the
 // subtrees with the most cycles are listed.
-const MaxCallNodes = 1 << 13
+const MaxCallNodes = 1 << 12
 
 // Cycles returns the node's own cycles: compute (one per instruction),
 // synchronization and stall cycles at every cache.

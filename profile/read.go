@@ -7,9 +7,9 @@ import (
 	"sync"
 )
 
-// lists are the keys of the profile's lists of entries, decoded apart
-// from their elements' texts.
-var lists = map[string]func(p *Profile, items [][]byte) error{
+// listDecoders decode, by key, the profile's lists of entries, apart
+// from the other fields, from their elements' texts.
+var listDecoders = map[string]func(p *Profile, items [][]byte) error{
 	"functions": func(p *Profile, items [][]byte) error {
 		return decodeEntries(items, &p.Functions, (*entryDecoder).function)
 	},
@@ -42,21 +42,20 @@ func decodeFields(data []byte) (*Profile, bool) {
 	}
 	var head bytes.Buffer
 	head.WriteByte('{')
-	p := &Profile{}
+	var lists []topField
 	for _, f := range fields {
 		var key string
 		if json.Unmarshal(f.key, &key) != nil {
 			return nil, false
 		}
-		if decode, ok := lists[key]; ok {
-			switch {
-			case string(f.value) == "null": // (the list stays nil)
-			case !f.list || decode(p, f.items) != nil:
-				return nil, false
+		if _, ok := listDecoders[key]; ok {
+			if string(f.value) != "null" { // (the list stays nil)
+				f.key = []byte(key)
+				lists = append(lists, f)
 			}
 			continue
 		}
-		for name := range lists {
+		for name := range listDecoders {
 			if bytes.EqualFold([]byte(key), []byte(name)) {
 				return nil, false // (encoding/json matches keys regardless of case: let it)
 			}
@@ -69,11 +68,25 @@ func decodeFields(data []byte) (*Profile, bool) {
 		head.Write(f.value)
 	}
 	head.WriteByte('}')
+	// The other fields (a call tree among them) are decoded while the
+	// lists are.
 	type plain Profile // the lists stay as decoded
-	if json.Unmarshal(head.Bytes(), (*plain)(p)) != nil {
+	var p, entries Profile
+	var headErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { headErr = json.Unmarshal(head.Bytes(), (*plain)(&p)) })
+	for _, f := range lists {
+		if !f.list || listDecoders[string(f.key)](&entries, f.items) != nil {
+			wg.Wait()
+			return nil, false
+		}
+	}
+	wg.Wait()
+	if headErr != nil {
 		return nil, false
 	}
-	return p, true
+	p.Functions, p.Objects, p.Pairs, p.Lines, p.References = entries.Functions, entries.Objects, entries.Pairs, entries.Lines, entries.References
+	return &p, true
 }
 
 // decodeEntries decodes the elements of a JSON list, their texts items,
