@@ -60,6 +60,7 @@ var views = []view{
 	{"processes", "a process tree (memspy run follows forks and execs): each program each process ran, how it ended, " +
 		"its events and misses (memspy report PROFILE --pid N shows one process's counters)", (*viewer).processes, true},
 	{"overview", "compute and memory stall cycles by function, with bars; --inclusive: with their callees", (*viewer).overview, false},
+	{"calls", "the call tree: call paths by inclusive cycles; with --function, its callers and callees", (*viewer).calls, false},
 	{"processors", "several processors: each one's threads, private caches and coherence traffic (--top N: the first N)",
 		(*viewer).processors, true},
 	{"threads", "several processors: each thread's compute, memory stall and sync cycles, start and end (--top N: the first N)",

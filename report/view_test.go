@@ -67,7 +67,7 @@ func inOrder(t *testing.T, text string, subs ...string) {
 }
 
 func TestViewsList(t *testing.T) {
-	want := []string{"processes", "overview", "processors", "threads", "sync", "numa", "stalls", "lines", "data", "detail", "evictors", "sharing", "invalidators", "refs", "advice"}
+	want := []string{"processes", "overview", "calls", "processors", "threads", "sync", "numa", "stalls", "lines", "data", "detail", "evictors", "sharing", "invalidators", "refs", "advice"}
 	if got := Views(); !slices.Equal(got, want) {
 		t.Errorf("Views() = %v, want %v", got, want)
 	}

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memspy/memspy/profile"
+)
+
+// callTreeProfile has a call tree worked by hand: main calls f twice and
+// g once; f calls g three times; g calls itself through h once (a
+// recursion the callers table must not count twice).
+//
+//	0 main (10 instructions, 100 stall)
+//	1   f (calls 2; 20, 200)
+//	2     g (calls 3; 30, 300)
+//	3   g (calls 1; 5, 50)
+//	4     h (calls 1; 1, 10)
+//	5       g (calls 1; 2, 20)
+func callTreeProfile() *profile.Profile {
+	node := func(fn string, caller int32, calls, instr, stall uint64) profile.CallNode {
+		return profile.CallNode{Function: fn, Caller: caller, Calls: calls, Instructions: instr,
+			Levels: map[string]*profile.Stats{"L1D": {StallCycles: stall}}}
+	}
+	p := &profile.Profile{Options: profile.Options{Where: true}, Functions: []profile.Function{{Name: "main"}},
+		CallTree: &profile.CallTree{Nodes: []profile.CallNode{
+			node("main", -1, 0, 10, 100), node("f", 0, 2, 20, 200), node("g", 1, 3, 30, 300),
+			node("g", 0, 1, 5, 50), node("h", 3, 1, 1, 10), node("g", 4, 1, 2, 20)}}}
+	return p
+}
+
+func TestCalls(t *testing.T) {
+	text := viewText(t, callTreeProfile(), "calls", ViewOptions{})
+	// Inclusive: main 748, f 550, g←f 330, g←main 88, h 33, g←h 22.
+	want := [][]string{
+		{"main", "0", "68", "680", "748", "100.0%"},
+		{"f ← main", "2", "50", "500", "550", "73.5%"},
+		{"g ← f ← main", "3", "30", "300", "330", "44.1%"},
+		{"g ← main", "1", "8", "80", "88", "11.8%"},
+		{"h ← g ← main", "1", "3", "30", "33", "4.4%"},
+		{"g ← h ← g ← main", "1", "2", "20", "22", "2.9%"},
+	}
+	got := rowsOf(text, "main", "f ← main", "g ← f ← main", "g ← main", "h ← g ← main", "g ← h ← g ← main")
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("call paths %q, want %q\n%s", got, want, text)
+	}
+	// g's outermost calls: from f (330) and from main (88, the inner g's
+	// 22 in it); its callees in them: h (33), and its own code.
+	text = viewText(t, callTreeProfile(), "calls", ViewOptions{Function: "g"})
+	callers := rowsOf(text, "f", "main", "total")
+	if want := [][]string{{"f", "3", "30", "300", "330", "44.1%"}, {"main", "1", "8", "80", "88", "11.8%"},
+		{"total", "4", "38", "380", "418", "55.9%"}}; !slices.EqualFunc(callers[:3], want, slices.Equal) {
+		t.Errorf("callers of g %q, want %q\n%s", callers, want, text)
+	}
+	callees := rowsOf(text[strings.Index(text, "callees of g"):], "(its own code)", "h", "total")
+	if want := [][]string{{"(its own code)", "0", "35", "350", "385", "51.5%"}, {"h", "1", "3", "30", "33", "4.4%"},
+		{"total", "4", "38", "380", "418", "55.9%"}}; !slices.EqualFunc(callees, want, slices.Equal) {
+		t.Errorf("callees of g %q, want %q\n%s", callees, want, text)
+	}
+	var b strings.Builder
+	if err := View(&b, callTreeProfile(), "calls", ViewOptions{Function: "nosuch"}); err == nil || !strings.Contains(err.Error(), `no function "nosuch"`) {
+		t.Errorf("an unknown function: %v", err)
+	}
+	p := callTreeProfile()
+	p.CallTree = nil
+	if err := View(&b, p, "calls", ViewOptions{}); !errors.Is(err, ErrNoCallTree) {
+		t.Errorf("without a call tree: %v", err)
+	}
+}
