@@ -294,7 +294,7 @@ func (h *harness) check(t *testing.T, p program) (in *input, native proc, ref re
 				t.Fatalf("%s, %v: the profile: %v; memspy's standard error ends %s", p.name, m, err, tail(readFile(ms.stderr), 5))
 			}
 		case profile != "" && !h.big:
-			for _, problem := range checkNames(profile) {
+			for _, problem := range checkWhere(profile) {
 				t.Errorf("%s, %v: %s", p.name, m, problem)
 			}
 		}

@@ -30,17 +30,13 @@ var (
 	runtimePath = regexp.MustCompile(`\.[0-9]+\.runtime\.`)
 )
 
-// checkNames reads the --where profile at path and returns what is wrong
+// checkNames returns what is wrong in the --where profile p
 // with its names (issue 28): among the top objects and functions by stall
 // cycles, no name holds a bare address, a name from inside the C++
 // library or an unnamed heap object ("heap@?", as Go's all were), none is
 // a call path through the Go runtime, <other> holds less than otherShare
 // of the stall cycles, and every pair and reference names a listed object.
-func checkNames(path string) []string {
-	p, err := profile.ReadFile(path)
-	if err != nil {
-		return []string{err.Error()}
-	}
+func checkNames(p *profile.Profile) []string {
 	var problems []string
 	var total uint64
 	for _, f := range p.Functions {
