@@ -81,6 +81,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"version": 1}`))
 	f.Add([]byte(`{"version": 1} {}`))
 	f.Add([]byte(`{"version": 2, "options": {"where": true}, "focus": "L1", "caches": [{"name": "L1"}], "pairs": [{"levels": {"L1": null}}]}`))
+	f.Add([]byte(`{"version": 2, "options": {"where": true}, "call_tree": {"nodes": [{"function": "f", "caller": -1}, {"function": "g", "caller": 0, "levels": {"L1": {"accesses": 3}}}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Read(bytes.NewReader(data))
 		if err != nil {
