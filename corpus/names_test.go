@@ -35,7 +35,8 @@ var (
 // cycles, no name holds a bare address, a name from inside the C++
 // library or an unnamed heap object ("heap@?", as Go's all were), none is
 // a call path through the Go runtime, <other> holds less than otherShare
-// of the stall cycles, and every pair and reference names a listed object.
+// of the stall cycles, no object is listed twice, and every pair and
+// reference names a listed object.
 func checkNames(p *profile.Profile) []string {
 	var problems []string
 	var total uint64
@@ -64,6 +65,9 @@ func checkNames(p *profile.Profile) []string {
 	}
 	listed := map[string]bool{}
 	for _, o := range objs {
+		if listed[o.Name] {
+			problems = append(problems, fmt.Sprintf("object %q is listed twice", o.Name))
+		}
 		listed[o.Name] = true
 		if o.Name == "<other>" && total > 0 && float64(o.StallCycles) > otherShare*float64(total) {
 			problems = append(problems, fmt.Sprintf("<other> holds %.1f%% of the stall cycles (%d of %d), more than %.0f%%",

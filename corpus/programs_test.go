@@ -18,7 +18,7 @@ type program struct {
 	// threads marks a multi-threaded program: it also runs with --procs 4.
 	threads bool
 	// names marks a program whose --where profile is checked for names a
-	// person recognises (checkNames).
+	// person recognises and for its call tree (checkWhere).
 	names bool
 	// tol, when not 0, is the relative difference allowed between its
 	// counts and cachegrind's in place of countTolerance: those of a
@@ -304,7 +304,7 @@ var programs = []program{
 	{name: "threads", threads: true, tol: 0.002, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "gcc", "threads.c", "-pthread"), fmt.Sprint(in.size(100000, 100000000))}
 	}},
-	{name: "forkexec", prepare: func(t *testing.T, h *harness, in *input) {
+	{name: "forkexec", names: true, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "gcc", "forkexec.c"), fmt.Sprint(in.size(3, 50))}
 	}},
 	{name: "printfg", prepare: func(t *testing.T, h *harness, in *input) {

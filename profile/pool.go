@@ -198,14 +198,22 @@ func (p *Profile) renameAll(objs, funcs map[string]string) {
 		}
 	}
 	stats := func(s *Stats) {
+		type count struct {
+			name  string
+			lines uint64
+		}
+		var moved []count // (added after the loop: a new name may be an old one too)
 		for old, n := range s.EvictedBy {
 			if !isOld(old) {
 				continue
 			}
 			if new, ok := objs[old]; ok {
 				delete(s.EvictedBy, old)
-				s.EvictedBy[new] += n
+				moved = append(moved, count{new, n})
 			}
+		}
+		for _, m := range moved {
+			s.EvictedBy[m.name] += m.lines
 		}
 		renamed := false
 		for i := range s.Evictors {

@@ -384,7 +384,8 @@ func (p *Profile) MachineCache(name string) (*machine.Cache, bool) {
 // cache names in the same order); this is how profiles of disjoint shards
 // of one run combine. q's dumps follow p's: each keeps what its own shard
 // counted, since that shard's start or last reset (Merge cannot know what
-// the shards before it counted by then).
+// the shards before it counted by then). Objects of q that another object
+// of p's name is taken by are renamed in q (objectRenames).
 func (p *Profile) Merge(q *Profile) error {
 	if err := p.add(q, &whereIndex{}); err != nil {
 		return err

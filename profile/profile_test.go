@@ -228,3 +228,62 @@ func TestMergeWhere(t *testing.T) {
 		t.Error("merged a profile without where data into one with")
 	}
 }
+
+// TestMergeKeepsObjectNamesUnique: the programs of a process tree name
+// their objects apart. An object of the second with the name of another
+// object of the first (another allocation call path) takes the end of
+// its call path that tells it apart; one the first has under another
+// name (the same full name) takes the first's name; their pairs,
+// references and evicted-by tables follow.
+func TestMergeKeepsObjectNamesUnique(t *testing.T) {
+	st := func(acc uint64, ev map[string]uint64) map[string]*Stats {
+		return map[string]*Stats{"L1": {Accesses: acc, Hits: acc, Reads: acc, EvictedBy: ev}}
+	}
+	prof := func(objs []Object, pairs []Pair) *Profile {
+		p := &Profile{Caches: []CacheStats{{Name: "L1", Level: 1, Causes: &Causes{}}}, Options: Options{Where: true},
+			Objects: objs, Pairs: pairs, Complete: true, Functions: []Function{{Name: "f", Levels: st(6, nil)}}}
+		if err := p.SetFocus("L1"); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := prof([]Object{
+		{Name: "heap@a.c:5", FullName: "main.9.alloc.5.heap@a.c:5", Kind: "heap", CallPath: []string{"alloc a.c:5", "main a.c:9"}, Levels: st(1, nil)},
+		{Name: "buf", FullName: "run.4.buf", Kind: "heap", CallPath: []string{"run b.c:4"}, Levels: st(2, nil)},
+	}, []Pair{{Function: "f", Object: "heap@a.c:5", Levels: st(1, nil)}, {Function: "f", Object: "buf", Levels: st(2, nil)}})
+	q := prof([]Object{
+		{Name: "heap@a.c:5", FullName: "init.2.alloc.5.heap@a.c:5", Kind: "heap", CallPath: []string{"alloc a.c:5", "init a.c:2"}, Levels: st(4, map[string]uint64{"data": 1})},
+		{Name: "data", FullName: "run.4.buf", Kind: "heap", CallPath: []string{"run b.c:4"}, Levels: st(8, map[string]uint64{"heap@a.c:5": 1, "buf": 3})},
+		{Name: "buf", FullName: "go.7.buf", Kind: "heap", CallPath: []string{"go c.c:7"}, Levels: st(16, map[string]uint64{"data": 2})},
+	}, []Pair{{Function: "f", Object: "heap@a.c:5", Levels: st(4, nil)}, {Function: "f", Object: "data", Levels: st(8, nil)},
+		{Function: "f", Object: "buf", Levels: st(16, nil)}})
+	if err := p.Merge(q); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, o := range p.Objects {
+		if _, dup := got[o.Name]; dup {
+			t.Errorf("object %s listed twice", o.Name)
+		}
+		got[o.Name] = o.Levels["L1"].Accesses
+	}
+	want := map[string]uint64{"heap@a.c:5": 1, "init.2.alloc.5.heap@a.c:5": 4, "buf": 10, "go.7.buf": 16}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("objects' accesses (-want +got):\n%s", d)
+	}
+	pairs := map[string]uint64{}
+	for _, pr := range p.Pairs {
+		pairs[pr.Object] = pr.Levels["L1"].Accesses
+	}
+	if d := cmp.Diff(want, pairs); d != "" {
+		t.Errorf("pairs' accesses by object (-want +got):\n%s", d)
+	}
+	for _, o := range p.Objects {
+		ev := map[string]map[string]uint64{"buf": {"init.2.alloc.5.heap@a.c:5": 1, "go.7.buf": 3}, "go.7.buf": {"buf": 2}}
+		if w, ok := ev[o.Name]; ok {
+			if d := cmp.Diff(w, o.Levels["L1"].EvictedBy); d != "" {
+				t.Errorf("%s evicted by (-want +got):\n%s", o.Name, d)
+			}
+		}
+	}
+}

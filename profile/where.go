@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Stats are the where-and-why counters of one entry of the profile (a
@@ -674,6 +675,9 @@ func (p *Profile) forLevelled(f func(levelled)) {
 // mergeWhere adds the where-and-why entries of q to p's, entry by entry
 // (by name; objects by full name, references by PC, function and object).
 func (p *Profile) mergeWhere(q *Profile, ix *whereIndex) {
+	if renames := p.objectRenames(q); len(renames) > 0 {
+		q.renameAll(renames, nil)
+	}
 	switch {
 	case q.CallTree == nil:
 	case p.CallTree == nil:
@@ -724,6 +728,83 @@ func (p *Profile) mergeWhere(q *Profile, ix *whereIndex) {
 			p.Modules = append(p.Modules, m)
 		}
 	}
+}
+
+// objectRenames returns the names that q's objects must take before q is
+// added to p for every object's name to stay unique (the profiles of a
+// process tree's programs each name their objects apart): an object p
+// has (the same full name) takes p's name for it; another one that p's
+// objects' names take (an allocation call path of its own) takes the
+// shortest end of its allocation call path that tells it apart from
+// that object (pathName), else its full name (with "#2", "#3"... when
+// that is taken too).
+func (p *Profile) objectRenames(q *Profile) map[string]string {
+	byFull, used := make(map[string]string, len(p.Objects)), make(map[string]bool, len(p.Objects)+len(q.Objects))
+	byName := make(map[string]*Object, len(p.Objects))
+	for i := range p.Objects {
+		o := &p.Objects[i]
+		byFull[o.FullName] = o.Name
+		byName[o.Name] = o
+		used[o.Name] = true
+	}
+	var renames map[string]string
+	rename := func(old, new string) {
+		if renames == nil {
+			renames = map[string]string{}
+		}
+		renames[old] = new
+	}
+	var clash []*Object // q's objects whose name p's take
+	for i := range q.Objects {
+		o := &q.Objects[i]
+		switch name, ok := byFull[o.FullName]; {
+		case ok:
+			if name != o.Name {
+				rename(o.Name, name)
+			}
+		case used[o.Name]:
+			clash = append(clash, o)
+		default:
+			used[o.Name] = true
+		}
+	}
+	for _, o := range clash {
+		// The shortest end of its call path that p's object of its name
+		// has not.
+		name, other := o.FullName, byName[o.Name]
+		for k := 1; k <= len(o.CallPath); k++ {
+			cand := pathName(o.CallPath[:k], o.Name)
+			if !used[cand] && (other == nil || k > len(other.CallPath) || pathName(other.CallPath[:k], o.Name) != cand) {
+				name = cand
+				break
+			}
+		}
+		for k := 2; used[name]; k++ {
+			name = fmt.Sprintf("%s#%d", o.FullName, k)
+		}
+		used[name] = true
+		rename(o.Name, name)
+	}
+	return renames
+}
+
+// pathName names an object name after the end of its allocation call
+// path, frames innermost first ("function file:line" each), as the
+// engine tells objects of one name apart: "main.86.alloc_matrix.31.m".
+func pathName(frames []string, name string) string {
+	parts := []string{name}
+	for _, f := range frames {
+		fn, line := f, ""
+		if i := strings.LastIndexByte(f, ' '); i >= 0 {
+			fn, line = f[:i], f[i+1:]
+			if j := strings.LastIndexByte(line, ':'); j >= 0 {
+				line = line[j+1:]
+			}
+		}
+		parts = append(parts, line, fn)
+	}
+	slices.Reverse(parts)
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ".")
 }
 
 // addObject, addPair and addReference add the fields of b that are not
