@@ -69,3 +69,14 @@ func TestCalls(t *testing.T) {
 		t.Errorf("without a call tree: %v", err)
 	}
 }
+
+// withChain returns a copy of p with a call tree of one call path, fns
+// called each by the one before, one call and 10 instructions each.
+func withChain(p *profile.Profile, fns ...string) *profile.Profile {
+	q := *p
+	q.CallTree = &profile.CallTree{}
+	for i, f := range fns {
+		q.CallTree.Nodes = append(q.CallTree.Nodes, profile.CallNode{Function: f, Caller: int32(i) - 1, Calls: 1, Instructions: 10})
+	}
+	return &q
+}

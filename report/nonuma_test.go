@@ -12,8 +12,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
-// renderAll renders the summary of p and every view but numa in every
-// format, each led by a "== view format ==" line (errors as "error: …").
+// renderAll renders the summary of p and every view but numa and calls
+// (which came after the golden files) in every format, each led by a "==
+// view format ==" line (errors as "error: …").
 func renderAll(p *profile.Profile) string {
 	var b strings.Builder
 	b.WriteString("== summary ==\n")
@@ -21,7 +22,7 @@ func renderAll(p *profile.Profile) string {
 		b.WriteString("error: " + err.Error() + "\n")
 	}
 	for _, v := range Views() {
-		if v == "numa" {
+		if v == "numa" || v == "calls" {
 			continue
 		}
 		for _, f := range Formats() {

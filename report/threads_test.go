@@ -355,8 +355,11 @@ func TestSyncAdviceView(t *testing.T) {
 func TestThreadViewsJSON(t *testing.T) {
 	for _, v := range Views() {
 		p := testThreadProfile()
-		if v == "numa" { // of several NUMA nodes only
+		switch v {
+		case "numa": // of several NUMA nodes only
 			p = testNumaProfile()
+		case "calls":
+			p = withChain(p, "main", "work")
 		}
 		got := viewText(t, p, v, ViewOptions{Function: "work", Object: "counters", Evictors: true, Format: "json"})
 		var tables []jsonTable

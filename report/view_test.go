@@ -554,7 +554,7 @@ func TestViewErrors(t *testing.T) {
 		opt  ViewOptions
 		want string
 	}{
-		{"bogus", ViewOptions{}, `unknown view "bogus" (views: processes, overview, processors, threads, sync, numa, stalls, lines, data, detail, evictors, sharing, invalidators, refs, advice)`},
+		{"bogus", ViewOptions{}, `unknown view "bogus" (views: processes, overview, calls, processors, threads, sync, numa, stalls, lines, data, detail, evictors, sharing, invalidators, refs, advice)`},
 		{"lines", ViewOptions{Function: "sxpy"}, `no function "sxpy" in the profile (did you mean "saxpy"?)`},
 		{"stalls", ViewOptions{Format: "xml"}, `unknown format "xml" (formats: text, csv, json)`},
 		{"data", ViewOptions{}, "view data needs a function (--function NAME); functions with the most stall cycles: matmul, update, saxpy, main"},
@@ -711,6 +711,8 @@ func TestJSON(t *testing.T) {
 			q = testThreadProfile()
 		case "numa":
 			q = testNumaProfile()
+		case "calls":
+			q = withChain(p, "main", "matmul")
 		}
 		got := viewText(t, q, v, ViewOptions{Function: "matmul", Object: "B", Evictors: true, Format: "json"})
 		var tables []jsonTable
