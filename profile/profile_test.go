@@ -233,8 +233,9 @@ func TestMergeWhere(t *testing.T) {
 // their objects apart. An object of the second with the name of another
 // object of the first (another allocation call path) takes the end of
 // its call path that tells it apart; one the first has under another
-// name (the same full name) takes the first's name; their pairs,
-// references and evicted-by tables follow.
+// name (the same full name, its name too in the second) takes the
+// first's name and is added to it; their pairs, references and evicted-by
+// tables follow.
 func TestMergeKeepsObjectNamesUnique(t *testing.T) {
 	st := func(acc uint64, ev map[string]uint64) map[string]*Stats {
 		return map[string]*Stats{"L1": {Accesses: acc, Hits: acc, Reads: acc, EvictedBy: ev}}
@@ -250,11 +251,13 @@ func TestMergeKeepsObjectNamesUnique(t *testing.T) {
 	p := prof([]Object{
 		{Name: "heap@a.c:5", FullName: "main.9.alloc.5.heap@a.c:5", Kind: "heap", CallPath: []string{"alloc a.c:5", "main a.c:9"}, Levels: st(1, nil)},
 		{Name: "buf", FullName: "run.4.buf", Kind: "heap", CallPath: []string{"run b.c:4"}, Levels: st(2, nil)},
+		{Name: "g@m", FullName: "g", Kind: "global", Levels: st(64, nil)},
 	}, []Pair{{Function: "f", Object: "heap@a.c:5", Levels: st(1, nil)}, {Function: "f", Object: "buf", Levels: st(2, nil)}})
 	q := prof([]Object{
 		{Name: "heap@a.c:5", FullName: "init.2.alloc.5.heap@a.c:5", Kind: "heap", CallPath: []string{"alloc a.c:5", "init a.c:2"}, Levels: st(4, map[string]uint64{"data": 1})},
 		{Name: "data", FullName: "run.4.buf", Kind: "heap", CallPath: []string{"run b.c:4"}, Levels: st(8, map[string]uint64{"heap@a.c:5": 1, "buf": 3})},
 		{Name: "buf", FullName: "go.7.buf", Kind: "heap", CallPath: []string{"go c.c:7"}, Levels: st(16, map[string]uint64{"data": 2})},
+		{Name: "g", FullName: "g", Kind: "global", Levels: st(32, nil)},
 	}, []Pair{{Function: "f", Object: "heap@a.c:5", Levels: st(4, nil)}, {Function: "f", Object: "data", Levels: st(8, nil)},
 		{Function: "f", Object: "buf", Levels: st(16, nil)}})
 	if err := p.Merge(q); err != nil {
@@ -267,11 +270,11 @@ func TestMergeKeepsObjectNamesUnique(t *testing.T) {
 		}
 		got[o.Name] = o.Levels["L1"].Accesses
 	}
-	want := map[string]uint64{"heap@a.c:5": 1, "init.2.alloc.5.heap@a.c:5": 4, "buf": 10, "go.7.buf": 16}
+	want := map[string]uint64{"heap@a.c:5": 1, "init.2.alloc.5.heap@a.c:5": 4, "buf": 10, "go.7.buf": 16, "g@m": 96}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("objects' accesses (-want +got):\n%s", d)
 	}
-	pairs := map[string]uint64{}
+	pairs := map[string]uint64{"g@m": 96} // (no pairs of g)
 	for _, pr := range p.Pairs {
 		pairs[pr.Object] = pr.Levels["L1"].Accesses
 	}

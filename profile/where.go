@@ -676,7 +676,15 @@ func (p *Profile) forLevelled(f func(levelled)) {
 // (by name; objects by full name, references by PC, function and object).
 func (p *Profile) mergeWhere(q *Profile, ix *whereIndex) {
 	if renames := p.objectRenames(q); len(renames) > 0 {
+		// The full names stay: merges find objects by them.
+		full := make([]string, len(q.Objects))
+		for i := range q.Objects {
+			full[i] = q.Objects[i].FullName
+		}
 		q.renameAll(renames, nil)
+		for i := range q.Objects {
+			q.Objects[i].FullName = full[i]
+		}
 	}
 	switch {
 	case q.CallTree == nil:
