@@ -1,0 +1,288 @@
+package profile
+
+import (
+	"fmt"
+	"slices"
+)
+
+// MaxTimelinePoints bounds a Timeline's points: beyond it, adjacent pairs
+// are merged and the interval doubles, so that the whole run stays covered
+// at about even spacing. MaxTimelineMarks bounds its marks (the first are
+// kept).
+const (
+	MaxTimelinePoints = 512
+	MaxTimelineMarks  = 512
+)
+
+// Timeline holds the counters of every cache over the run (with --where):
+// the run cut into at most MaxTimelinePoints intervals of about Interval
+// events each, and for each interval, what the caches counted in it. The
+// counts are in columns, one value per point. Like every counter it starts
+// again at a reset marker: its points cover the run from the last one
+// (Start) to the end, and add up to the profile's counters (the last
+// point holds the final write-back of dirty lines).
+type Timeline struct {
+	// Interval is the events a point spans (the last one may span fewer,
+	// and the points' ends fall where the engine stopped to count, a
+	// little after each multiple).
+	Interval uint64 `json:"interval"`
+	// Start is the event of the run at which the first point begins: 0,
+	// or the place of the last reset marker. Events are counted from the
+	// start of the run, resets aside.
+	Start uint64 `json:"start"`
+	// End holds each point's last event: point i spans the events after
+	// End[i-1] (Start for the first) up to End[i].
+	End []uint64 `json:"end"`
+	// Events and Instructions hold each point's events simulated and the
+	// instruction fetches among them.
+	Events       []uint64 `json:"events"`
+	Instructions []uint64 `json:"instructions"`
+	// Caches hold each cache's counts, in machine order (the sum of a
+	// private cache's copies).
+	Caches []TimelineCache `json:"caches"`
+	// Marks are the dump and reset markers of the run, in order (at most
+	// MaxTimelineMarks).
+	Marks []TimelineMark `json:"marks,omitempty"`
+}
+
+// TimelineCache holds one cache's counts per point of a Timeline, as
+// CacheStats counts them: accesses, misses, and the misses by kind
+// (MiscMisses nil when the run had none).
+type TimelineCache struct {
+	Name         string   `json:"name"`
+	Accesses     []uint64 `json:"accesses"`
+	Misses       []uint64 `json:"misses"`
+	IFetchMisses []uint64 `json:"ifetch_misses"`
+	ReadMisses   []uint64 `json:"read_misses"`
+	WriteMisses  []uint64 `json:"write_misses"`
+	MiscMisses   []uint64 `json:"misc_misses,omitempty"`
+}
+
+// TimelineMark is a dump or reset marker on the timeline.
+type TimelineMark struct {
+	Kind  string `json:"kind"` // "dump" or "reset"
+	Name  string `json:"name,omitempty"`
+	Event uint64 `json:"event"` // events of the run before it
+}
+
+// TimelineCounts are one cache's counts in one interval.
+type TimelineCounts struct {
+	Accesses, Misses, IFetchMisses, ReadMisses, WriteMisses, MiscMisses uint64
+}
+
+// columns returns the counts' columns of c, in the order of
+// TimelineCounts' fields.
+func (c *TimelineCache) columns() [6]*[]uint64 {
+	return [6]*[]uint64{&c.Accesses, &c.Misses, &c.IFetchMisses, &c.ReadMisses, &c.WriteMisses, &c.MiscMisses}
+}
+
+// Len returns the number of points.
+func (t *Timeline) Len() int { return len(t.End) }
+
+// NewTimeline returns an empty timeline of the caches named, whose first
+// point spans interval events from start.
+func NewTimeline(names []string, interval, start uint64) *Timeline {
+	t := &Timeline{Interval: interval, Start: start}
+	for _, n := range names {
+		t.Caches = append(t.Caches, TimelineCache{Name: n})
+	}
+	return t
+}
+
+// Append adds a point ending at event end, of events events,
+// instructions fetches and caches' counts (one per cache, in order), and
+// merges adjacent pairs of points when they come to MaxTimelinePoints
+// (so that points taken every Interval events stay evenly spaced). A point of no events ending where the last one ends
+// adds to the last one.
+func (t *Timeline) Append(end, events, instructions uint64, caches []TimelineCounts) {
+	if n := t.Len(); n > 0 && events == 0 && t.End[n-1] == end {
+		t.addLast(caches) // (no events since: the final write-back)
+		return
+	}
+	t.End = append(t.End, end)
+	t.Events = append(t.Events, events)
+	t.Instructions = append(t.Instructions, instructions)
+	for i := range t.Caches {
+		c, n := &t.Caches[i], caches[i]
+		if n.MiscMisses != 0 && c.MiscMisses == nil {
+			c.MiscMisses = make([]uint64, len(t.End)-1)
+		}
+		vals := [6]uint64{n.Accesses, n.Misses, n.IFetchMisses, n.ReadMisses, n.WriteMisses, n.MiscMisses}
+		for j, col := range c.columns() {
+			if *col != nil || j < 5 {
+				*col = append(*col, vals[j])
+			}
+		}
+	}
+	if t.Len() >= MaxTimelinePoints {
+		t.halve()
+	}
+}
+
+// addLast adds caches' counts to the last point.
+func (t *Timeline) addLast(caches []TimelineCounts) {
+	k := t.Len() - 1
+	for i := range t.Caches {
+		c, n := &t.Caches[i], caches[i]
+		if n.MiscMisses != 0 && c.MiscMisses == nil {
+			c.MiscMisses = make([]uint64, t.Len())
+		}
+		vals := [6]uint64{n.Accesses, n.Misses, n.IFetchMisses, n.ReadMisses, n.WriteMisses, n.MiscMisses}
+		for j, col := range c.columns() {
+			if *col != nil {
+				(*col)[k] += vals[j]
+			}
+		}
+	}
+}
+
+// halve merges each adjacent pair of points into one (an odd last point
+// stays alone) and doubles the interval.
+func (t *Timeline) halve() {
+	n := (t.Len() + 1) / 2
+	pairs := func(col []uint64, last bool) []uint64 {
+		if col == nil {
+			return nil
+		}
+		for i := range n {
+			j := min(2*i+1, len(col)-1)
+			if last {
+				col[i] = col[j]
+			} else if j != 2*i {
+				col[i] = col[2*i] + col[j]
+			} else {
+				col[i] = col[2*i]
+			}
+		}
+		return col[:n]
+	}
+	t.End = pairs(t.End, true)
+	t.Events = pairs(t.Events, false)
+	t.Instructions = pairs(t.Instructions, false)
+	for i := range t.Caches {
+		for _, col := range t.Caches[i].columns() {
+			*col = pairs(*col, false)
+		}
+	}
+	t.Interval *= 2
+}
+
+// Mark adds a marker at event (dropped beyond MaxTimelineMarks).
+func (t *Timeline) Mark(kind, name string, event uint64) {
+	if len(t.Marks) < MaxTimelineMarks {
+		t.Marks = append(t.Marks, TimelineMark{Kind: kind, Name: name, Event: event})
+	}
+}
+
+// Clone returns a deep copy of t.
+func (t *Timeline) Clone() *Timeline {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.End, c.Events, c.Instructions = slices.Clone(t.End), slices.Clone(t.Events), slices.Clone(t.Instructions)
+	c.Caches = slices.Clone(t.Caches)
+	for i := range c.Caches {
+		for _, col := range c.Caches[i].columns() {
+			*col = slices.Clone(*col)
+		}
+	}
+	c.Marks = slices.Clone(t.Marks)
+	return &c
+}
+
+// Counts returns cache i's counts at point k.
+func (t *Timeline) Counts(i, k int) TimelineCounts {
+	c := &t.Caches[i]
+	at := func(col []uint64) uint64 {
+		if col == nil {
+			return 0
+		}
+		return col[k]
+	}
+	return TimelineCounts{Accesses: at(c.Accesses), Misses: at(c.Misses), IFetchMisses: at(c.IFetchMisses),
+		ReadMisses: at(c.ReadMisses), WriteMisses: at(c.WriteMisses), MiscMisses: at(c.MiscMisses)}
+}
+
+// Total returns the sum of cache i's counts over every point.
+func (t *Timeline) Total(i int) TimelineCounts {
+	var s TimelineCounts
+	for k := range t.Len() {
+		c := t.Counts(i, k)
+		s.Accesses += c.Accesses
+		s.Misses += c.Misses
+		s.IFetchMisses += c.IFetchMisses
+		s.ReadMisses += c.ReadMisses
+		s.WriteMisses += c.WriteMisses
+		s.MiscMisses += c.MiscMisses
+	}
+	return s
+}
+
+// check reports whether t's columns are as long as its points and name
+// the caches cs, in order.
+func (t *Timeline) check(cs []CacheStats) error {
+	n := t.Len()
+	if len(t.Events) != n || len(t.Instructions) != n {
+		return fmt.Errorf("profile: timeline: %d points but %d events and %d instructions", n, len(t.Events), len(t.Instructions))
+	}
+	if len(t.Caches) != len(cs) {
+		return fmt.Errorf("profile: timeline: %d caches, the profile %d", len(t.Caches), len(cs))
+	}
+	for i := range t.Caches {
+		c := &t.Caches[i]
+		if c.Name != cs[i].Name {
+			return fmt.Errorf("profile: timeline: cache %d is %q, the profile's %q", i, c.Name, cs[i].Name)
+		}
+		for _, col := range c.columns() {
+			if *col != nil && len(*col) != n {
+				return fmt.Errorf("profile: timeline: cache %q has %d values for %d points", c.Name, len(*col), n)
+			}
+		}
+	}
+	return nil
+}
+
+// mergeTimeline adds q's timeline to p's as Merge does: q's points and
+// marks follow p's, moved by p's last event (the shards ran one after
+// the other, as their dumps are listed), and pairs are merged down to
+// MaxTimelinePoints; every column still adds up to the total. When
+// either profile has none, the merge has none (it could not add up).
+func (p *Profile) mergeTimeline(q *Profile) {
+	a, b := p.Timeline, q.Timeline
+	if a == nil || b == nil {
+		p.Timeline = nil
+		return
+	}
+	shift := a.Start
+	if a.Len() > 0 {
+		shift = a.End[a.Len()-1]
+	}
+	for k := range b.Len() {
+		a.End = append(a.End, b.End[k]+shift)
+		a.Events = append(a.Events, b.Events[k])
+		a.Instructions = append(a.Instructions, b.Instructions[k])
+	}
+	for i := range a.Caches {
+		ca, cb := &a.Caches[i], &b.Caches[i]
+		if cb.MiscMisses != nil && ca.MiscMisses == nil {
+			ca.MiscMisses = make([]uint64, len(a.End)-b.Len())
+		}
+		if ca.MiscMisses != nil && cb.MiscMisses == nil {
+			ca.MiscMisses = append(ca.MiscMisses, make([]uint64, b.Len())...)
+		}
+		colsA, colsB := ca.columns(), cb.columns()
+		for j := range colsA {
+			if *colsB[j] != nil {
+				*colsA[j] = append(*colsA[j], *colsB[j]...)
+			}
+		}
+	}
+	for _, m := range b.Marks {
+		a.Mark(m.Kind, m.Name, m.Event+shift)
+	}
+	a.Interval = max(a.Interval, b.Interval)
+	for a.Len() > MaxTimelinePoints {
+		a.halve()
+	}
+}
