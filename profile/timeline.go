@@ -46,8 +46,9 @@ type Timeline struct {
 }
 
 // TimelineCache holds one cache's counts per point of a Timeline, as
-// CacheStats counts them: accesses, misses, and the misses by kind
-// (MiscMisses nil when the run had none).
+// CacheStats counts them: accesses, misses, and the misses by kind, a
+// misc reference's counted as a read's (as the where-and-why entries
+// count them: ReadMisses adds up to CacheStats' ReadMisses + MiscMisses).
 type TimelineCache struct {
 	Name         string   `json:"name"`
 	Accesses     []uint64 `json:"accesses"`
@@ -55,7 +56,6 @@ type TimelineCache struct {
 	IFetchMisses []uint64 `json:"ifetch_misses"`
 	ReadMisses   []uint64 `json:"read_misses"`
 	WriteMisses  []uint64 `json:"write_misses"`
-	MiscMisses   []uint64 `json:"misc_misses,omitempty"`
 }
 
 // TimelineMark is a dump or reset marker on the timeline.
@@ -67,13 +67,18 @@ type TimelineMark struct {
 
 // TimelineCounts are one cache's counts in one interval.
 type TimelineCounts struct {
-	Accesses, Misses, IFetchMisses, ReadMisses, WriteMisses, MiscMisses uint64
+	Accesses, Misses, IFetchMisses, ReadMisses, WriteMisses uint64
+}
+
+// values returns the counts in the order of TimelineCache's columns.
+func (n TimelineCounts) values() [5]uint64 {
+	return [5]uint64{n.Accesses, n.Misses, n.IFetchMisses, n.ReadMisses, n.WriteMisses}
 }
 
 // columns returns the counts' columns of c, in the order of
 // TimelineCounts' fields.
-func (c *TimelineCache) columns() [6]*[]uint64 {
-	return [6]*[]uint64{&c.Accesses, &c.Misses, &c.IFetchMisses, &c.ReadMisses, &c.WriteMisses, &c.MiscMisses}
+func (c *TimelineCache) columns() [5]*[]uint64 {
+	return [5]*[]uint64{&c.Accesses, &c.Misses, &c.IFetchMisses, &c.ReadMisses, &c.WriteMisses}
 }
 
 // Len returns the number of points.
@@ -103,15 +108,9 @@ func (t *Timeline) Append(end, events, instructions uint64, caches []TimelineCou
 	t.Events = append(t.Events, events)
 	t.Instructions = append(t.Instructions, instructions)
 	for i := range t.Caches {
-		c, n := &t.Caches[i], caches[i]
-		if n.MiscMisses != 0 && c.MiscMisses == nil {
-			c.MiscMisses = make([]uint64, len(t.End)-1)
-		}
-		vals := [6]uint64{n.Accesses, n.Misses, n.IFetchMisses, n.ReadMisses, n.WriteMisses, n.MiscMisses}
-		for j, col := range c.columns() {
-			if *col != nil || j < 5 {
-				*col = append(*col, vals[j])
-			}
+		vals := caches[i].values()
+		for j, col := range t.Caches[i].columns() {
+			*col = append(*col, vals[j])
 		}
 	}
 	if t.Len() >= MaxTimelinePoints {
@@ -123,15 +122,9 @@ func (t *Timeline) Append(end, events, instructions uint64, caches []TimelineCou
 func (t *Timeline) addLast(caches []TimelineCounts) {
 	k := t.Len() - 1
 	for i := range t.Caches {
-		c, n := &t.Caches[i], caches[i]
-		if n.MiscMisses != 0 && c.MiscMisses == nil {
-			c.MiscMisses = make([]uint64, t.Len())
-		}
-		vals := [6]uint64{n.Accesses, n.Misses, n.IFetchMisses, n.ReadMisses, n.WriteMisses, n.MiscMisses}
-		for j, col := range c.columns() {
-			if *col != nil {
-				(*col)[k] += vals[j]
-			}
+		vals := caches[i].values()
+		for j, col := range t.Caches[i].columns() {
+			(*col)[k] += vals[j]
 		}
 	}
 }
@@ -141,9 +134,6 @@ func (t *Timeline) addLast(caches []TimelineCounts) {
 func (t *Timeline) halve() {
 	n := (t.Len() + 1) / 2
 	pairs := func(col []uint64, last bool) []uint64 {
-		if col == nil {
-			return nil
-		}
 		for i := range n {
 			j := min(2*i+1, len(col)-1)
 			if last {
@@ -194,14 +184,8 @@ func (t *Timeline) Clone() *Timeline {
 // Counts returns cache i's counts at point k.
 func (t *Timeline) Counts(i, k int) TimelineCounts {
 	c := &t.Caches[i]
-	at := func(col []uint64) uint64 {
-		if col == nil {
-			return 0
-		}
-		return col[k]
-	}
-	return TimelineCounts{Accesses: at(c.Accesses), Misses: at(c.Misses), IFetchMisses: at(c.IFetchMisses),
-		ReadMisses: at(c.ReadMisses), WriteMisses: at(c.WriteMisses), MiscMisses: at(c.MiscMisses)}
+	return TimelineCounts{Accesses: c.Accesses[k], Misses: c.Misses[k], IFetchMisses: c.IFetchMisses[k],
+		ReadMisses: c.ReadMisses[k], WriteMisses: c.WriteMisses[k]}
 }
 
 // Total returns the sum of cache i's counts over every point.
@@ -214,7 +198,6 @@ func (t *Timeline) Total(i int) TimelineCounts {
 		s.IFetchMisses += c.IFetchMisses
 		s.ReadMisses += c.ReadMisses
 		s.WriteMisses += c.WriteMisses
-		s.MiscMisses += c.MiscMisses
 	}
 	return s
 }
@@ -235,7 +218,7 @@ func (t *Timeline) check(cs []CacheStats) error {
 			return fmt.Errorf("profile: timeline: cache %d is %q, the profile's %q", i, c.Name, cs[i].Name)
 		}
 		for _, col := range c.columns() {
-			if *col != nil && len(*col) != n {
+			if len(*col) != n {
 				return fmt.Errorf("profile: timeline: cache %q has %d values for %d points", c.Name, len(*col), n)
 			}
 		}
@@ -264,18 +247,9 @@ func (p *Profile) mergeTimeline(q *Profile) {
 		a.Instructions = append(a.Instructions, b.Instructions[k])
 	}
 	for i := range a.Caches {
-		ca, cb := &a.Caches[i], &b.Caches[i]
-		if cb.MiscMisses != nil && ca.MiscMisses == nil {
-			ca.MiscMisses = make([]uint64, len(a.End)-b.Len())
-		}
-		if ca.MiscMisses != nil && cb.MiscMisses == nil {
-			ca.MiscMisses = append(ca.MiscMisses, make([]uint64, b.Len())...)
-		}
-		colsA, colsB := ca.columns(), cb.columns()
+		colsA, colsB := a.Caches[i].columns(), b.Caches[i].columns()
 		for j := range colsA {
-			if *colsB[j] != nil {
-				*colsA[j] = append(*colsA[j], *colsB[j]...)
-			}
+			*colsA[j] = append(*colsA[j], *colsB[j]...)
 		}
 	}
 	for _, m := range b.Marks {

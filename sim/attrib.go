@@ -1206,7 +1206,7 @@ func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 	}
 	if a.demand[slot] {
 		used := a.used(slot)
-		a.refs.use.add(a.bin[slot], a.mask[slot*a.words:(slot+1)*a.words])
+		a.refs.use.add(h.attr.refs[a.fill[slot]].bin, a.mask[slot*a.words:(slot+1)*a.words])
 		st, cs := a.stats(h.attr, a.fill[slot])
 		st.used += used
 		st.fetched += l.lineSize

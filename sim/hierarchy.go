@@ -383,9 +383,6 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 		}
 	}
 	h.threaded = len(h.procs) > 1 || h.attr != nil
-	if h.attr != nil {
-		h.tl = h.newTimeline()
-	}
 	if opt.Sample.Active() {
 		if err := h.newSampling(); err != nil {
 			return nil, err
@@ -393,6 +390,9 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	}
 	for _, l := range h.levels {
 		l.plain = h.isPlain(l)
+	}
+	if h.attr != nil && h.samp == nil {
+		h.tl = h.newTimeline()
 	}
 	return h, nil
 }
@@ -478,22 +478,17 @@ func reaches(u, l *level) bool {
 // the thread whose calling context holds (hitTid: otherwise the slow path
 // follows the context).
 func (h *Hierarchy) Process(b *trace.Batch) {
-	switch {
-	case h.tl == nil:
+	if h.tl == nil {
 		h.process(b, 0, len(b.Kind))
-	case h.samp != nil:
-		h.processSampled(b)
+		return
+	}
+	// Cut where the next point of the timeline falls (it may fall a little
+	// later: extended events count none, runs of fetches several).
+	for i := 0; i < len(b.Kind); {
+		j := i + int(min(h.tl.due(h.counted()), uint64(len(b.Kind)-i)))
+		h.process(b, i, j)
 		h.tick()
-	default:
-		// Cut where the next point of the timeline falls (it may fall a
-		// little later: extended events count none, runs of fetches
-		// several).
-		for i := 0; i < len(b.Kind); {
-			j := i + int(min(h.tl.due(h.counted()), uint64(len(b.Kind)-i)))
-			h.process(b, i, j)
-			h.tick()
-			i = j
-		}
+		i = j
 	}
 }
 

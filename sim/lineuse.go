@@ -7,7 +7,9 @@ import "math/bits"
 const useBits = 8
 
 // byteUse counts, per data bin at one level, how many of the lines its
-// misses filled had each byte offset used while they were resident: a
+// misses filled (its access points': the bin of the fill, as UsedBytes
+// counts, not the line's bin now, which a free changes) had each byte
+// offset used while they were resident: a
 // histogram over the offsets in the line, counted as a line leaves (or at
 // the end of the run), never on a hit. A line's byte mask is added to its
 // bin's bit-sliced counter (useBits planes of mask words: a few word
@@ -92,7 +94,7 @@ func (h *Hierarchy) lineUse(nm *namer) map[string]map[string][]uint64 {
 		}
 		l.c.ForEachValid(func(slot int) {
 			if la.demand[slot] {
-				la.refs.use.add(la.bin[slot], la.mask[slot*la.words:(slot+1)*la.words])
+				la.refs.use.add(h.attr.refs[la.fill[slot]].bin, la.mask[slot*la.words:(slot+1)*la.words])
 			}
 		})
 		bins, hists := la.refs.use.histograms(l.lineSize)

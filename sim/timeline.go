@@ -12,7 +12,8 @@ import (
 // profile.MaxTimelinePoints.
 const DefaultTimelineInterval = 1 << 14
 
-// timeline takes the points of the profile's timeline (with --where):
+// timeline takes the points of the profile's timeline (with --where,
+// unless sampling):
 // every interval events, the caches' counters since the last point. It
 // is looked at between runs of events (Process cuts its batches where a
 // point falls), never per event.
@@ -55,7 +56,7 @@ func (tl *timeline) due(counted uint64) uint64 {
 
 // tick takes a point if one is due.
 func (h *Hierarchy) tick() {
-	if tl := h.tl; h.counted() >= tl.last+tl.t.Interval && (h.samp == nil || !h.samp.warming) {
+	if tl := h.tl; h.counted() >= tl.last+tl.t.Interval {
 		tl.take(h, tl.t)
 	}
 }
@@ -70,7 +71,7 @@ func (tl *timeline) take(h *Hierarchy, t *profile.Timeline) {
 		p := tl.prev[i]
 		delta[i] = profile.TimelineCounts{Accesses: c.Accesses - p.Accesses, Misses: c.Misses - p.Misses,
 			IFetchMisses: c.IFetchMisses - p.IFetchMisses, ReadMisses: c.ReadMisses - p.ReadMisses,
-			WriteMisses: c.WriteMisses - p.WriteMisses, MiscMisses: c.MiscMisses - p.MiscMisses}
+			WriteMisses: c.WriteMisses - p.WriteMisses}
 	}
 	t.Append(tl.base+now, now-tl.last, instr-tl.lastInstr, delta)
 	if t == tl.t {
@@ -79,7 +80,7 @@ func (tl *timeline) take(h *Hierarchy, t *profile.Timeline) {
 }
 
 // timelineCounts returns every cache's counters now (the sum of a private
-// cache's copies).
+// cache's copies; misc misses count as read misses).
 func (h *Hierarchy) timelineCounts() []profile.TimelineCounts {
 	out := make([]profile.TimelineCounts, len(h.caches))
 	for i, cs := range h.caches {
@@ -90,9 +91,8 @@ func (h *Hierarchy) timelineCounts() []profile.TimelineCounts {
 				c.Misses += l.miss[k]
 			}
 			c.IFetchMisses += l.miss[kIFetch]
-			c.ReadMisses += l.miss[kRead]
+			c.ReadMisses += l.miss[kRead] + l.miss[kMisc]
 			c.WriteMisses += l.miss[kWrite]
-			c.MiscMisses += l.miss[kMisc]
 		}
 	}
 	return out

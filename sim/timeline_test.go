@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,8 +90,11 @@ func TestTimelineBounded(t *testing.T) {
 	h.Finish()
 	p := h.Profile()
 	tl := p.Timeline
-	if tl == nil {
-		t.Fatal("no timeline")
+	if p.Sampling != nil || tl == nil {
+		if (p.Sampling == nil) != (tl != nil) {
+			t.Errorf("timeline %v in a sampled run: %v", tl != nil, p.Sampling != nil)
+		}
+		return
 	}
 	n := tl.Len()
 	if n >= profile.MaxTimelinePoints || n < profile.MaxTimelinePoints/2 {
@@ -113,7 +117,7 @@ func TestTimelineBounded(t *testing.T) {
 	for i, c := range p.Caches {
 		got := tl.Total(i)
 		want := profile.TimelineCounts{Accesses: c.Accesses, Misses: c.Misses, IFetchMisses: c.IFetchMisses,
-			ReadMisses: c.ReadMisses, WriteMisses: c.WriteMisses, MiscMisses: c.MiscMisses}
+			ReadMisses: c.ReadMisses + c.MiscMisses, WriteMisses: c.WriteMisses}
 		if got != want {
 			t.Errorf("%s: timeline adds up to %+v, the profile has %+v", c.Name, got, want)
 		}
@@ -176,6 +180,41 @@ func TestLineUseWorked(t *testing.T) {
 	for _, o := range p.Objects {
 		if use := o.LineUse["L1"]; sumOf(use) != o.Levels["L1"].UsedBytes {
 			t.Errorf("%s: line use adds up to %d, used bytes %d", o.Name, sumOf(use), o.Levels["L1"].UsedBytes)
+		}
+	}
+}
+
+// checkTimelineAndLineUse checks that p has a timeline unless sampled,
+// which adds up to its caches' counters and events, and that each object's line use adds up to its
+// used bytes, no offset counting more lines than it fetched.
+func checkTimelineAndLineUse(t testing.TB, p *profile.Profile) {
+	t.Helper()
+	tl := p.Timeline
+	if p.Sampling != nil || tl == nil {
+		if (p.Sampling == nil) != (tl != nil) {
+			t.Errorf("timeline %v in a sampled run: %v", tl != nil, p.Sampling != nil)
+		}
+		return
+	}
+	if events := sumOf(tl.Events); events != p.Events {
+		t.Errorf("timeline: %d events, the profile %d", events, p.Events)
+	}
+	for i, c := range p.Caches {
+		want := profile.TimelineCounts{Accesses: c.Accesses, Misses: c.Misses, IFetchMisses: c.IFetchMisses,
+			ReadMisses: c.ReadMisses + c.MiscMisses, WriteMisses: c.WriteMisses}
+		if got := tl.Total(i); got != want {
+			t.Errorf("%s: timeline adds up to %+v, the profile has %+v", c.Name, got, want)
+		}
+	}
+	for _, o := range p.Objects {
+		for name, use := range o.LineUse {
+			s, mc := o.Levels[name], p.Machine.Caches[slices.IndexFunc(p.Machine.Caches, func(c machine.Cache) bool { return c.Name == name })]
+			if sumOf(use) != s.UsedBytes || len(use) > mc.Line || slices.Max(append(use, 0)) > s.FetchedBytes/uint64(mc.Line) {
+				t.Errorf("%s at %s: line use %v, used bytes %d of %d", o.Name, name, use, s.UsedBytes, s.FetchedBytes)
+			}
+		}
+		if o.LineUse == nil && o.UsedBytes > 0 {
+			t.Errorf("%s: used bytes without line use", o.Name)
 		}
 	}
 }
