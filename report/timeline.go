@@ -25,8 +25,11 @@ func (v *viewer) timeline() ([]*Table, error) {
 		}
 	}
 	t := &Table{Title: "miss rate over the run, by cache"}
-	t.Notes = append(t.Notes, fmt.Sprintf("%d points of about %s events each (the last may be shorter); the bar is the %s miss rate",
-		tl.Len(), Count(tl.Interval), tl.Caches[focus].Name))
+	points := fmt.Sprintf("%d points of about %s events each (the last may be shorter)", tl.Len(), Count(tl.Interval))
+	if tl.Len() == 1 {
+		points = fmt.Sprintf("1 point of at most %s events", Count(tl.Interval))
+	}
+	t.Notes = append(t.Notes, points+"; the bar is the "+tl.Caches[focus].Name+" miss rate")
 	if tl.Start > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("from the last reset marker, at event %s", Count(tl.Start)))
 	}
