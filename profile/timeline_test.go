@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,5 +152,40 @@ func TestReadOldVersions(t *testing.T) {
 		if _, err := Read(strings.NewReader(`{"version": 3, "caches": [{"name": "L1"}], ` + bad + `}`)); err == nil || !strings.Contains(err.Error(), "timeline") {
 			t.Errorf("%s: err %v", bad, err)
 		}
+	}
+}
+
+// TestLineUseAdds merges two profiles' line use of an object offset by
+// offset (the longer's tail kept), and pools small globals' likewise.
+func TestLineUseAdds(t *testing.T) {
+	mk := func(use map[string][]uint64, pool string) *Profile {
+		p := oneCache(4)
+		p.Options.Where, p.Focus = true, "L1"
+		for _, name := range []string{"a", "b"} {
+			own := map[string][]uint64{}
+			for c, n := range use {
+				own[c] = slices.Clone(n)
+			}
+			p.Objects = append(p.Objects, Object{Name: name, FullName: name, Kind: "global", Size: 8, Pool: pool, LineUse: own,
+				Levels: map[string]*Stats{"L1": {Accesses: 2, FetchedBytes: 64}}})
+		}
+		return p
+	}
+	p, q := mk(map[string][]uint64{"L1": {1, 1}}, ""), mk(map[string][]uint64{"L1": {2, 0, 3}, "L2": {1}}, "")
+	if err := p.Merge(q); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]uint64{"L1": {3, 1, 3}, "L2": {1}}
+	for _, o := range p.Objects {
+		if diff := cmp.Diff(want, o.LineUse); diff != "" {
+			t.Errorf("%s merged (-want +got):\n%s", o.Name, diff)
+		}
+	}
+	p = mk(map[string][]uint64{"L1": {1, 0, 1}}, "<small globals>@m")
+	if n, err := p.PoolColdGlobals(); err != nil || n != 2 || len(p.Objects) != 1 {
+		t.Fatalf("pooled %d: %v, %+v", n, err, p.Objects)
+	}
+	if diff := cmp.Diff(map[string][]uint64{"L1": {2, 0, 2}}, p.Objects[0].LineUse); diff != "" {
+		t.Errorf("pooled (-want +got):\n%s", diff)
 	}
 }
