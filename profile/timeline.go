@@ -40,6 +40,9 @@ type Timeline struct {
 	// Caches hold each cache's counts, in machine order (the sum of a
 	// private cache's copies).
 	Caches []TimelineCache `json:"caches"`
+	// Processors, on a machine of several, hold each processor's counts
+	// at its copies of the private caches (nil on one processor).
+	Processors []TimelineProcessor `json:"processors,omitempty"`
 	// Marks are the dump and reset markers of the run, in order (at most
 	// MaxTimelineMarks).
 	Marks []TimelineMark `json:"marks,omitempty"`
@@ -56,6 +59,14 @@ type TimelineCache struct {
 	IFetchMisses []uint64 `json:"ifetch_misses"`
 	ReadMisses   []uint64 `json:"read_misses"`
 	WriteMisses  []uint64 `json:"write_misses"`
+}
+
+// TimelineProcessor holds one processor's counts per point of a
+// Timeline at its copies of the private caches, in machine order: over
+// every processor they add up to those caches' columns in Caches.
+type TimelineProcessor struct {
+	Processor int             `json:"processor"`
+	Caches    []TimelineCache `json:"caches"`
 }
 
 // TimelineMark is a dump or reset marker on the timeline.
@@ -84,6 +95,21 @@ func (c *TimelineCache) columns() [5]*[]uint64 {
 // Len returns the number of points.
 func (t *Timeline) Len() int { return len(t.End) }
 
+// all returns every cache's columns: Caches, then each processor's, in
+// order.
+func (t *Timeline) all() []*TimelineCache {
+	var cs []*TimelineCache
+	for i := range t.Caches {
+		cs = append(cs, &t.Caches[i])
+	}
+	for i := range t.Processors {
+		for j := range t.Processors[i].Caches {
+			cs = append(cs, &t.Processors[i].Caches[j])
+		}
+	}
+	return cs
+}
+
 // NewTimeline returns an empty timeline of the caches named, whose first
 // point spans interval events from start.
 func NewTimeline(names []string, interval, start uint64) *Timeline {
@@ -95,7 +121,8 @@ func NewTimeline(names []string, interval, start uint64) *Timeline {
 }
 
 // Append adds a point ending at event end, of events events,
-// instructions fetches and caches' counts (one per cache, in order), and
+// instructions fetches and caches' counts (one per cache of Caches, in
+// order, then one per cache of each processor in Processors), and
 // merges adjacent pairs of points when they come to MaxTimelinePoints
 // (so that points taken every Interval events stay evenly spaced). A point of no events ending where the last one ends
 // adds to the last one.
@@ -107,9 +134,9 @@ func (t *Timeline) Append(end, events, instructions uint64, caches []TimelineCou
 	t.End = append(t.End, end)
 	t.Events = append(t.Events, events)
 	t.Instructions = append(t.Instructions, instructions)
-	for i := range t.Caches {
+	for i, c := range t.all() {
 		vals := caches[i].values()
-		for j, col := range t.Caches[i].columns() {
+		for j, col := range c.columns() {
 			*col = append(*col, vals[j])
 		}
 	}
@@ -121,9 +148,9 @@ func (t *Timeline) Append(end, events, instructions uint64, caches []TimelineCou
 // addLast adds caches' counts to the last point.
 func (t *Timeline) addLast(caches []TimelineCounts) {
 	k := t.Len() - 1
-	for i := range t.Caches {
+	for i, c := range t.all() {
 		vals := caches[i].values()
-		for j, col := range t.Caches[i].columns() {
+		for j, col := range c.columns() {
 			(*col)[k] += vals[j]
 		}
 	}
@@ -149,8 +176,8 @@ func (t *Timeline) halve() {
 	t.End = pairs(t.End, true)
 	t.Events = pairs(t.Events, false)
 	t.Instructions = pairs(t.Instructions, false)
-	for i := range t.Caches {
-		for _, col := range t.Caches[i].columns() {
+	for _, c := range t.all() {
+		for _, col := range c.columns() {
 			*col = pairs(*col, false)
 		}
 	}
@@ -172,8 +199,12 @@ func (t *Timeline) Clone() *Timeline {
 	c := *t
 	c.End, c.Events, c.Instructions = slices.Clone(t.End), slices.Clone(t.Events), slices.Clone(t.Instructions)
 	c.Caches = slices.Clone(t.Caches)
-	for i := range c.Caches {
-		for _, col := range c.Caches[i].columns() {
+	c.Processors = slices.Clone(t.Processors)
+	for i := range c.Processors {
+		c.Processors[i].Caches = slices.Clone(t.Processors[i].Caches)
+	}
+	for _, cc := range c.all() {
+		for _, col := range cc.columns() {
 			*col = slices.Clone(*col)
 		}
 	}
@@ -213,10 +244,11 @@ func (t *Timeline) check(cs []CacheStats) error {
 		return fmt.Errorf("profile: timeline: %d caches, the profile %d", len(t.Caches), len(cs))
 	}
 	for i := range t.Caches {
-		c := &t.Caches[i]
-		if c.Name != cs[i].Name {
+		if c := &t.Caches[i]; c.Name != cs[i].Name {
 			return fmt.Errorf("profile: timeline: cache %d is %q, the profile's %q", i, c.Name, cs[i].Name)
 		}
+	}
+	for _, c := range t.all() {
 		for _, col := range c.columns() {
 			if len(*col) != n {
 				return fmt.Errorf("profile: timeline: cache %q has %d values for %d points", c.Name, len(*col), n)
@@ -246,8 +278,12 @@ func (p *Profile) mergeTimeline(q *Profile) {
 		a.Events = append(a.Events, b.Events[k])
 		a.Instructions = append(a.Instructions, b.Instructions[k])
 	}
-	for i := range a.Caches {
-		colsA, colsB := a.Caches[i].columns(), b.Caches[i].columns()
+	if !sameProcessors(a.Processors, b.Processors) {
+		a.Processors = nil // (they could not add up)
+	}
+	all, bs := a.all(), b.all()
+	for i := range all {
+		colsA, colsB := all[i].columns(), bs[i].columns()
 		for j := range colsA {
 			*colsA[j] = append(*colsA[j], *colsB[j]...)
 		}
@@ -259,4 +295,29 @@ func (p *Profile) mergeTimeline(q *Profile) {
 	for a.Len() > MaxTimelinePoints {
 		a.halve()
 	}
+}
+
+// sameProcessors reports whether a and b have the same processors with
+// the same caches.
+func sameProcessors(a, b []TimelineProcessor) bool {
+	return slices.EqualFunc(a, b, func(x, y TimelineProcessor) bool {
+		return x.Processor == y.Processor && slices.EqualFunc(x.Caches, y.Caches, func(c, d TimelineCache) bool { return c.Name == d.Name })
+	})
+}
+
+// ProcessorCounts returns processor p's counts at its copy of cache name
+// at point k, and whether it has one.
+func (t *Timeline) ProcessorCounts(p int, name string, k int) (TimelineCounts, bool) {
+	for i := range t.Processors {
+		if t.Processors[i].Processor != p {
+			continue
+		}
+		for j := range t.Processors[i].Caches {
+			if c := &t.Processors[i].Caches[j]; c.Name == name {
+				return TimelineCounts{Accesses: c.Accesses[k], Misses: c.Misses[k], IFetchMisses: c.IFetchMisses[k],
+					ReadMisses: c.ReadMisses[k], WriteMisses: c.WriteMisses[k]}, true
+			}
+		}
+	}
+	return TimelineCounts{}, false
 }

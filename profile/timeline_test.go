@@ -189,3 +189,46 @@ func TestLineUseAdds(t *testing.T) {
 		t.Errorf("pooled (-want +got):\n%s", diff)
 	}
 }
+
+// TestTimelineProcessors appends points with two processors' L1 counts
+// after the caches' (halving them too), and merges them processor by
+// processor; profiles of other processors merge without them.
+func TestTimelineProcessors(t *testing.T) {
+	mk := func(procs ...int) *Profile {
+		p := oneCache(0)
+		tl := NewTimeline([]string{"L1"}, 1, 0)
+		for _, n := range procs {
+			tl.Processors = append(tl.Processors, TimelineProcessor{Processor: n, Caches: []TimelineCache{{Name: "L1"}}})
+		}
+		for k := range uint64(MaxTimelinePoints) {
+			counts := counts(3, 2)
+			for range procs {
+				counts = append(counts, TimelineCounts{Accesses: 1 + k%2, Misses: 1, ReadMisses: 1})
+			}
+			tl.Append(k+1, 1, 0, counts)
+		}
+		p.Timeline = tl
+		return p
+	}
+	p := mk(0, 1)
+	if n := p.Timeline.Len(); n != MaxTimelinePoints/2 || len(p.Timeline.Processors[1].Caches[0].Accesses) != n {
+		t.Fatalf("%d points, processor 1's %d", n, len(p.Timeline.Processors[1].Caches[0].Accesses))
+	}
+	if c, ok := p.Timeline.ProcessorCounts(1, "L1", 3); !ok || c != (TimelineCounts{Accesses: 3, Misses: 2, ReadMisses: 2}) {
+		t.Errorf("processor 1 at point 3: %+v, %v", c, ok)
+	}
+	if err := p.Merge(mk(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Timeline.Len(); n != MaxTimelinePoints || len(p.Timeline.Processors[0].Caches[0].Misses) != n ||
+		p.Timeline.Processors[0].Caches[0].Misses[n/2] != 2 || p.Timeline.End[n-1] != 2*MaxTimelinePoints {
+		t.Errorf("merged: %d points, processor 0 %v", n, p.Timeline.Processors[0].Caches[0].Misses[n/2:n/2+1])
+	}
+	p = mk(0, 1)
+	if err := p.Merge(mk(0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if p.Timeline.Processors != nil || p.Timeline.Total(0).Accesses != 2*3*MaxTimelinePoints {
+		t.Errorf("merged with other processors: %+v, %d accesses", p.Timeline.Processors, p.Timeline.Total(0).Accesses)
+	}
+}

@@ -8,15 +8,15 @@ import (
 )
 
 // DefaultTimelineInterval is the events a point of a profile's timeline
-// spans at first; it doubles whenever the points pass
+// spans at first; it doubles whenever the points come to
 // profile.MaxTimelinePoints.
 const DefaultTimelineInterval = 1 << 14
 
 // timeline takes the points of the profile's timeline (with --where,
-// unless sampling):
-// every interval events, the caches' counters since the last point. It
-// is looked at between runs of events (Process cuts its batches where a
-// point falls), never per event.
+// unless sampling): every interval events, the caches' counters since the
+// last point, and on several processors each one's at its private caches.
+// It is looked at between runs of events (Process cuts its batches where
+// a point falls), never per event.
 type timeline struct {
 	t        *profile.Timeline
 	interval uint64 // the first points' span
@@ -29,13 +29,33 @@ type timeline struct {
 
 // newTimeline starts the timeline of h's caches.
 func (h *Hierarchy) newTimeline() *timeline {
-	var names []string
+	tl := &timeline{interval: cmp.Or(h.opt.TimelineInterval, DefaultTimelineInterval)}
+	tl.t = h.emptyTimeline(tl.interval, 0)
+	tl.prev = make([]profile.TimelineCounts, len(h.timelineCounts()))
+	return tl
+}
+
+// emptyTimeline returns a timeline of h's caches without points, and on
+// several processors of each one's private caches.
+func (h *Hierarchy) emptyTimeline(interval, start uint64) *profile.Timeline {
+	var names, private []string
 	for _, cs := range h.caches {
 		names = append(names, cs[0].spec.Name)
+		if len(cs) > 1 {
+			private = append(private, cs[0].spec.Name)
+		}
 	}
-	interval := cmp.Or(h.opt.TimelineInterval, DefaultTimelineInterval)
-	return &timeline{t: profile.NewTimeline(names, interval, 0), interval: interval,
-		prev: make([]profile.TimelineCounts, len(h.caches))}
+	t := profile.NewTimeline(names, interval, start)
+	if len(h.procs) > 1 {
+		for p := range h.procs {
+			tp := profile.TimelineProcessor{Processor: p}
+			for _, name := range private {
+				tp.Caches = append(tp.Caches, profile.TimelineCache{Name: name})
+			}
+			t.Processors = append(t.Processors, tp)
+		}
+	}
+	return t
 }
 
 // counted returns the events counted since the start or the last reset:
@@ -80,19 +100,25 @@ func (tl *timeline) take(h *Hierarchy, t *profile.Timeline) {
 }
 
 // timelineCounts returns every cache's counters now (the sum of a private
-// cache's copies; misc misses count as read misses).
+// cache's copies), then on several processors each one's at its private
+// caches, in the order of profile.Timeline's Append; misc misses count as
+// read misses.
 func (h *Hierarchy) timelineCounts() []profile.TimelineCounts {
 	out := make([]profile.TimelineCounts, len(h.caches))
 	for i, cs := range h.caches {
-		c := &out[i]
 		for _, l := range cs {
-			for k := range numLevelKinds {
-				c.Accesses += l.acc[k]
-				c.Misses += l.miss[k]
+			addLevel(&out[i], l)
+		}
+	}
+	if len(h.procs) > 1 {
+		for p := range h.procs {
+			for _, cs := range h.caches {
+				if len(cs) > 1 {
+					var c profile.TimelineCounts
+					addLevel(&c, cs[p])
+					out = append(out, c)
+				}
 			}
-			c.IFetchMisses += l.miss[kIFetch]
-			c.ReadMisses += l.miss[kRead] + l.miss[kMisc]
-			c.WriteMisses += l.miss[kWrite]
 		}
 	}
 	return out
@@ -106,20 +132,11 @@ func (tl *timeline) mark(h *Hierarchy, kind, name string) {
 	if kind == "reset" {
 		tl.base += now
 		marks := tl.t.Marks
-		tl.t = profile.NewTimeline(tl.names(), tl.interval, tl.base)
+		tl.t = h.emptyTimeline(tl.interval, tl.base)
 		tl.t.Marks = marks
 		tl.last, tl.lastInstr = 0, 0
 		clear(tl.prev)
 	}
-}
-
-// names returns the caches' names.
-func (tl *timeline) names() []string {
-	var names []string
-	for _, c := range tl.t.Caches {
-		names = append(names, c.Name)
-	}
-	return names
 }
 
 // profile returns the timeline with a last point of the counts since the
@@ -128,4 +145,15 @@ func (tl *timeline) profile(h *Hierarchy) *profile.Timeline {
 	t := tl.t.Clone()
 	tl.take(h, t)
 	return t
+}
+
+// addLevel adds level l's counters to c (misc misses as read misses).
+func addLevel(c *profile.TimelineCounts, l *level) {
+	for k := range numLevelKinds {
+		c.Accesses += l.acc[k]
+		c.Misses += l.miss[k]
+	}
+	c.IFetchMisses += l.miss[kIFetch]
+	c.ReadMisses += l.miss[kRead] + l.miss[kMisc]
+	c.WriteMisses += l.miss[kWrite]
 }

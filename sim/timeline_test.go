@@ -185,7 +185,8 @@ func TestLineUseWorked(t *testing.T) {
 }
 
 // checkTimelineAndLineUse checks that p has a timeline unless sampled,
-// which adds up to its caches' counters and events, and that each object's line use adds up to its
+// which adds up to its caches' counters and events (and its processors'),
+// and that each object's line use adds up to its
 // used bytes, no offset counting more lines than it fetched.
 func checkTimelineAndLineUse(t testing.TB, p *profile.Profile) {
 	t.Helper()
@@ -204,6 +205,27 @@ func checkTimelineAndLineUse(t testing.TB, p *profile.Profile) {
 			ReadMisses: c.ReadMisses + c.MiscMisses, WriteMisses: c.WriteMisses}
 		if got := tl.Total(i); got != want {
 			t.Errorf("%s: timeline adds up to %+v, the profile has %+v", c.Name, got, want)
+		}
+	}
+	if len(tl.Processors) != len(p.Processors) {
+		t.Errorf("timeline: %d processors, the profile %d", len(tl.Processors), len(p.Processors))
+	}
+	for _, pr := range p.Processors {
+		for _, c := range pr.Caches {
+			var got profile.TimelineCounts
+			for k := range tl.Len() {
+				n, ok := tl.ProcessorCounts(pr.Processor, c.Name, k)
+				if !ok {
+					t.Fatalf("timeline: no %s of processor %d", c.Name, pr.Processor)
+				}
+				got.Accesses, got.Misses, got.ReadMisses = got.Accesses+n.Accesses, got.Misses+n.Misses, got.ReadMisses+n.ReadMisses
+				got.IFetchMisses, got.WriteMisses = got.IFetchMisses+n.IFetchMisses, got.WriteMisses+n.WriteMisses
+			}
+			want := profile.TimelineCounts{Accesses: c.Accesses, Misses: c.Misses, IFetchMisses: c.IFetchMisses,
+				ReadMisses: c.ReadMisses + c.MiscMisses, WriteMisses: c.WriteMisses}
+			if got != want {
+				t.Errorf("processor %d %s: timeline adds up to %+v, the profile has %+v", pr.Processor, c.Name, got, want)
+			}
 		}
 	}
 	for _, o := range p.Objects {
@@ -225,4 +247,30 @@ func sumOf(s []uint64) uint64 {
 		n += v
 	}
 	return n
+}
+
+// TestTimelineProcessors runs two threads on two processors with private
+// L1s and a shared L2: the timeline has each processor's L1 apart, adding
+// up to the processor's counters and, over both, to the cache's.
+func TestTimelineProcessors(t *testing.T) {
+	l1 := hc("L1", 1, 4, 2, 64, machine.LRU)
+	m := mach(l1, with(hc("L2", 2, 64, 4, 64, machine.LRU), func(c *machine.Cache) { c.Shared = true }))
+	m.Processors = 2
+	h, err := sim.New(m, sim.Options{Attribute: true, TimelineInterval: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	b := trace.NewBatch(1000)
+	for range 1000 {
+		b.Append(trace.Write, 0x10000+rng.Uint64N(1<<12), 8, 0x400, 1+uint32(rng.IntN(2)))
+	}
+	h.Process(b)
+	h.Finish()
+	p := h.Profile()
+	checkTimelineAndLineUse(t, p)
+	tl := p.Timeline
+	if len(tl.Processors) != 2 || len(tl.Processors[1].Caches) != 1 || tl.Processors[1].Caches[0].Name != "L1" || tl.Len() < 10 {
+		t.Errorf("processors %+v, %d points", tl.Processors, tl.Len())
+	}
 }
