@@ -61,7 +61,44 @@ func (v *viewer) timeline() ([]*Table, error) {
 		t.Rows = append(t.Rows, Row{Cells: cells})
 		start = tl.End[k]
 	}
+	if pt := v.processorTimeline(tl); pt != nil {
+		return []*Table{t, pt}, nil
+	}
 	return []*Table{t}, nil
+}
+
+// processorTimeline: on several processors, each one's accesses, misses
+// and miss rate at its copy of a private cache (the focus cache, else the
+// first private one), a row per point; nil on one processor.
+func (v *viewer) processorTimeline(tl *profile.Timeline) *Table {
+	if len(tl.Processors) == 0 || len(tl.Processors[0].Caches) == 0 {
+		return nil
+	}
+	name := tl.Processors[0].Caches[0].Name
+	for _, c := range tl.Processors[0].Caches {
+		if c.Name == v.p.Focus {
+			name = c.Name
+		}
+	}
+	t := &Table{Title: "miss rate over the run at " + name + ", by processor"}
+	procs := tl.Processors[:v.shown(t, len(tl.Processors))]
+	t.Notes = append(t.Notes, "each processor's copy of "+name+" (a private cache)")
+	t.Columns = []Column{{Name: "start"}, {Name: "end"}}
+	for _, pr := range procs {
+		p := fmt.Sprintf("P%d ", pr.Processor)
+		t.Columns = append(t.Columns, Column{Name: p + "accesses"}, Column{Name: p + "misses"}, Column{Name: p + "miss rate"})
+	}
+	start := tl.Start
+	for k := range tl.Len() {
+		cells := []Cell{countCell(start), countCell(tl.End[k])}
+		for _, pr := range procs {
+			c, _ := tl.ProcessorCounts(pr.Processor, name, k)
+			cells = append(cells, countCell(c.Accesses), countCell(c.Misses), rateCell(c.Misses, c.Accesses))
+		}
+		t.Rows = append(t.Rows, Row{Cells: cells})
+		start = tl.End[k]
+	}
+	return t
 }
 
 // markText describes a mark: "dump NAME@EVENT", "reset@EVENT".

@@ -51,6 +51,20 @@ func TestTimelineView(t *testing.T) {
 		!slices.Equal(recs[2][7:10], []string{"40", "20", "0.5"}) || recs[2][13] != "dump d@1150" || len(recs) != 4 {
 		t.Errorf("timeline CSV: %q", recs)
 	}
+	// On several processors, each one's L1D too.
+	tl.Processors = []profile.TimelineProcessor{{Processor: 0, Caches: []profile.TimelineCache{{Name: "L1D"}}},
+		{Processor: 1, Caches: []profile.TimelineCache{{Name: "L1D"}}}}
+	for _, pr := range tl.Processors {
+		c := &pr.Caches[0]
+		c.Accesses, c.Misses = []uint64{25, 20, 5}, []uint64{uint64(pr.Processor) * 5, 10, 0}
+		c.IFetchMisses, c.ReadMisses, c.WriteMisses = []uint64{0, 0, 0}, c.Misses, []uint64{0, 0, 0}
+	}
+	recs = readCSV(t, viewText(t, p, "timeline", ViewOptions{Format: "csv"}))
+	i := slices.IndexFunc(recs, func(r []string) bool { return r[0] == "start" && r[2] == "p0_accesses" })
+	if i < 0 || !slices.Equal(recs[i], []string{"start", "end", "p0_accesses", "p0_misses", "p0_miss_rate", "p1_accesses", "p1_misses", "p1_miss_rate"}) ||
+		!slices.Equal(recs[i+1], []string{"1000", "1100", "25", "0", "0", "25", "5", "0.2"}) || len(recs) != i+4 {
+		t.Errorf("timeline by processor: %q", recs)
+	}
 	p.Timeline = nil
 	if err := View(&strings.Builder{}, p, "timeline", ViewOptions{}); err != ErrNoTimeline {
 		t.Errorf("a profile without a timeline: %v", err)

@@ -382,6 +382,17 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	pg.shot("8-line-use")
+
+	// The timeline on processor 1 (the control is still on it): its L1D.
+	pg.do("overview", chromedp.Click(chromedp.CSS("#crumbs a")), chromedp.WaitReady(chromedp.CSS(`body[data-page="overview"] #timeline`)))
+	l1 := eval[[][]float64](pg, `echarts.getInstanceByDom(document.querySelector('#timeline .chart')).getOption().series[0].data`)
+	for k := range tl.Len() {
+		c, _ := tl.ProcessorCounts(1, "L1D", k)
+		if want := 100 * float64(c.Misses) / float64(c.Accesses); len(l1) != tl.Len()+1 || math.Abs(l1[k+1][1]-want) > 1e-9 {
+			t.Fatalf("timeline of processor 1: L1D drawn as %v, want %g at point %d", l1, want, k)
+		}
+	}
+	pg.set("c-cpu", "-1")
 	pg.check(file)
 
 	// Two profiles: the comparison side by side.

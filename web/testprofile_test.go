@@ -241,5 +241,21 @@ func testTimeline(p *profile.Profile) *profile.Timeline {
 		tl.Append((k+1)*p.Events/8, p.Events/8, p.Events/16, counts)
 	}
 	tl.Mark("dump", "phase 2", p.Events/2)
+	// Each processor's L1D: processor 0's misses are two thirds of each
+	// point's, processor 1's the rest, with half the accesses each.
+	c := tl.Caches[0]
+	for n := range 2 {
+		pc := profile.TimelineCache{Name: "L1D"}
+		for k := range tl.Len() {
+			m := c.Misses[k] * 2 / 3
+			if n == 1 {
+				m = c.Misses[k] - m
+			}
+			a := c.Accesses[k]/2 + uint64(n)*(c.Accesses[k]%2)
+			pc.Accesses, pc.Misses = append(pc.Accesses, a), append(pc.Misses, m)
+			pc.IFetchMisses, pc.ReadMisses, pc.WriteMisses = append(pc.IFetchMisses, 0), append(pc.ReadMisses, m), append(pc.WriteMisses, 0)
+		}
+		tl.Processors = append(tl.Processors, profile.TimelineProcessor{Processor: n, Caches: []profile.TimelineCache{pc}})
+	}
 	return tl
 }

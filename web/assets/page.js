@@ -509,7 +509,8 @@
       note(tl.end.length + ' points of about ' + num(tl.interval) + ' events each, from event ' + num(tl.start) + ' to ' +
         num(tl.end[tl.end.length - 1]) + (tl.start ? ' (the last reset marker on)' : '') +
         '; each point: the misses / accesses of a cache in it (the last point holds the final write-back). Drag or scroll to zoom.' +
-        (state.pid >= 0 ? ' The whole tree\'s, one process after another.' : '')));
+        (state.pid >= 0 ? ' The whole tree\'s, one process after another.' : '') +
+        (state.cpu >= 0 && tl.processors ? ' Private caches: processor ' + state.cpu + '\'s copy; shared caches: every processor\'s.' : '')));
     s.id = 'timeline';
     if (marks.length) {
       add(s, table([col('marker', null, true), col('name', null, true), col('event', 'event')], marks.map(function (m) {
@@ -524,6 +525,9 @@
       xAxis: { type: 'value', name: 'events', nameLocation: 'middle', nameGap: 26, min: tl.start, max: tl.end[tl.end.length - 1] },
       yAxis: { type: 'value', name: 'miss rate %' },
       series: tl.caches.map(function (c, i) {
+        // (On a processor, its own copies of the private caches.)
+        var pr = state.cpu >= 0 && (tl.processors || []).find(function (x) { return x.processor === state.cpu; });
+        c = (pr && pr.caches.find(function (x) { return x.name === c.name; })) || c;
         // (A point's rate holds from the last one's end to its own: the
         // line starts at the first point's start.)
         var rates = tl.end.map(function (e, k) { return [e, c.accesses[k] ? 100 * c.misses[k] / c.accesses[k] : null]; });
