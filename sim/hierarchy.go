@@ -65,8 +65,9 @@ type Options struct {
 	// SampleShadow simulates every reference but counts only those Sample
 	// picks: the truth a sampled run estimates (memspy sample-eval).
 	SampleShadow bool
-	// TimelineInterval, when attributing, is the events a point of the
-	// profile's timeline spans at first (0: DefaultTimelineInterval).
+	// TimelineInterval, when attributing and not sampling, is the events
+	// a point of the profile's timeline spans at first (0:
+	// DefaultTimelineInterval).
 	TimelineInterval uint64
 }
 
@@ -227,7 +228,7 @@ type Hierarchy struct {
 	resets       uint64 // reset markers seen
 	finished     bool
 	attr         *attribution // nil unless attributing
-	tl           *timeline    // the counters over the run: nil unless attributing
+	tl           *timeline    // the counters over the run: nil unless attributing and not sampling
 	timing       *timing      // the threads' clocks: nil on one processor
 	numa         *numa        // nil unless the machine has several nodes
 	samp         *sampling    // nil unless sampling
@@ -476,7 +477,8 @@ func reaches(u, l *level) bool {
 // threaded, a run stays on one thread: the processor of the thread of its
 // first event is made current, and when attributing a run begins only on
 // the thread whose calling context holds (hitTid: otherwise the slow path
-// follows the context).
+// follows the context). With a timeline, b is simulated in parts that end
+// where its points fall, each point taken between two parts.
 func (h *Hierarchy) Process(b *trace.Batch) {
 	if h.tl == nil {
 		h.process(b, 0, len(b.Kind))
