@@ -122,10 +122,10 @@ func NewTimeline(names []string, interval, start uint64) *Timeline {
 
 // Append adds a point ending at event end, of events events,
 // instructions fetches and caches' counts (one per cache of Caches, in
-// order, then one per cache of each processor in Processors), and
-// merges adjacent pairs of points when they come to MaxTimelinePoints
-// (so that points taken every Interval events stay evenly spaced). A point of no events ending where the last one ends
-// adds to the last one.
+// order, then one per cache of each processor in Processors), and merges
+// adjacent pairs of points when they come to MaxTimelinePoints (so that
+// points taken every Interval events stay evenly spaced). A point of no
+// events ending where the last one ends adds to the last one.
 func (t *Timeline) Append(end, events, instructions uint64, caches []TimelineCounts) {
 	if n := t.Len(); n > 0 && events == 0 && t.End[n-1] == end {
 		t.addLast(caches) // (no events since: the final write-back)
