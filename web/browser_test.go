@@ -381,6 +381,9 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("line use: %s offset %g drawn as %g%% of lines (%g), want %g%% (%d)", cache, c[0], c[2], c[3], want, n)
 		}
 	}
+	if dim := eval[int](pg, `echarts.getInstanceByDom(document.getElementById('line-use-chart')).getOption().visualMap[0].dimension`); dim != 2 {
+		t.Errorf("line use: colours by dimension %d, want 2 (the share)", dim)
+	}
 	pg.shot("8-line-use")
 
 	// The timeline on processor 1 (the control is still on it): its L1D.

@@ -679,7 +679,8 @@
       grid: { left: 70, right: 20, top: 20, bottom: 70 },
       xAxis: { type: 'category', data: offs, name: 'byte offset in the line', nameLocation: 'middle', nameGap: 28 },
       yAxis: { type: 'category', data: rows.map(function (r) { return r.cache; }) },
-      visualMap: { min: 0, max: 100, orient: 'horizontal', left: 'center', bottom: 0, calculable: false, itemHeight: 120, text: ['100% of lines', '0%'] },
+      visualMap: { min: 0, max: 100, dimension: 2, orient: 'horizontal', left: 'center', bottom: 0, calculable: false, itemHeight: 120,
+        text: ['100% of lines', '0%'], inRange: { color: ['#f5f7fb', '#9cb3d9', '#1f4e99'] } },
       series: [{ type: 'heatmap', data: data }]
     });
   }
