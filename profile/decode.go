@@ -152,6 +152,10 @@ func (d *entryDecoder) object(o *Object) bool {
 			return field(ownField+8, list(d, &o.SharingWrites, d.sharingWrite))
 		case "levels":
 			return field(ownField+9, d.levels(&o.Levels))
+		case "line_use":
+			return field(ownField+10, mapOf(d, &o.LineUse, func() (v []uint64, ok bool) {
+				return v, list(d, &v, d.uint)
+			}))
 		}
 		return d.statsField(&o.Stats, key)
 	})

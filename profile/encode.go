@@ -76,6 +76,28 @@ func appendObject(b []byte, o *Object, focusCopy bool) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	if len(o.LineUse) > 0 {
+		b = append(b, `,"line_use":`...)
+		var caches [16]string
+		for i, name := range sortedKeys(caches[:0], o.LineUse) {
+			b = appendElementStart(b, i, '{')
+			b = appendString(b, name)
+			b = append(b, ':')
+			if o.LineUse[name] == nil {
+				b = append(b, "null"...)
+				continue
+			}
+			b = append(b, '[')
+			for j, n := range o.LineUse[name] {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendUint(b, n, 10)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
 	return appendLevelledEnd(b, &o.Stats, o.Levels, focusCopy)
 }
 

@@ -108,14 +108,14 @@ func (t *Tree) Total() (*Profile, error) {
 }
 
 // Summary returns a copy of p without its where-and-why (functions,
-// objects, pairs, lines, references, call tree, modules, causes of misses, NUMA's objects,
-// pairs and migration hints): what a process tree keeps of each of its
+// objects, pairs, lines, references, call tree, modules, causes of misses,
+// the timeline, NUMA's objects, pairs and migration hints): what a process tree keeps of each of its
 // programs, whose where-and-why adds up into the tree's, so that its size
 // follows the tree's distinct code and data, not its number of processes.
 func (p *Profile) Summary() (*Profile, error) {
 	s := *p
 	s.Functions, s.Objects, s.Pairs, s.Lines, s.References, s.Modules, s.Processes = nil, nil, nil, nil, nil, nil, nil
-	s.OmittedReferences, s.OmittedPairs, s.CallTree = nil, nil, nil
+	s.OmittedReferences, s.OmittedPairs, s.CallTree, s.Timeline = nil, nil, nil, nil
 	s.Options.Where, s.Options.MissOnly, s.Focus = false, false, ""
 	if p.Numa != nil {
 		n := *p.Numa

@@ -28,8 +28,10 @@ import (
 
 // Version is the version of the Profile schema written by this memspy.
 // Readers reject profiles with a higher version. Version 2 let the
-// compressed form (WriteCompressed) leave out the entries' focus copies.
-const Version = 2
+// compressed form (WriteCompressed) leave out the entries' focus copies;
+// version 3 added the timeline and the objects' line use (both absent in
+// older profiles, which read as before).
+const Version = 3
 
 // Profile is the result of one simulation.
 type Profile struct {
@@ -83,6 +85,10 @@ type Profile struct {
 	// Resets counts the reset markers seen: when it is not zero, every
 	// counter covers only what came after the last of them.
 	Resets uint64 `json:"resets,omitempty"`
+	// Timeline, with --where, holds the caches' counters over the run, in
+	// a bounded number of intervals (nil without --where, and in profiles
+	// before version 3).
+	Timeline *Timeline `json:"timeline,omitempty"`
 	// Focus is the cache whose counters the entries below carry at their
 	// top level (each also has them for every cache under levels).
 	Focus string `json:"focus,omitempty"`
@@ -454,6 +460,7 @@ func (p *Profile) add(q *Profile, ix *whereIndex) error {
 	p.Memory.Writes += q.Memory.Writes
 	p.Memory.BytesRead += q.Memory.BytesRead
 	p.Memory.BytesWritten += q.Memory.BytesWritten
+	p.mergeTimeline(q)
 	p.Dumps = append(p.Dumps, q.Dumps...)
 	p.Resets += q.Resets
 	p.EvictorsError += q.EvictorsError
@@ -610,6 +617,9 @@ func (p *Profile) check() error {
 	}
 	if p.Version > Version {
 		return fmt.Errorf("profile: version %d is newer than this memspy understands (%d)", p.Version, Version)
+	}
+	if p.Timeline != nil {
+		return p.Timeline.check(p.Caches)
 	}
 	return nil
 }

@@ -171,6 +171,13 @@ type Object struct {
 	// that invalidated other processors' copies of its lines, by processor
 	// and place, most first (at most MaxSharingWrites).
 	SharingWrites []SharingWrite `json:"sharing_writes,omitempty"`
+	// LineUse, by cache name, counts how many of the lines the object's
+	// misses filled there had each byte offset used while resident (as
+	// they left, or at the end of the run): entry i for offset i of the
+	// line, trailing zeros left out. The lines counted are the level's
+	// FetchedBytes / the line size. Nil with --miss-only and in profiles
+	// before version 3.
+	LineUse map[string][]uint64 `json:"line_use,omitempty"`
 	Stats
 	Levels map[string]*Stats `json:"levels"`
 }
@@ -435,6 +442,13 @@ func (f *Function) ownLevels() {
 func (o *Object) ownLevels() {
 	o.Levels = cloneLevels(o.Levels)
 	o.SharingWrites = slices.Clone(o.SharingWrites)
+	if o.LineUse != nil {
+		use := make(map[string][]uint64, len(o.LineUse))
+		for name, counts := range o.LineUse {
+			use[name] = slices.Clone(counts)
+		}
+		o.LineUse = use
+	}
 }
 func (p *Pair) ownLevels() {
 	p.Levels = cloneLevels(p.Levels)
@@ -825,6 +839,24 @@ func addObject(a, b *Object) {
 		a.Blocks += b.Blocks
 	}
 	AddSharingWrites(&a.SharingWrites, b.SharingWrites)
+	AddLineUse(&a.LineUse, b.LineUse)
+}
+
+// AddLineUse adds the line use counts of b to *a, offset by offset.
+func AddLineUse(a *map[string][]uint64, b map[string][]uint64) {
+	for name, counts := range b {
+		if *a == nil {
+			*a = map[string][]uint64{}
+		}
+		sum := (*a)[name]
+		if len(sum) < len(counts) {
+			sum = append(sum, make([]uint64, len(counts)-len(sum))...)
+		}
+		for i, n := range counts {
+			sum[i] += n
+		}
+		(*a)[name] = sum
+	}
 }
 func addPair(a, b *Pair)           { a.Strides = a.Strides.Merged(b.Strides) }
 func addReference(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) }

@@ -2,7 +2,7 @@
 // a run (Text, with its where-and-why summary), and the views of the
 // where and why, of the call tree, the processes, the processors, the
 // threads and the NUMA nodes (View: processes, overview, calls,
-// processors, threads, sync, numa, stalls, lines, data, detail, evictors,
+// processors, threads, sync, numa, timeline, stalls, lines, data, detail, evictors,
 // sharing, invalidators, refs, advice) as aligned
 // text, CSV or JSON. It reads only the Profile, never engine internals.
 package report

@@ -69,6 +69,8 @@ var views = []view{
 		(*viewer).sync, true},
 	{"numa", "several NUMA nodes: misses from memory, local, remote and remote-dirty, by node, processor, object and " +
 		"function × object (--top N), and pages to migrate", (*viewer).numa, true},
+	{"timeline", "the caches' accesses, misses and miss rate over the run (with --where), dump and reset markers marked",
+		(*viewer).timeline, true},
 	{"stalls", "stall cycles by function × object, by object and by function, with the causes of misses", (*viewer).stalls, false},
 	{"lines", "stall cycles by source line (optionally of one --function), with the causes of misses and spatial use", (*viewer).lines, false},
 	{"data", "one function (--function) broken down by object", (*viewer).data, false},
@@ -682,7 +684,13 @@ func (v *viewer) detail() ([]*Table, error) {
 		share(s.stats.StallCycles, v.stall))), access.Notes...)
 	why := v.statTable(s.label+": causes of misses and locality by cache", []string{"cache"}, concat([]stat{statMisses}, v.causes(),
 		[]stat{statTemporal, statSpatial, statUsed, statFetched, statUse}), items)
-	return []*Table{access, why}, nil
+	tables := []*Table{access, why}
+	if s.object != nil && v.opt.Function == "" {
+		if use := v.lineUseTable(s.label, s.object); use != nil {
+			tables = append(tables, use)
+		}
+	}
+	return tables, nil
 }
 
 // levelNames lists the caches of levels in machine order, then any other.

@@ -67,7 +67,7 @@ func inOrder(t *testing.T, text string, subs ...string) {
 }
 
 func TestViewsList(t *testing.T) {
-	want := []string{"processes", "overview", "calls", "processors", "threads", "sync", "numa", "stalls", "lines", "data", "detail", "evictors", "sharing", "invalidators", "refs", "advice"}
+	want := []string{"processes", "overview", "calls", "processors", "threads", "sync", "numa", "timeline", "stalls", "lines", "data", "detail", "evictors", "sharing", "invalidators", "refs", "advice"}
 	if got := Views(); !slices.Equal(got, want) {
 		t.Errorf("Views() = %v, want %v", got, want)
 	}
@@ -554,7 +554,7 @@ func TestViewErrors(t *testing.T) {
 		opt  ViewOptions
 		want string
 	}{
-		{"bogus", ViewOptions{}, `unknown view "bogus" (views: processes, overview, calls, processors, threads, sync, numa, stalls, lines, data, detail, evictors, sharing, invalidators, refs, advice)`},
+		{"bogus", ViewOptions{}, `unknown view "bogus" (views: processes, overview, calls, processors, threads, sync, numa, timeline, stalls, lines, data, detail, evictors, sharing, invalidators, refs, advice)`},
 		{"lines", ViewOptions{Function: "sxpy"}, `no function "sxpy" in the profile (did you mean "saxpy"?)`},
 		{"stalls", ViewOptions{Format: "xml"}, `unknown format "xml" (formats: text, csv, json)`},
 		{"data", ViewOptions{}, "view data needs a function (--function NAME); functions with the most stall cycles: matmul, update, saxpy, main"},
@@ -583,6 +583,8 @@ func TestViewErrors(t *testing.T) {
 			want = ErrOneProcessorTime
 		case "numa":
 			want = ErrOneNode
+		case "timeline":
+			want = ErrNoTimeline
 		}
 		if err := View(&strings.Builder{}, bare, v, ViewOptions{Function: "f", Object: "o"}); err != want {
 			t.Errorf("view %s of a profile without where: %v", v, err)

@@ -201,6 +201,9 @@ type refTable struct {
 	// sharing holds, on several processors, the invalidations of the
 	// lines of each one's fills and by each one's writes.
 	sharing map[int32]*refSharing
+	// use counts, per data bin, the byte offsets used of the lines that
+	// left (lineuse.go).
+	use byteUse
 }
 
 // counterTable holds the counters of the sites that have any at one
@@ -263,7 +266,7 @@ func (c *refStats) counts() bool {
 func (t *refTable) reset() {
 	t.sites.stats.reset()
 	t.ctxs.reset()
-	t.evicted, t.evictedBins, t.sharing = evictorTable{}, pairCounts{}, nil
+	t.evicted, t.evictedBins, t.sharing, t.use = evictorTable{}, pairCounts{}, nil, byteUse{}
 }
 
 // chunked is a growable array kept in chunks of chunkLen elements that
@@ -1203,6 +1206,7 @@ func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 	}
 	if a.demand[slot] {
 		used := a.used(slot)
+		a.refs.use.add(h.attr.refs[a.fill[slot]].bin, a.mask[slot*a.words:(slot+1)*a.words])
 		st, cs := a.stats(h.attr, a.fill[slot])
 		st.used += used
 		st.fetched += l.lineSize

@@ -492,6 +492,7 @@ func checkAttribution(t testing.TB, p *profile.Profile) {
 		sum("objects", len(p.Objects), func(i int) *profile.Stats { return p.Objects[i].Levels[c.Name] })
 		sum("functions", len(p.Functions), func(i int) *profile.Stats { return p.Functions[i].Levels[c.Name] })
 	}
+	checkTimelineAndLineUse(t, p)
 }
 
 // diffCase compares engine and reference on one case and returns the

@@ -65,6 +65,10 @@ type Options struct {
 	// SampleShadow simulates every reference but counts only those Sample
 	// picks: the truth a sampled run estimates (memspy sample-eval).
 	SampleShadow bool
+	// TimelineInterval, when attributing and not sampling, is the events
+	// a point of the profile's timeline spans at first (0:
+	// DefaultTimelineInterval).
+	TimelineInterval uint64
 }
 
 // noMemo in level.memo arms no hit bypass: no line of 2 bytes or more
@@ -224,6 +228,7 @@ type Hierarchy struct {
 	resets       uint64 // reset markers seen
 	finished     bool
 	attr         *attribution // nil unless attributing
+	tl           *timeline    // the counters over the run: nil unless attributing and not sampling
 	timing       *timing      // the threads' clocks: nil on one processor
 	numa         *numa        // nil unless the machine has several nodes
 	samp         *sampling    // nil unless sampling
@@ -387,6 +392,9 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	for _, l := range h.levels {
 		l.plain = h.isPlain(l)
 	}
+	if h.attr != nil && h.samp == nil {
+		h.tl = h.newTimeline()
+	}
 	return h, nil
 }
 
@@ -469,15 +477,31 @@ func reaches(u, l *level) bool {
 // threaded, a run stays on one thread: the processor of the thread of its
 // first event is made current, and when attributing a run begins only on
 // the thread whose calling context holds (hitTid: otherwise the slow path
-// follows the context).
+// follows the context). With a timeline, b is simulated in parts that end
+// where its points fall, each point taken between two parts.
 func (h *Hierarchy) Process(b *trace.Batch) {
+	if h.tl == nil {
+		h.process(b, 0, len(b.Kind))
+		return
+	}
+	// Cut where the next point of the timeline falls (it may fall a little
+	// later: extended events count none, runs of fetches several).
+	for i := 0; i < len(b.Kind); {
+		j := i + int(min(h.tl.due(h.counted()), uint64(len(b.Kind)-i)))
+		h.process(b, i, j)
+		h.tick()
+		i = j
+	}
+}
+
+// process simulates events [i, n) of b, as Process does.
+func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 	if h.samp != nil {
 		h.processSampled(b)
 		return
 	}
-	n := len(b.Kind)
 	end := 0 // when threaded, the end of the run of one thread's events that holds event i
-	for i := 0; i < n; {
+	for i < n {
 		stop := n
 		if h.threaded {
 			t := b.Thread[i]
@@ -1061,10 +1085,16 @@ func (h *Hierarchy) mark(e *trace.Ext) {
 	}
 	switch e.Mark {
 	case trace.MarkReset:
+		if h.tl != nil {
+			h.tl.mark(h, "reset", "")
+		}
 		h.resetStats()
 		h.resets++
 	case trace.MarkDump:
 		h.dumps = append(h.dumps, profile.Dump{Name: e.Name, Events: h.events(), Caches: h.cacheStats(), Memory: h.mem})
+		if h.tl != nil {
+			h.tl.mark(h, "dump", e.Name)
+		}
 	}
 }
 
@@ -1706,6 +1736,9 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	}
 	p.Dumps = slices.Clone(h.dumps)
 	p.Resets = h.resets
+	if h.tl != nil {
+		p.Timeline = h.tl.profile(h)
+	}
 	p.Sampling = h.samplingStats()
 	switch {
 	case h.attr != nil && h.opt.Monitor == MonitorProtocol && h.numa != nil:

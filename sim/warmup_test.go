@@ -133,7 +133,7 @@ func TestWarmupAttributionWorked(t *testing.T) {
 	}
 	want := runWorked(t, m, sim.Options{Attribute: true}, replay, replayPCs)
 	ignore := []cmp.Option{
-		cmpopts.IgnoreFields(profile.Profile{}, "Sampling", "Resets"),
+		cmpopts.IgnoreFields(profile.Profile{}, "Sampling", "Resets", "Timeline"), // (no timeline when sampling)
 		cmpopts.IgnoreFields(profile.CacheStats{}, "Sampled"),
 		cmpopts.IgnoreFields(profile.Pair{}, "Strides"),
 		cmpopts.IgnoreFields(profile.Reference{}, "Strides"),
@@ -300,7 +300,7 @@ func TestWarmupReplay(t *testing.T) {
 		opt.Sample = spec
 		p := profileWithPCs(t, m, opt, events, pcs, seed)
 		ignore := []cmp.Option{
-			cmpopts.IgnoreFields(profile.Profile{}, "Sampling", "Resets", "Dumps"),
+			cmpopts.IgnoreFields(profile.Profile{}, "Sampling", "Resets", "Dumps", "Timeline"), // (no timeline when sampling)
 			cmpopts.IgnoreFields(profile.CacheStats{}, "Sampled"),
 			cmpopts.IgnoreFields(profile.Pair{}, "Strides"),
 			cmpopts.IgnoreFields(profile.Reference{}, "Strides"),

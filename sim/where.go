@@ -57,6 +57,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	wg.Go(w.evictions)
 	w.count(p)
 	wg.Wait()
+	w.lineUse = h.lineUse(w.nm)
 	aps := len(at.refs)
 	at.release(h.levels)
 	if aps >= collectAfterRelease {
@@ -145,6 +146,8 @@ type whereBuilder struct {
 	// be too high (evictorTable).
 	refEvictors   [][]profile.RefEvictor
 	evictorsError uint64
+	// lineUse is the objects' line use by name (lineUse).
+	lineUse map[string]map[string][]uint64
 }
 
 // pairKey identifies a pair of the profile: its function's index and its
@@ -1173,6 +1176,7 @@ func (w *whereBuilder) objectEntries() []profile.Object {
 	for i := range out {
 		o := &out[i]
 		o.SharingWrites = writes[o.Name]
+		o.LineUse = w.lineUse[o.Name]
 		o.Levels = sums.levels(int32(i), w.names, w.h.attr.missOnly)
 	}
 	for j, name := range w.names {

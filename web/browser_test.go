@@ -3,9 +3,11 @@ package web
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -161,7 +163,8 @@ func (pg *page) check(file string) {
 // and clicks, as a person would, from the overview to a procedure, to one
 // of its data structures and to a reference, checking the numbers each
 // page shows against the profile; then the focus controls, the false
-// sharing of an object and the comparison of two profiles. Its
+// sharing of an object, the timeline and an object's line use, and the
+// comparison of two profiles. Its
 // screenshots are kept in a temporary directory named in the log.
 func TestBrowser(t *testing.T) {
 	p := testProfile(t)
@@ -204,6 +207,37 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("overview: %d charts drawn, want the cycles, treemap, evictor graph, processors and threads", n)
 	}
 	pg.shot("1-overview")
+
+	// The timeline: each cache's miss rate at each point, as drawn, and
+	// the dump marked.
+	tl := p.Timeline
+	drawn := eval[[][][]float64](pg, `(function () {
+		var c = echarts.getInstanceByDom(document.querySelector('#timeline .chart'));
+		return c.getOption().series.map(function (s) { return s.data; }); })()`)
+	if len(drawn) != len(tl.Caches) {
+		t.Fatalf("timeline: %d lines drawn, want one per cache (%d)", len(drawn), len(tl.Caches))
+	}
+	for i := range tl.Caches {
+		if len(drawn[i]) != tl.Len()+1 || drawn[i][0][0] != float64(tl.Start) || drawn[i][0][1] != drawn[i][1][1] {
+			t.Fatalf("timeline: %s drawn as %v, want a point at the start and one per point", tl.Caches[i].Name, drawn[i])
+		}
+		for k := range tl.Len() {
+			c := tl.Counts(i, k)
+			want := 100 * float64(c.Misses) / float64(c.Accesses)
+			if got := drawn[i][k+1]; len(got) != 2 || got[0] != float64(tl.End[k]) || math.Abs(got[1]-want) > 1e-9 {
+				t.Errorf("timeline: %s point %d drawn at %v, want [%d %g]", tl.Caches[i].Name, k, got, tl.End[k], want)
+			}
+		}
+	}
+	if got := eval[float64](pg, `echarts.getInstanceByDom(document.querySelector('#timeline .chart')).getOption().series[0].markLine.data[0].xAxis`); got != float64(tl.Marks[0].Event) {
+		t.Errorf("timeline: the dump marked at %g, want %d", got, tl.Marks[0].Event)
+	}
+	if got := pg.text(`#timeline-marks tr[data-mark="dump"] td[data-k="event"]`); got != count(tl.Marks[0].Event) {
+		t.Errorf("timeline: the dump's event %s, want %s", got, count(tl.Marks[0].Event))
+	}
+	pg.do("scroll to the timeline", chromedp.ScrollIntoView(chromedp.CSS("#timeline")))
+	pg.shot("1b-timeline")
+	eval[bool](pg, `(function () { window.scrollTo(0, 0); return true; })()`)
 
 	// A procedure, reached by clicking its bar in the chart of cycles.
 	xy := eval[[]float64](pg, fmt.Sprintf(`(function () {
@@ -305,6 +339,63 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("processor control: the writes shown are not processor 1's alone")
 	}
 	pg.shot("6-sharing")
+
+	// B's line use: the lines, the bytes used per line and the offsets
+	// never used at each cache, and the heatmap's shares.
+	var b *profile.Object
+	for i := range p.Objects {
+		if p.Objects[i].Name == "B" {
+			b = &p.Objects[i]
+		}
+	}
+	bi := slices.IndexFunc(m.Objects, func(o Object) bool { return o.Name == "B" })
+	eval[string](pg, fmt.Sprintf(`location.hash = '#/0/obj/%d'`, bi))
+	pg.do("B's page", chromedp.WaitReady(chromedp.CSS(`body[data-page="obj"] #line-use`)))
+	for _, cache := range []string{"L1D", "L2"} {
+		lines, use := b.Levels[cache].FetchedBytes/64, b.LineUse[cache]
+		unused := 0
+		for _, n := range use {
+			if n == 0 {
+				unused++
+			}
+		}
+		row := fmt.Sprintf(`#line-use tr[data-level=%q] td[data-k=%%q]`, cache)
+		if got := pg.text(fmt.Sprintf(row, "lines")); got != count(lines) {
+			t.Errorf("line use: %s lines %s, want %s", cache, got, count(lines))
+		}
+		if got, want := pg.text(fmt.Sprintf(row, "per_line")), fmt.Sprintf("%.1f of 64", float64(b.Levels[cache].UsedBytes)/float64(lines)); got != want {
+			t.Errorf("line use: %s bytes used per line %q, want %q", cache, got, want)
+		}
+		if got := pg.text(fmt.Sprintf(row, "unused")); got != count(uint64(unused)) {
+			t.Errorf("line use: %s offsets never used %s, want %d", cache, got, unused)
+		}
+	}
+	cells := eval[[][]float64](pg, `echarts.getInstanceByDom(document.getElementById('line-use-chart')).getOption().series[0].data`)
+	if len(cells) != 2*64 {
+		t.Fatalf("line use: %d cells drawn, want 2 caches × 64 offsets", len(cells))
+	}
+	for _, c := range cells {
+		cache := []string{"L1D", "L2"}[int(c[1])]
+		n := b.LineUse[cache][int(c[0])]
+		if want := math.Round(1000*float64(n)/float64(b.Levels[cache].FetchedBytes/64)) / 10; c[2] != want || c[3] != float64(n) {
+			t.Errorf("line use: %s offset %g drawn as %g%% of lines (%g), want %g%% (%d)", cache, c[0], c[2], c[3], want, n)
+		}
+	}
+	if dim := eval[int](pg, `echarts.getInstanceByDom(document.getElementById('line-use-chart')).getOption().visualMap[0].dimension`); dim != 2 {
+		t.Errorf("line use: colours by dimension %d, want 2 (the share)", dim)
+	}
+	pg.shot("8-line-use")
+
+	// The timeline on processor 1 (the control is still on it): its L1D.
+	pg.do("overview", chromedp.Click(chromedp.CSS("#crumbs a")), chromedp.WaitReady(chromedp.CSS(`body[data-page="overview"] #timeline`)))
+	l1 := eval[[][]float64](pg, `echarts.getInstanceByDom(document.querySelector('#timeline .chart')).getOption().series[0].data`)
+	for k := range tl.Len() {
+		c, _ := tl.ProcessorCounts(1, "L1D", k)
+		if want := 100 * float64(c.Misses) / float64(c.Accesses); len(l1) != tl.Len()+1 || math.Abs(l1[k+1][1]-want) > 1e-9 {
+			t.Fatalf("timeline of processor 1: L1D drawn as %v, want %g at point %d", l1, want, k)
+		}
+	}
+	pg.set("c-cpu", "-1")
 	pg.check(file)
 
 	// Two profiles: the comparison side by side.

@@ -92,6 +92,9 @@ type Model struct {
 	Threads    []profile.ThreadStats     `json:"threads,omitempty"`
 	Sync       []profile.SyncObject      `json:"sync,omitempty"`
 	Dumps      []Dump                    `json:"dumps,omitempty"`
+	// Timeline is the profile's: the caches' counters over the run (at
+	// most profile.MaxTimelinePoints points; nil when it has none).
+	Timeline *profile.Timeline `json:"timeline,omitempty"`
 }
 
 // Sampled says how much of a sampled run was counted.
@@ -214,9 +217,12 @@ type Object struct {
 	Blocks        uint64                 `json:"blocks,omitempty"`
 	StallCycles   uint64                 `json:"stall_cycles"`
 	SharingWrites []profile.SharingWrite `json:"sharing_writes,omitempty"`
-	Levels        map[string]Level       `json:"levels"`
-	Pairs         []int                  `json:"pairs"`
-	PairsTotal    int                    `json:"pairs_total"`
+	// LineUse is the profile's: by cache, how many of the object's lines
+	// had each byte offset used.
+	LineUse    map[string][]uint64 `json:"line_use,omitempty"`
+	Levels     map[string]Level    `json:"levels"`
+	Pairs      []int               `json:"pairs"`
+	PairsTotal int                 `json:"pairs_total"`
 }
 
 // Pair is a function × object pair shown.
@@ -304,6 +310,7 @@ func NewModel(p *profile.Profile, name string, lim Limits) (*Model, error) {
 	m.addWhere(p, lim)
 	m.Sources = readSources(m.References, lim.Context)
 	m.addProcesses(p, lim)
+	m.Timeline = p.Timeline
 	return m, nil
 }
 
@@ -441,7 +448,8 @@ func (m *Model) addWhere(p *profile.Profile, lim Limits) {
 	for _, o := range objs {
 		m.Objects = append(m.Objects, Object{Name: o.Name, FullName: o.FullName, Kind: o.Kind, AllocSite: o.AllocSite,
 			CallPath: o.CallPath, Size: o.Size, Blocks: o.Blocks, StallCycles: o.StallCycles, SharingWrites: o.SharingWrites,
-			Levels: levels(o.Levels, lim), Pairs: pairsOf(byObj[o.Name]), PairsTotal: len(byObj[o.Name])})
+			LineUse: o.LineUse,
+			Levels:  levels(o.Levels, lim), Pairs: pairsOf(byObj[o.Name]), PairsTotal: len(byObj[o.Name])})
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/memspy/memspy/profile"
 )
 
@@ -218,6 +220,18 @@ func TestModel(t *testing.T) {
 	}
 	if len(m.Processors) != 2 || len(m.Threads) != 2 || len(m.Sync) != 1 || m.Totals.Processes != 2 {
 		t.Errorf("processors %d, threads %d, sync %d", len(m.Processors), len(m.Threads), len(m.Sync))
+	}
+
+	// The timeline, and the line use of the objects shown, as the
+	// profile has them.
+	if diff := cmp.Diff(p.Timeline, m.Timeline); diff != "" {
+		t.Errorf("timeline (-profile +model):\n%s", diff)
+	}
+	for _, o := range m.Objects {
+		po := p.Objects[slices.IndexFunc(p.Objects, func(x profile.Object) bool { return x.Name == o.Name })]
+		if diff := cmp.Diff(po.LineUse, o.LineUse); diff != "" || o.LineUse == nil {
+			t.Errorf("%s: line use (-profile +model):\n%s", o.Name, diff)
+		}
 	}
 }
 

@@ -188,8 +188,74 @@ func testProfile(t testing.TB) *profile.Profile {
 	}
 	p.Processes = []profile.Process{{Pid: 4000, Parent: 1, Command: "sh -c ./mm", Exit: "exec", Exec: "./mm", Profile: sum(100)},
 		{Pid: 4000, Parent: 1, Command: "./mm 512", Exit: "exit code 0", Profile: sum(1)}}
+	addLineUse(p)
+	p.Timeline = testTimeline(p)
 	if err := p.SetFocus("L1D"); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// addLineUse gives every object the line use its used bytes say: at L1D,
+// 40 bytes of each line (B's at offsets 0-7, 16-23, 32-39 and 48-63, the
+// others' at 0-39), at L2, 60 (0-59).
+func addLineUse(p *profile.Profile) {
+	for i := range p.Objects {
+		o := &p.Objects[i]
+		o.LineUse = map[string][]uint64{}
+		for name, used := range map[string]int{"L1D": 40, "L2": 60} {
+			lines := o.Levels[name].FetchedBytes / 64
+			use := make([]uint64, 64)
+			for off := range use {
+				if o.Name == "B" && name == "L1D" && off < 48 && off/8%2 == 0 || o.Name == "B" && name == "L1D" && off >= 48 ||
+					(o.Name != "B" || name != "L1D") && off < used {
+					use[off] = lines
+				}
+			}
+			o.LineUse[name] = use
+		}
+	}
+}
+
+// testTimeline is a timeline of p's events and caches' counters in 8
+// points of 250,000 events: the accesses evenly, the misses one part in
+// each of the first four and three parts in each of the last four (the
+// rest in the last), with a dump between the two halves.
+func testTimeline(p *profile.Profile) *profile.Timeline {
+	var names []string
+	for _, c := range p.Caches {
+		names = append(names, c.Name)
+	}
+	tl := profile.NewTimeline(names, p.Events/8, 0)
+	var acc, miss [2]uint64
+	for k := range uint64(8) {
+		counts := make([]profile.TimelineCounts, len(p.Caches))
+		for i, c := range p.Caches {
+			a, m := c.Accesses/8, c.Misses/16*(1+k/4*2)
+			if k == 7 {
+				a, m = c.Accesses-acc[i], c.Misses-miss[i]
+			}
+			acc[i], miss[i] = acc[i]+a, miss[i]+m
+			counts[i] = profile.TimelineCounts{Accesses: a, Misses: m, ReadMisses: m}
+		}
+		tl.Append((k+1)*p.Events/8, p.Events/8, p.Events/16, counts)
+	}
+	tl.Mark("dump", "phase 2", p.Events/2)
+	// Each processor's L1D: processor 0's misses are two thirds of each
+	// point's, processor 1's the rest, with half the accesses each.
+	c := tl.Caches[0]
+	for n := range 2 {
+		pc := profile.TimelineCache{Name: "L1D"}
+		for k := range tl.Len() {
+			m := c.Misses[k] * 2 / 3
+			if n == 1 {
+				m = c.Misses[k] - m
+			}
+			a := c.Accesses[k]/2 + uint64(n)*(c.Accesses[k]%2)
+			pc.Accesses, pc.Misses = append(pc.Accesses, a), append(pc.Misses, m)
+			pc.IFetchMisses, pc.ReadMisses, pc.WriteMisses = append(pc.IFetchMisses, 0), append(pc.ReadMisses, m), append(pc.WriteMisses, 0)
+		}
+		tl.Processors = append(tl.Processors, profile.TimelineProcessor{Processor: n, Caches: []profile.TimelineCache{pc}})
+	}
+	return tl
 }

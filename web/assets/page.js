@@ -327,6 +327,7 @@
       evictorGraph(eg, p.objects.filter(function (o) { return above(o.stall_cycles, p.totals.stall_cycles); })
         .map(function (o) { return { name: o.name, entry: o }; }));
     }
+    timelineCard();
     processorsCard();
     processesCard();
     threadsCard();
@@ -496,6 +497,52 @@
       })
     });
   }
+  // timelineCard: each cache's miss rate over the run (the profile's
+  // timeline: misses / accesses in each point), dump and reset markers
+  // drawn as vertical lines, and the markers' table.
+  function timelineCard() {
+    var p = P(), tl = p.timeline;
+    if (!tl || !tl.end.length) return;
+    var el = chartBox('tall');
+    var marks = tl.marks || [];
+    var s = card('miss rate over the run', el,
+      note(tl.end.length + ' points of about ' + num(tl.interval) + ' events each, from event ' + num(tl.start) + ' to ' +
+        num(tl.end[tl.end.length - 1]) + (tl.start ? ' (the last reset marker on)' : '') +
+        '; each point: the misses / accesses of a cache in it (the last point holds the final write-back). Drag or scroll to zoom.' +
+        (state.pid >= 0 ? ' The whole tree\'s, one process after another.' : '') +
+        (state.cpu >= 0 && tl.processors ? ' Private caches: processor ' + state.cpu + '\'s copy; shared caches: every processor\'s.' : '')));
+    s.id = 'timeline';
+    if (marks.length) {
+      add(s, table([col('marker', null, true), col('name', null, true), col('event', 'event')], marks.map(function (m) {
+        return { cells: [m.kind, m.name || '', num(m.event)], attrs: { 'data-mark': m.kind } };
+      }), 'timeline-marks'));
+    }
+    add(main, s);
+    chart(el, {
+      tooltip: { trigger: 'axis', valueFormatter: function (v) { return v === null ? '-' : v.toFixed(4) + '%'; } },
+      legend: { top: 0 }, grid: { left: 70, right: 30, top: 40, bottom: 70 },
+      dataZoom: [{ type: 'inside' }, { type: 'slider', bottom: 10 }],
+      xAxis: { type: 'value', name: 'events', nameLocation: 'middle', nameGap: 26, min: tl.start, max: tl.end[tl.end.length - 1] },
+      yAxis: { type: 'value', name: 'miss rate %' },
+      series: tl.caches.map(function (c, i) {
+        // (On a processor, its own copies of the private caches.)
+        var pr = state.cpu >= 0 && (tl.processors || []).find(function (x) { return x.processor === state.cpu; });
+        c = (pr && pr.caches.find(function (x) { return x.name === c.name; })) || c;
+        // (A point's rate holds from the last one's end to its own: the
+        // line starts at the first point's start.)
+        var rates = tl.end.map(function (e, k) { return [e, c.accesses[k] ? 100 * c.misses[k] / c.accesses[k] : null]; });
+        var sr = { name: c.name, type: 'line', showSymbol: false, step: 'start', data: [[tl.start, rates[0][1]]].concat(rates) };
+        if (i === 0 && marks.length) {
+          sr.markLine = { symbol: 'none', silent: true, lineStyle: { color: '#b8452f', type: 'dashed' },
+            label: { formatter: '{b}', position: 'insideEndTop', fontSize: 10 },
+            data: marks.filter(function (m) { return m.event >= tl.start; }).map(function (m) {
+              return { name: m.kind + (m.name ? ' ' + m.name : ''), xAxis: m.event };
+            }) };
+        }
+        return sr;
+      })
+    });
+  }
   function dumpsCard() {
     var p = P();
     if (!p.dumps || !p.dumps.length) return;
@@ -589,6 +636,53 @@
     add(g, card('who evicted ' + o.name + '\'s lines at ' + state.cache, evictedByTable(o, o.name)));
     add(main, sharingTables(o));
     sharingHeatmap(o);
+    lineUseHeatmap(o);
+  }
+  // lineUseHeatmap: of the lines the object's misses filled at each
+  // cache, the share that used each byte offset while resident (its
+  // line_use over the lines counted, fetched_bytes / line size).
+  function lineUseHeatmap(o) {
+    if (!o.line_use || !known()) return;
+    var rows = [];
+    P().caches.forEach(function (c) {
+      var use = o.line_use[c.name], l = lvl(o, c.name);
+      if (!use || !l || !l.fetched_bytes || !c.line) return;
+      var counts = [];
+      for (var i = 0; i < c.line; i++) counts.push(use[i] || 0);
+      rows.push({ cache: c.name, line: c.line, lines: l.fetched_bytes / c.line, counts: counts, used: l.used_bytes });
+    });
+    if (!rows.length) return;
+    var width = Math.max.apply(null, rows.map(function (r) { return r.line; }));
+    var offs = [];
+    for (var i = 0; i < width; i++) offs.push(String(i));
+    var data = [];
+    rows.forEach(function (r, y) {
+      r.counts.forEach(function (n, x) { data.push([x, y, Math.round(1000 * n / r.lines) / 10, n]); });
+    });
+    var el = chartBox();
+    add(main, card('line use: which bytes of ' + o.name + '\'s lines were used', el,
+      table([col('cache', null, true), col('lines', 'lines'), col('bytes used per line', 'per_line'), col('offsets never used', 'unused'),
+        col('least used offset', 'least')], rows.map(function (r) {
+        var least = r.counts.indexOf(Math.min.apply(null, r.counts));
+        return { cells: [r.cache, num(r.lines), (r.used / r.lines).toFixed(1) + ' of ' + r.line,
+          num(r.counts.filter(function (n) { return !n; }).length), '+' + least + ' (' + share(r.counts[least], r.lines) + ')'],
+          attrs: { 'data-level': r.cache } };
+      }), 'line-use'),
+      note('of the lines its misses filled at each cache, as they left (or at the end of the run), the share that had each byte offset used while resident: ' +
+        'bytes never used were fetched for nothing (reorder, split or pack the fields)')));
+    el.id = 'line-use-chart';
+    chart(el, {
+      tooltip: { formatter: function (x) {
+        var r = rows[x.data[1]];
+        return r.cache + ' offset +' + x.data[0] + ': ' + num(x.data[3]) + ' of ' + num(r.lines) + ' lines (' + x.data[2] + '%)';
+      } },
+      grid: { left: 70, right: 20, top: 20, bottom: 70 },
+      xAxis: { type: 'category', data: offs, name: 'byte offset in the line', nameLocation: 'middle', nameGap: 28 },
+      yAxis: { type: 'category', data: rows.map(function (r) { return r.cache; }) },
+      visualMap: { min: 0, max: 100, dimension: 2, orient: 'horizontal', left: 'center', bottom: 0, calculable: false, itemHeight: 120,
+        text: ['100% of lines', '0%'], inRange: { color: ['#f5f7fb', '#9cb3d9', '#1f4e99'] } },
+      series: [{ type: 'heatmap', data: data }]
+    });
   }
   // sharingHeatmap: which processor's writes at which offset invalidated
   // other processors' copies of the object's lines.
