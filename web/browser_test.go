@@ -237,6 +237,43 @@ func TestBrowser(t *testing.T) {
 	}
 	pg.do("scroll to the timeline", chromedp.ScrollIntoView(chromedp.CSS("#timeline")))
 	pg.shot("1b-timeline")
+
+	// The call tree: a bar per node, as wide as its cycles with its
+	// callees' (the profile's own counters added up), under its caller.
+	flame := eval[[][]float64](pg, `echarts.getInstanceByDom(document.querySelector('#calltree .chart')).getOption().series[0].data.map(function (d) { return d.value; })`)
+	if len(flame) != len(p.CallTree.Nodes) {
+		t.Fatalf("call tree: %d bars drawn, want %d", len(flame), len(p.CallTree.Nodes))
+	}
+	cycles := func(n *profile.CallNode) float64 {
+		c := n.Instructions + n.SyncCycles
+		for _, s := range n.Levels {
+			c += s.StallCycles
+		}
+		return float64(c)
+	}
+	var all float64
+	for i := range p.CallTree.Nodes {
+		all += cycles(&p.CallTree.Nodes[i])
+	}
+	for _, bar := range flame {
+		n := &p.CallTree.Nodes[int(bar[3])]
+		want := cycles(n)
+		for i := range p.CallTree.Nodes { // (its callees: this tree is two deep under main)
+			if c := p.CallTree.Nodes[i].Caller; c >= 0 && &p.CallTree.Nodes[c] == n {
+				want += cycles(&p.CallTree.Nodes[i])
+				for j := range p.CallTree.Nodes {
+					if p.CallTree.Nodes[j].Caller == int32(i) {
+						want += cycles(&p.CallTree.Nodes[j])
+					}
+				}
+			}
+		}
+		if got := bar[1] - bar[0]; got != want || n.Caller < 0 && (bar[0] != 0 || got != all) {
+			t.Errorf("call tree: %s drawn %g wide from %g, want %g", n.Function, got, bar[0], want)
+		}
+	}
+	pg.do("scroll to the call tree", chromedp.ScrollIntoView(chromedp.CSS("#calltree")))
+	pg.shot("1c-call-tree")
 	eval[bool](pg, `(function () { window.scrollTo(0, 0); return true; })()`)
 
 	// A procedure, reached by clicking its bar in the chart of cycles.

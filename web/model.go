@@ -37,11 +37,15 @@ type Limits struct {
 	Threads    int
 	Sync       int
 	Dumps      int
+	// CallNodes bounds the nodes of the call tree (those with the most
+	// cycles, their callees' included; the others count in their nearest
+	// caller shown).
+	CallNodes int
 }
 
 // DefaultLimits are the limits of memspy report --html and memspy serve.
 var DefaultLimits = Limits{Functions: 25, Objects: 40, PairsPer: 6, Pairs: 150, RefsPer: 4, References: 250, EvictedBy: 8, Evictors: 4, Context: 3,
-	Processes: 200, Processors: 64, Threads: 64, Sync: 20, Dumps: 200}
+	Processes: 200, Processors: 64, Threads: 64, Sync: 20, Dumps: 200, CallNodes: 600}
 
 // Model is what a page shows of one profile: numbers copied from it,
 // bounded by Limits. Counts are those of the profile; nothing is
@@ -95,6 +99,25 @@ type Model struct {
 	// Timeline is the profile's: the caches' counters over the run (at
 	// most profile.MaxTimelinePoints points; nil when it has none).
 	Timeline *profile.Timeline `json:"timeline,omitempty"`
+	// CallTree is the profile's call tree, at most Limits.CallNodes nodes
+	// of it, callers first (nil when it has none).
+	CallTree []CallNode `json:"call_tree,omitempty"`
+}
+
+// CallNode is a calling context: its function, called from the node
+// Caller (-1 at the top), its calls, and its cycles: its own (with those
+// of the calling contexts under it that the page leaves out) and with
+// everything it called. Stall cycles add up every cache's.
+type CallNode struct {
+	Function  string `json:"function"`
+	Caller    int32  `json:"caller"`
+	Calls     uint64 `json:"calls"`
+	Compute   uint64 `json:"compute"`
+	Stall     uint64 `json:"stall"`
+	Sync      uint64 `json:"sync"`
+	InCompute uint64 `json:"in_compute"`
+	InStall   uint64 `json:"in_stall"`
+	InSync    uint64 `json:"in_sync"`
 }
 
 // Sampled says how much of a sampled run was counted.
@@ -311,7 +334,59 @@ func NewModel(p *profile.Profile, name string, lim Limits) (*Model, error) {
 	m.Sources = readSources(m.References, lim.Context)
 	m.addProcesses(p, lim)
 	m.Timeline = p.Timeline
+	m.addCallTree(p.CallTree, lim.CallNodes)
 	return m, nil
+}
+
+// addCallTree copies the nodes of t with the most cycles, at most max of
+// them (profile.KeepCallers), those left out adding their own cycles into
+// their nearest caller kept, and adds up each node's inclusive cycles.
+func (m *Model) addCallTree(t *profile.CallTree, max int) {
+	if t == nil || len(t.Nodes) == 0 {
+		return
+	}
+	own := make([]CallNode, len(t.Nodes))
+	callers, weights := make([]int32, len(t.Nodes)), make([]uint64, len(t.Nodes))
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		c := CallNode{Function: n.Function, Caller: n.Caller, Calls: n.Calls, Sync: n.SyncCycles}
+		if m.ComputeKnown {
+			c.Compute = n.Instructions
+		}
+		for _, s := range n.Levels {
+			c.Stall += s.StallCycles
+		}
+		own[i], callers[i], weights[i] = c, n.Caller, c.Compute+c.Stall+c.Sync
+	}
+	into, kept := profile.KeepCallers(callers, weights, max)
+	place := make([]int32, len(own)) // by node kept: its index in m.CallTree
+	m.CallTree = make([]CallNode, 0, kept)
+	for i, c := range own {
+		if k := into[i]; k != int32(i) {
+			n := &m.CallTree[place[k]]
+			n.Compute += c.Compute
+			n.Stall += c.Stall
+			n.Sync += c.Sync
+			continue
+		}
+		place[i] = int32(len(m.CallTree))
+		if c.Caller >= 0 {
+			c.Caller = place[c.Caller]
+		}
+		m.CallTree = append(m.CallTree, c)
+	}
+	for i := len(m.CallTree) - 1; i >= 0; i-- { // (callees after their callers)
+		n := &m.CallTree[i]
+		n.InCompute += n.Compute
+		n.InStall += n.Stall
+		n.InSync += n.Sync
+		if n.Caller >= 0 {
+			c := &m.CallTree[n.Caller]
+			c.InCompute += n.InCompute
+			c.InStall += n.InStall
+			c.InSync += n.InSync
+		}
+	}
 }
 
 // addCaches copies the caches' counters and descriptions.

@@ -190,6 +190,7 @@ func testProfile(t testing.TB) *profile.Profile {
 		{Pid: 4000, Parent: 1, Command: "./mm 512", Exit: "exit code 0", Profile: sum(1)}}
 	addLineUse(p)
 	p.Timeline = testTimeline(p)
+	p.CallTree = testCallTree(p)
 	if err := p.SetFocus("L1D"); err != nil {
 		t.Fatal(err)
 	}
@@ -258,4 +259,25 @@ func testTimeline(p *profile.Profile) *profile.Timeline {
 		tl.Processors = append(tl.Processors, profile.TimelineProcessor{Processor: n, Caches: []profile.TimelineCache{pc}})
 	}
 	return tl
+}
+
+// testCallTree is a call tree of p's functions: main at the top (its own
+// 1,000 instructions) calls init and matmul, matmul calls worker twice;
+// each function's node has its counters.
+func testCallTree(p *profile.Profile) *profile.CallTree {
+	t := &profile.CallTree{Nodes: []profile.CallNode{{Function: "main", Caller: -1, Instructions: 1000}}}
+	callers := map[string]int32{"init": 0, "matmul": 0, "worker": -1}
+	for _, f := range p.Functions {
+		c, ok := callers[f.Name]
+		if !ok {
+			continue
+		}
+		if c < 0 {
+			c = callers["matmul"]
+		}
+		callers[f.Name] = int32(len(t.Nodes))
+		t.Nodes = append(t.Nodes, profile.CallNode{Function: f.Name, Caller: c, Calls: 2, Instructions: f.Instructions,
+			SyncCycles: f.SyncCycles, Levels: f.Levels})
+	}
+	return t
 }

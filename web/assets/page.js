@@ -317,6 +317,7 @@
       add(main, h('p', { class: 'warn', text: 'this profile has no where-and-why data: run with --where for procedures and data structures' }));
     } else {
       add(main, cyclesCard());
+      callTreeCard();
       var g = h('div', { class: 'grid' });
       add(main, g);
       objectsTreemap(g);
@@ -497,6 +498,64 @@
       })
     });
   }
+  // callTreeCard: the call tree as a flame graph, callers on top: each
+  // calling context a bar as wide as its cycles with everything it
+  // called (compute + memory stall + sync), its callees under it, left to
+  // right in the order they were first called; coloured from blue (all
+  // compute) to red (all memory stall). A click on a function the page
+  // shows opens it.
+  function callTreeCard() {
+    var p = P(), t = p.call_tree;
+    if (!t || !t.length) return;
+    function incl(n) { return n.in_compute + n.in_stall + n.in_sync; }
+    var kids = t.map(function () { return []; }), roots = [], total = 0, depth = 0;
+    t.forEach(function (n, i) {
+      if (n.caller >= 0) kids[n.caller].push(i);
+      else { roots.push(i); total += incl(n); }
+    });
+    var data = [];
+    function place(i, x, d) {
+      var n = t[i], w = incl(n);
+      depth = Math.max(depth, d + 1);
+      var mem = w ? n.in_stall / w : 0;
+      data.push({ name: n.function, value: [x, x + w, d, i],
+        itemStyle: { color: 'rgb(' + Math.round(78 + 147 * mem) + ',' + Math.round(121 - 34 * mem) + ',' + Math.round(167 - 78 * mem) + ')' } });
+      kids[i].forEach(function (k) { place(k, x, d + 1); x += incl(t[k]); });
+    }
+    var x0 = 0;
+    roots.forEach(function (r) { place(r, x0, 0); x0 += incl(t[r]); });
+    var el = h('div', { class: 'chart flame' });
+    el.style.height = Math.max(160, 22 * depth + 20) + 'px';
+    var s = card('call paths: cycles by calling context, callers on top', el,
+      note(t.length + ' calling contexts with the most cycles (compute + memory stall + sync), callees under their callers, each as wide as ' +
+        'its cycles with everything it called; from blue (compute) to red (memory stall). Hover for the numbers; click a procedure ' +
+        'the page lists to open it. memspy report PROFILE calls lists them; memspy export --by stack gives pprof\'s flame graph.'));
+    s.id = 'calltree';
+    add(main, s);
+    chart(el, {
+      tooltip: { formatter: function (x) {
+        var n = t[x.value[3]];
+        return x.name + '<br>calls ' + num(n.calls) + '<br>with its callees: ' + num(incl(n)) + ' cycles (' + share(incl(n), total) +
+          '), memory stall ' + num(n.in_stall) + '<br>its own: compute ' + num(n.compute) + ', memory stall ' + num(n.stall) +
+          (n.sync ? ', sync ' + num(n.sync) : '');
+      } },
+      grid: { left: 5, right: 5, top: 5, bottom: 5 },
+      xAxis: { type: 'value', min: 0, max: total || 1, show: false },
+      yAxis: { type: 'value', min: 0, max: depth, inverse: true, show: false },
+      series: [{ type: 'custom', data: data, encode: { x: [0, 1], y: 2 },
+        renderItem: function (params, api) {
+          var a = api.coord([api.value(0), api.value(2)]), b = api.coord([api.value(1), api.value(2) + 1]);
+          var w = Math.max(b[0] - a[0] - 1, 0);
+          return { type: 'rect', shape: { x: a[0], y: a[1], width: w, height: b[1] - a[1] - 1 }, style: api.style(),
+            textContent: w > 40 ? { style: { text: data[params.dataIndex].name, fill: '#fff', fontSize: 11, width: w - 6, overflow: 'truncate' } } : null,
+            textConfig: { position: 'insideLeft' } };
+        } }]
+    }, function (x) {
+      var i = fnIndex(x.name);
+      if (i >= 0) location.hash = at('fn', i);
+    });
+  }
+
   // timelineCard: each cache's miss rate over the run (the profile's
   // timeline: misses / accesses in each point), dump and reset markers
   // drawn as vertical lines, and the markers' table.
