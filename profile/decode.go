@@ -278,6 +278,32 @@ func (d *entryDecoder) stride(s *Stride) bool {
 	})
 }
 
+// callNode parses a CallNode.
+func (d *entryDecoder) callNode(n *CallNode) bool {
+	return d.fields(func(key []byte) int {
+		switch string(key) {
+		case "function":
+			return field(0, d.string(&n.Function))
+		case "caller":
+			if d.null() {
+				return 1
+			}
+			c, ok := d.integer(32)
+			n.Caller = int32(c)
+			return field(1, ok)
+		case "calls":
+			return field(2, d.uint(&n.Calls))
+		case "instructions":
+			return field(3, d.uint(&n.Instructions))
+		case "sync_cycles":
+			return field(4, d.uint(&n.SyncCycles))
+		case "levels":
+			return field(5, d.levels(&n.Levels))
+		}
+		return failed
+	})
+}
+
 // levels parses counters by cache, each made unless null.
 func (d *entryDecoder) levels(p *map[string]*Stats) bool {
 	return mapOf(d, p, func() (*Stats, bool) {

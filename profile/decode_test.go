@@ -86,6 +86,7 @@ func TestParsersAsUnmarshal(t *testing.T) {
 	testParser(t, s.pairs, appendPair, (*entryDecoder).pair)
 	testParser(t, s.lines, appendLine, (*entryDecoder).line)
 	testParser(t, s.refs, appendReference, (*entryDecoder).reference)
+	testParser(t, randomEntries[CallNode](&filler{rng: rand.New(rand.NewPCG(15, 16))}, 200), appendCallNode, (*entryDecoder).callNode)
 }
 
 // parseCases are entries (of a Reference unless they begin with a type's
@@ -265,6 +266,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	addEncoded(f, fill, appendPair)
 	addEncoded(f, fill, appendLine)
 	addEncoded(f, fill, appendReference)
+	addEncoded(f, fill, appendCallNode)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d entryDecoder
 		checkParse(t, &d, data, (*entryDecoder).function)
@@ -272,6 +274,7 @@ func FuzzDecodeEntry(f *testing.F) {
 		checkParse(t, &d, data, (*entryDecoder).pair)
 		checkParse(t, &d, data, (*entryDecoder).line)
 		checkParse(t, &d, data, (*entryDecoder).reference)
+		checkParse(t, &d, data, (*entryDecoder).callNode)
 	})
 }
 

@@ -131,6 +131,19 @@ func appendReference(b []byte, r *Reference, focusCopy bool) ([]byte, error) {
 	return appendLevelledEnd(b, &r.Stats, r.Levels, focusCopy)
 }
 
+// appendCallNode appends n as JSON (a node has no focus copy).
+func appendCallNode(b []byte, n *CallNode, _ bool) ([]byte, error) {
+	b = appendStringField(b, `{"function":`, n.Function)
+	b = appendIntField(b, `,"caller":`, int64(n.Caller))
+	b = appendUintOmitEmpty(b, `,"calls":`, n.Calls)
+	b = appendUintOmitEmpty(b, `,"instructions":`, n.Instructions)
+	b = appendUintOmitEmpty(b, `,"sync_cycles":`, n.SyncCycles)
+	if len(n.Levels) == 0 {
+		return append(b, '}'), nil
+	}
+	return appendLevelledEnd(b, nil, n.Levels, false)
+}
+
 // appendStrides appends the field strides, unless s is nil.
 func appendStrides(b []byte, s *Strides) []byte {
 	if s == nil {

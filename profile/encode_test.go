@@ -50,12 +50,12 @@ func (f *filler) fill(v reflect.Value) {
 		v.SetString(s.String())
 	case reflect.Bool:
 		v.SetBool(true)
-	case reflect.Int, reflect.Int64:
+	case reflect.Int, reflect.Int32, reflect.Int64:
 		x := f.rng.Int64() >> f.rng.IntN(64)
 		if f.rng.IntN(2) == 0 {
 			x = -x - 1
 		}
-		v.SetInt(x)
+		v.SetInt(x >> (64 - v.Type().Bits())) // (within the type)
 	case reflect.Uint64:
 		v.SetUint(f.rng.Uint64() >> f.rng.IntN(64))
 	case reflect.Float64:

@@ -48,7 +48,7 @@ func decodeFields(data []byte) (*Profile, bool) {
 		if json.Unmarshal(f.key, &key) != nil {
 			return nil, false
 		}
-		if _, ok := listDecoders[key]; ok {
+		if _, ok := listDecoders[key]; ok || key == "call_tree" {
 			if string(f.value) != "null" { // (the list stays nil)
 				f.key = []byte(key)
 				lists = append(lists, f)
@@ -56,7 +56,7 @@ func decodeFields(data []byte) (*Profile, bool) {
 			continue
 		}
 		for name := range listDecoders {
-			if bytes.EqualFold([]byte(key), []byte(name)) {
+			if bytes.EqualFold([]byte(key), []byte(name)) || bytes.EqualFold([]byte(key), []byte("call_tree")) {
 				return nil, false // (encoding/json matches keys regardless of case: let it)
 			}
 		}
@@ -76,6 +76,13 @@ func decodeFields(data []byte) (*Profile, bool) {
 	var wg sync.WaitGroup
 	wg.Go(func() { headErr = json.Unmarshal(head.Bytes(), (*plain)(&p)) })
 	for _, f := range lists {
+		if string(f.key) == "call_tree" {
+			if entries.CallTree, ok = decodeCallTree(f.value); !ok {
+				wg.Wait()
+				return nil, false
+			}
+			continue
+		}
 		if !f.list || listDecoders[string(f.key)](&entries, f.items) != nil {
 			wg.Wait()
 			return nil, false
@@ -86,7 +93,35 @@ func decodeFields(data []byte) (*Profile, bool) {
 		return nil, false
 	}
 	p.Functions, p.Objects, p.Pairs, p.Lines, p.References = entries.Functions, entries.Objects, entries.Pairs, entries.Lines, entries.References
+	p.CallTree = entries.CallTree
 	return &p, true
+}
+
+// decodeCallTree decodes the JSON object data as a CallTree, its nodes as
+// a list of entries; ok is false when it holds anything else.
+func decodeCallTree(data []byte) (t *CallTree, ok bool) {
+	fields, ok := objectFields(data)
+	if !ok {
+		return nil, false
+	}
+	t = &CallTree{}
+	for _, f := range fields {
+		switch string(f.key) {
+		case `"nodes"`:
+			if string(f.value) == "null" {
+				t.Nodes = nil
+			} else if !f.list || decodeEntries(f.items, &t.Nodes, (*entryDecoder).callNode) != nil {
+				return nil, false
+			}
+		case `"elided"`:
+			if json.Unmarshal(f.value, &t.Elided) != nil {
+				return nil, false
+			}
+		default:
+			return nil, false // (encoding/json says what it is)
+		}
+	}
+	return t, true
 }
 
 // decodeEntries decodes the elements of a JSON list, their texts items,

@@ -30,7 +30,7 @@ func (p *Profile) WriteCompressed(w io.Writer) error { return p.write(w, true) }
 // set.
 func (p *Profile) write(w io.Writer, gz bool) error {
 	head := *p
-	head.Functions, head.Objects, head.Pairs, head.Lines, head.References = nil, nil, nil, nil, nil
+	head.Functions, head.Objects, head.Pairs, head.Lines, head.References, head.CallTree = nil, nil, nil, nil, nil, nil
 	b, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return err
@@ -53,6 +53,7 @@ func (p *Profile) write(w io.Writer, gz bool) error {
 		writeEntries(pw, "pairs", p.Pairs, appendPair),
 		writeEntries(pw, "lines", p.Lines, appendLine),
 		writeEntries(pw, "references", p.References, appendReference),
+		writeCallTree(pw, p.CallTree),
 	} {
 		if err != nil {
 			return err
@@ -147,20 +148,49 @@ var partBuffers = sync.Pool{New: func() any { return new(partBuffer) }}
 type entryAppender[T any] func(b []byte, e *T, focusCopy bool) ([]byte, error)
 
 // writeEntries writes the list es as the value of the top-level key after
-// a comma, unless it is empty (the lists are left out when empty). Parts
-// of the list are encoded concurrently, a few at a time, and written in
-// order.
+// a comma, unless it is empty (the lists are left out when empty), its
+// elements as writeElements writes them.
 func writeEntries[T any](pw *partWriter, key string, es []T, appendEntry entryAppender[T]) error {
 	if len(es) == 0 {
 		return nil
 	}
 	pw.write(fmt.Appendf(nil, ",\n  %q: [", key))
+	if err := writeElements(pw, key, "    ", es, appendEntry); err != nil {
+		return err
+	}
+	pw.write([]byte("\n  ]"))
+	return nil
+}
+
+// writeCallTree writes the call tree t (unless nil) as the value of the
+// top-level key call_tree after a comma, its nodes as writeEntries writes
+// a list's entries.
+func writeCallTree(pw *partWriter, t *CallTree) error {
+	if t == nil {
+		return nil
+	}
+	pw.write([]byte(",\n  \"call_tree\": {\n    \"nodes\": ["))
+	if err := writeElements(pw, "call_tree.nodes", "      ", t.Nodes, appendCallNode); err != nil {
+		return err
+	}
+	pw.write([]byte("\n    ]"))
+	if t.Elided > 0 {
+		pw.write(fmt.Appendf(nil, ",\n    \"elided\": %d", t.Elided))
+	}
+	pw.write([]byte("\n  }"))
+	return nil
+}
+
+// writeElements writes the elements of the list es (called key in
+// errors), each on a line of its own indented by indent. Parts of the
+// list are encoded concurrently, a few at a time, and written in order.
+func writeElements[T any](pw *partWriter, key, indent string, es []T, appendEntry entryAppender[T]) error {
 	parts := make(chan chan encodedPart, runtime.GOMAXPROCS(0))
 	go func() {
 		for i := 0; i < len(es); i += entriesPerPart {
 			c := make(chan encodedPart, 1)
 			parts <- c
-			go func() { c <- encodeEntries(key, es[i:min(i+entriesPerPart, len(es))], i, pw.gz, appendEntry) }()
+			go func() { c <- encodeEntries(key, indent, es[i:min(i+entriesPerPart, len(es))], i, pw.gz, appendEntry) }()
 		}
 		close(parts)
 	}()
@@ -174,19 +204,15 @@ func writeEntries[T any](pw *partWriter, key string, es []T, appendEntry entryAp
 		}
 		partBuffers.Put(part.partBuffer)
 	}
-	if err != nil {
-		return err
-	}
-	pw.write([]byte("\n  ]"))
-	return nil
+	return err
 }
 
-// encodeEntries encodes es, the entries of the top-level list key from
-// index at on, as elements of the list: each on a new line, after a comma
-// unless it is the list's first; indented (as a json.Encoder indenting by
-// two spaces would), or compact, without focus copies, and compressed
+// encodeEntries encodes es, the entries of the list key from index at
+// on, as elements of the list: each on a new line, after a comma unless
+// it is the list's first; indented by indent (as a json.Encoder indenting
+// by two spaces would), or compact, without focus copies, and compressed
 // when gz is set.
-func encodeEntries[T any](key string, es []T, at int, gz bool, appendEntry entryAppender[T]) encodedPart {
+func encodeEntries[T any](key, indent string, es []T, at int, gz bool, appendEntry entryAppender[T]) encodedPart {
 	out := encodedPart{partBuffer: partBuffers.Get().(*partBuffer)}
 	b := out.b[:0]
 	var compact []byte // an entry to indent
@@ -194,12 +220,12 @@ func encodeEntries[T any](key string, es []T, at int, gz bool, appendEntry entry
 		if at+i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, "\n    "...)
+		b = append(append(b, '\n'), indent...)
 		var err error
 		if gz {
 			b, err = appendEntry(b, &es[i], false)
 		} else if compact, err = appendEntry(compact[:0], &es[i], true); err == nil {
-			b, err = appendIndented(b, compact)
+			b, err = appendIndented(b, indent, compact)
 		}
 		if err != nil {
 			out.err = fmt.Errorf("profile: %s[%d]: %w", key, at+i, err)
@@ -214,9 +240,9 @@ func encodeEntries[T any](key string, es []T, at int, gz bool, appendEntry entry
 }
 
 // appendIndented appends the compact JSON entry indented as an element of
-// a top-level list.
-func appendIndented(b, entry []byte) ([]byte, error) {
+// a list whose elements are indented by indent.
+func appendIndented(b []byte, indent string, entry []byte) ([]byte, error) {
 	buf := bytes.NewBuffer(b)
-	err := json.Indent(buf, entry, "    ", "  ")
+	err := json.Indent(buf, entry, indent, "  ")
 	return buf.Bytes(), err
 }
