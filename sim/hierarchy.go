@@ -931,6 +931,10 @@ func (l *level) settle() {
 // the first instruction cache or h.none.
 func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
+	if k >= trace.BelowRead && k <= trace.FirstLevel {
+		h.fromTracer(b, i)
+		return
+	}
 	if k.IsExtended() {
 		if h.attr != nil {
 			h.attribEvent(k, a, b.PC[i], b.Thread[i], b.ExtOf(i))
