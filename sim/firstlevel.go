@@ -77,13 +77,16 @@ func (h *Hierarchy) fromTracer(b *trace.Batch, i int) {
 
 // requestBelow sends a request of kind k for bytes [a, a+s), which the
 // first cache l sent, down l's path, as l itself would have: a fill and a
-// write-back are whole lines of l, a write-through a piece of one.
+// write-back are whole lines of l (s 0), a write-through a piece of one.
 func (h *Hierarchy) requestBelow(l *level, k int, a, s uint64) {
 	if l == nil {
 		h.ref(nil, k, a, s, true, -1)
 		return
 	}
 	next := l.next(k)
+	if s == 0 {
+		s = l.lineSize
+	}
 	if a&l.offMask == 0 && s == l.lineSize {
 		h.lineBelow(l, next, k, a>>l.shift, -1)
 		return

@@ -57,7 +57,7 @@ const Skip Kind = 129
 // sim.Hierarchy.TracerFirstLevels), sent to the level below them: a fill
 // of the first data cache (BelowRead) or of the first instruction cache
 // (BelowIFetch), a write-through or write-back of the first data cache
-// (BelowWrite), of Size bytes at Addr. FirstLevel carries those caches'
+// (BelowWrite), of Size bytes at Addr (0: a whole line of that cache). FirstLevel carries those caches'
 // counters so far in Ext.Stack (docs/valgrind-stream.md, L1STATS). Like
 // IFetchRun they exist only in memory and are not Valid.
 const (

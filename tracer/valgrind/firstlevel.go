@@ -54,9 +54,9 @@ const (
 	maxL1Stats = 4 + 2*11
 )
 
-// belowKinds maps a BELOW request's kind (the stream's entry kinds) to
-// its event.
-var belowKinds = [3]trace.Kind{entRead: trace.BelowRead, entWrite: trace.BelowWrite, entIFetch: trace.BelowIFetch}
+// belowKinds maps the kind in a BELOW request's low bits (the stream's
+// entry kinds; 3: a write of another size) to its event.
+var belowKinds = [4]trace.Kind{entRead: trace.BelowRead, entWrite: trace.BelowWrite, entIFetch: trace.BelowIFetch, 3: trace.BelowWrite}
 
 // pendingFinal holds the tentative records read since the last exec
 // record: the end-of-trace flush and the counters after it, which count
@@ -78,57 +78,62 @@ func (s *StreamReader) FirstLevel() bool { return s.flags&flagL1 != 0 }
 func (s *StreamReader) belowRecord(w uint64) error {
 	start := s.off()
 	n := int(w & (1<<32 - 1))
-	if w&(1<<60-1)>>32&^(recTentative>>32) != 0 || n > ChunkSize/16 {
-		return s.corrupt(start, "BELOW record with bad bits or %d requests (word %#016x)", n, w)
+	if w&(1<<60-1)>>32&^(recTentative>>32) != 0 || n > ChunkSize/8 {
+		return s.corrupt(start, "BELOW record with bad bits or %d words (word %#016x)", n, w)
 	}
+	s.pos += 8
+	s.below = n
 	if w&recTentative == 0 {
-		s.pos += 8
-		s.below = n
 		return nil
 	}
-	if err := s.more(8 + 16*n); err != nil {
-		return s.endError(err, false)
-	}
-	b := s.buf[s.pos+8:]
-	for i := range n {
-		k, a := le.Uint64(b[16*i:]), le.Uint64(b[16*i+8:])
-		kind, size, ok := belowRequest(k)
-		if !ok {
-			return s.corrupt(start+8+16*int64(i), "BELOW request of kind %d", k>>56)
+	for s.below > 0 {
+		kind, a, size, err := s.belowRequest()
+		if err != nil {
+			return err
 		}
 		s.final.kind = append(s.final.kind, kind)
 		s.final.addr = append(s.final.addr, a)
 		s.final.size = append(s.final.size, size)
 	}
-	s.pos += 8 + 16*n
 	return nil
 }
 
-// belowRequest decodes a request's first word: its event kind and size.
-func belowRequest(k uint64) (trace.Kind, uint32, bool) {
-	kind := k >> 56
-	if kind >= uint64(len(belowKinds)) || k>>32&0xffffff != 0 {
-		return 0, 0, false
+// belowRequest decodes the request at s.pos, of the current BELOW record:
+// its event kind, address and size (0: a whole line of the cache that
+// sent it).
+func (s *StreamReader) belowRequest() (trace.Kind, uint64, uint32, error) {
+	start := s.off()
+	if err := s.more(8); err != nil {
+		return 0, 0, 0, s.endError(err, false)
 	}
-	return belowKinds[kind], uint32(k), true
+	w := le.Uint64(s.buf[s.pos:])
+	if w&3 != 3 {
+		s.pos += 8
+		s.below--
+		return belowKinds[w&3], w &^ 3, 0, nil
+	}
+	if s.below < 2 || w>>34 != 0 || w>>2 == 0 {
+		return 0, 0, 0, s.corrupt(start, "bad BELOW request %#016x", w)
+	}
+	if err := s.more(16); err != nil {
+		return 0, 0, 0, s.endError(err, false)
+	}
+	a := le.Uint64(s.buf[s.pos+8:])
+	s.pos += 16
+	s.below -= 2
+	return trace.BelowWrite, a, uint32(w >> 2), nil
 }
 
 // belowEvents delivers the requests left of the current BELOW record into
 // the columns from index n on, until the record or the room ends.
 func (s *StreamReader) belowEvents(c columns, n int) (int, error) {
 	for s.below > 0 && n < len(c.kind) {
-		if err := s.more(16); err != nil {
-			return n, s.endError(err, false)
-		}
-		k, a := le.Uint64(s.buf[s.pos:]), le.Uint64(s.buf[s.pos+8:])
-		kind, size, ok := belowRequest(k)
-		if !ok {
-			return n, s.corrupt(s.off(), "BELOW request of kind %d", k>>56)
+		kind, a, size, err := s.belowRequest()
+		if err != nil {
+			return n, err
 		}
 		c.kind[n], c.addr[n], c.size[n], c.pc[n], c.thr[n] = kind, a, size, 0, s.tid
 		n++
-		s.pos += 16
-		s.below--
 	}
 	return n, nil
 }

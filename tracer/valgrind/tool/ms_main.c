@@ -2183,17 +2183,25 @@ static void out_room(ULong words)
 }
 
 /* L1Send: a request below the first-level caches, into the open BELOW
-   record (a new one when there is none, or it would cross the chunk). */
+   record (a new one when there is none, or it would cross the chunk). A
+   whole line of the cache that sends it is one word, its address | kind;
+   another write (a write-through) two: 3 | size << 2, then the address. */
 static void l1_send(unsigned kind, L1Word a, L1Word size)
 {
-   if (below_at == ~0ULL || out_pos + 2 > BUF_WORDS) {
-      out_room(3);
+   L1Word line = kind == L1_IFETCH ? l1_icache->c.line : l1d.c.line;
+   ULong words = (a & (line - 1)) == 0 && size == line ? 1 : 2;
+   if (below_at == ~0ULL || out_pos + words > BUF_WORDS) {
+      out_room(1 + words);
       below_at = out_pos;
       out[out_pos++] = (REC_BELOW << 60) | below_flags;
    }
-   out[out_pos++] = (ULong)kind << 56 | size;
-   out[out_pos++] = a;
-   out[below_at]++;
+   if (words == 1) {
+      out[out_pos++] = a | kind;
+   } else {
+      out[out_pos++] = 3 | size << 2;
+      out[out_pos++] = a;
+   }
+   out[below_at] += words;
 }
 
 /* Writes an L1STATS record of the counters; with flush, of the counters
