@@ -22,7 +22,8 @@ const maxTracerLines = 1 << 24
 //
 // It may not when h attributes, simulates several processors, classifies
 // misses (3C), follows the cache lab's rules or samples; when a traced
-// kind of reference has no cache; when a first cache has another policy or
+// kind of reference has no cache, or the first cache of one kind is below
+// the other's (an instruction cache above a unified one); when a first cache has another policy or
 // more than maxTracerLines lines; or when a cache below can take lines out
 // of a first cache or hand lines up to it (inclusive, exclusive).
 func (h *Hierarchy) TracerFirstLevels(ifetch bool) (data, instr int, ok bool) {
@@ -37,6 +38,9 @@ func (h *Hierarchy) TracerFirstLevels(ifetch bool) (data, instr int, ok bool) {
 		if il != nil {
 			instr = il.cache
 		}
+	}
+	if ifetch && il != dl && (il == nil || il.spec.HoldsData() || dl.spec.HoldsInstructions()) {
+		return 0, 0, false // one first cache is below the other
 	}
 	for _, l := range firsts {
 		if l == nil || !tracerModels(l.spec) || l.inclusive || l.exclusive {

@@ -363,6 +363,13 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	}
 	if f.stats {
 		printStats(stderr, p.Events, elapsed, time.Since(start)-elapsed)
+		if fl := opts.FirstLevel; fl != nil {
+			names := fl.Data.Name
+			if fl.Instr != nil && fl.Instr != fl.Data {
+				names = fl.Instr.Name + " and " + names
+			}
+			fmt.Fprintf(stderr, "memspy: the Valgrind tool simulated %s (--l1-in-tool)\n", names)
+		}
 	}
 	if interrupted.Load() {
 		fmt.Fprintf(stderr, "memspy: interrupted: the statistics cover %s until then\n", prog)
