@@ -36,6 +36,8 @@ void l1_clear(L1Cache* c)
 {
    for (L1Word i = 0; i < c->sets * c->assoc; i++)
       c->ways[i] = 0;
+   c->memo = ~0ULL;   /* no line: line numbers are below 2^62 */
+   c->memo_way = c->ways;
    l1_zero(c);
 }
 
@@ -56,6 +58,8 @@ static void ref_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word p
             w[p] = w[p - 1];
          w[0] = e;
       }
+      c->memo = line;
+      c->memo_way = &w[p];
       if (kind == L1_WRITE) {
          if (c->write_back) {
             w[p] |= L1_DIRTY;
@@ -83,6 +87,8 @@ static void ref_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word p
    for (L1Word p = c->assoc - 1; p > 0; p--)
       w[p] = w[p - 1];
    w[0] = tag | (kind == L1_WRITE && c->write_back ? L1_DIRTY : 0);
+   c->memo = line;
+   c->memo_way = w;
    /* The write-through, then the victim's write-back. */
    if (kind == L1_WRITE && !c->write_back) {
       c->to_below += ps;

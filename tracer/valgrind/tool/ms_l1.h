@@ -34,6 +34,11 @@ typedef struct {
    L1Word set_mask;          /* sets-1 when sets is a power of two, else 0 */
    int fifo, write_back, write_alloc;
    L1Word* ways;             /* sets × assoc entries */
+   /* memo is the line of the last access, present in memo_way, when a
+      repeated access changes nothing but counters and its dirty bit (it is
+      the most recently used of its set, or the policy is FIFO); ~0: none. */
+   L1Word memo;
+   L1Word* memo_way;
    /* The counters memspy's CacheStats has for a first-level cache. */
    L1Word acc[3], miss[3];   /* by kind */
    L1Word evictions, writebacks, from_below, to_below;
@@ -57,22 +62,30 @@ void l1_zero(L1Cache* c);
    (the fetch, then the write-through, then the victim's write-back). */
 void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size, L1Send send);
 
-/* l1_access is l1_ref with its most frequent case inline: a reference
-   within the line that its set used last (LRU) or filled last (FIFO),
-   which changes nothing but the counters and a dirty bit. */
+/* l1_access is l1_ref with its most frequent cases inline: a reference
+   within the line of the cache's last access, or within the line its set
+   used last (LRU) or filled last (FIFO), which change nothing but the
+   counters and a dirty bit. */
 static inline void l1_access(L1Cache* c, unsigned kind, L1Word a, L1Word size, L1Send send)
 {
    L1Word off = a & (c->line - 1);
    if (size != 0 && off + size <= c->line && (kind != L1_WRITE || c->write_back)) {
       L1Word line = a >> c->shift;
-      L1Word set = c->set_mask ? line & c->set_mask : line % c->sets;
-      L1Word* w = &c->ways[set * c->assoc];
-      if ((*w | L1_DIRTY) == (line << 2 | L1_VALID | L1_DIRTY)) {
-         c->acc[kind]++;
-         if (kind == L1_WRITE)
-            *w |= L1_DIRTY;
-         return;
+      L1Word* w = c->memo_way;
+      if (line != c->memo) {
+         L1Word set = c->set_mask ? line & c->set_mask : line % c->sets;
+         w = &c->ways[set * c->assoc];
+         if ((*w | L1_DIRTY) != (line << 2 | L1_VALID | L1_DIRTY)) {
+            l1_ref(c, kind, a, size, send);
+            return;
+         }
+         c->memo = line;
+         c->memo_way = w;
       }
+      c->acc[kind]++;
+      if (kind == L1_WRITE)
+         *w |= L1_DIRTY;
+      return;
    }
    l1_ref(c, kind, a, size, send);
 }

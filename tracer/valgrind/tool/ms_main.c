@@ -155,6 +155,10 @@ static const HChar version_tag[] __attribute__((used)) =
 /* The buffer: 1 MiB of words (a ring chunk), handed to memspy when nearly
    full. */
 #define BUF_WORDS (1 << 17)
+/* With the first-level caches in the tool, buf is flushed once it holds
+   this many words: the caches' simulation then reads what the program just
+   wrote while it is still in the processor's caches. */
+#define L1_BUF_WORDS (1 << 13)
 
 #define MAX_STACK_DEPTH 64
 #define MAX_NAME        4096
@@ -205,6 +209,7 @@ static Int     n_alloc_fns;
 /* buf is the buffer being filled: own_buf, or with --ring-fd a chunk of
    the ring shared with memspy. Instrumented code reads buf and buf_pos. */
 static ULong  own_buf[BUF_WORDS];
+static ULong  buf_limit = BUF_WORDS;   /* flush before buf_pos would pass it */
 static ULong* buf = own_buf;
 static ULong  buf_pos;          /* words in use */
 static ULong* ring;             /* the ring's chunks, NULL without --ring-fd */
@@ -268,8 +273,11 @@ static void write_out(const void* p, SizeT n)
    output, or with a ring announced on the output (one word: their length in
    bytes), after which *c moves on to the next chunk of the ring, waiting
    for memspy to hand one back if need be. */
+static UInt last_hand_ms;   /* when memspy was last handed words */
+
 static void hand_over(ULong** c, ULong n)
 {
+   last_hand_ms = VG_(read_millisecond_timer)();
    if (ring == NULL) {
       write_out(*c, n * sizeof(ULong));
       return;
@@ -327,7 +335,8 @@ static ULong  cap_sb_first;
 
 static void update_mode(void);
 
-/* The number of words of the record at p (an EXEC's from exit_counts). */
+/* The number of words of the record at p (an EXEC's from exit_counts, which
+   only --max-events keeps). */
 static ULong record_len(const ULong* p)
 {
    ULong w = p[0];
@@ -377,11 +386,8 @@ static void check_clock(void)
 
 /* Called from instrumented code when the buffer may not have room for the
    next superblock's record, and from the tool's own code. */
-static UInt last_flush_ms;
-
 static void ms_flush(void)
 {
-   last_flush_ms = VG_(read_millisecond_timer)();
    if (clo_max_events > 0 && !limit_reached)
       count_events();
    check_clock();
@@ -394,7 +400,7 @@ static void ms_flush(void)
 
 static void ensure_room(ULong words)
 {
-   if (buf_pos + words > BUF_WORDS)
+   if (buf_pos + words > buf_limit)
       ms_flush();
 }
 
@@ -1467,7 +1473,7 @@ static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
    /* A system call may wait (a shell waiting for its children, a server
       for a request): what the buffer holds reaches memspy now if it has
       waited long enough, so that memspy has it whenever it stops reading. */
-   if (buf_pos > 0 && !dropping && VG_(read_millisecond_timer)() - last_flush_ms >= FLUSH_MS)
+   if ((buf_pos > 0 || out_pos > 0) && !dropping && VG_(read_millisecond_timer)() - last_hand_ms >= FLUSH_MS)
       ms_flush();
    if (sysno == __NR_exit_group) {
       exited = True;
@@ -1724,9 +1730,12 @@ static void store_slot(IRSB* sb, IRTemp base, ULong slot, IRExpr* val)
 /* Emits the header of an execution that leaves through exit e with n words
    after the header, and advances the buffer position past it when
    recording (rec). */
+static ULong l1_exit_word(UInt e);
+
 static void close_record(IRSB* sb, IRTemp base, IRTemp pos, IRTemp rec, ULong id, UInt e, ULong n)
 {
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rd(base), u64((REC_EXEC << 60) | (id << 16) | e)));
+   ULong head = l1_on ? l1_exit_word(e) : (REC_EXEC << 60) | (id << 16) | e;
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rd(base), u64(head)));
    IRTemp adv = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(pos), u64(1 + n)));
    IRTemp np = assign(sb, Ity_I64, IRExpr_ITE(rd(rec), rd(adv), rd(pos)));
    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, u64((ULong)(Addr)&buf_pos), rd(np)));
@@ -2045,7 +2054,9 @@ static IRTemp count_refs_ir(IRSB* sb, IRTemp c0, IRTemp mask, ULong n, IRExpr* g
 static IRTemp reserve(IRSB* sb, ULong words)
 {
    IRTemp p0 = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
-   IRTemp full = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64(BUF_WORDS - words), rd(p0)));
+   /* A record longer than buf_limit flushes whatever precedes it. */
+   ULong room = words < buf_limit ? buf_limit - words : 0;
+   IRTemp full = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64(room), rd(p0)));
    IRDirty* d = unsafeIRDirty_0_N(0, "ms_flush", VG_(fnptr_to_fnentry)(&ms_flush), mkIRExprVec_0());
    d->guard = rd(full);
    d->mFx = Ifx_Modify;
@@ -2076,9 +2087,17 @@ static L1Spec* l1_icache;   /* the cache instruction fetches go to (NULL: none) 
 static ULong l1_kinds[4];   /* events by kind: read, write, ifetch, modify */
 
 /* Per superblock, its events (entries but exits, calls and returns) in
-   order: kind | size << 8 in word, with a derived data entry's base (its
-   number among the superblock's data entries) and offset, an instruction
-   fetch's PC in off. */
+   order as ops: kind | size << 8 in word, with a derived data entry's
+   base (its number among the superblock's data entries) and offset, an
+   instruction fetch's PC in off. With a first instruction cache that holds
+   no data, a fetch that lies in the line the superblock's previous fetch
+   ended in is a hit that changes nothing (nothing else reaches that cache
+   in between): such fetches are counted, n in an op of kind FETCH_HITS
+   (word FETCH_HITS | n << 8). An EXEC record's first word is, with the
+   caches in the tool, the address of the L1Exit of the superblock's exit it
+   took (its top 4 bits, the record type, are 0: no record of the stream):
+   l1_exec finds everything there without looking the superblock up. */
+#define FETCH_HITS 8
 typedef struct {
    UInt  word;
    UInt  base;      /* DIRECT: the address comes from the record */
@@ -2086,10 +2105,18 @@ typedef struct {
 } L1Op;
 #define DIRECT 0xffffffffU
 
+typedef struct {
+   UInt  nops;      /* the ops that run before the exit */
+   UInt  words;     /* the length of an EXEC record that takes it */
+   ULong first;     /* the superblock's first op in l1_ops */
+} L1Exit;
+
 static L1Op*  l1_ops;
 static ULong  n_l1_ops, cap_l1_ops;
-static ULong* sb_ops;         /* id -> index of its first op */
-static ULong  cap_sb_ops;
+static L1Exit*  exit_pool;      /* L1Exits are never freed: ids are never reused */
+static ULong    exit_pool_left;
+static L1Exit** cur_exits;      /* those of the superblock being instrumented, by exit */
+static UInt     cap_cur_exits;
 static ULong* l1_addr;        /* scratch: the data addresses of one EXEC */
 static ULong  cap_l1_addr;
 
@@ -2130,30 +2157,75 @@ static void l1_option(const HChar* opt, const HChar* v, L1Spec* sp)
    l1_init(&sp->c, sets, assoc, line, fifo, wb, wa, ways);
 }
 
-/* Records the events of superblock id, of entries e[0..n), for l1_exec. */
-static void l1_remember(ULong id, const Entry* e, Int n)
+/* Returns the first word of the EXEC records of exit e of the superblock
+   being instrumented: the address of its L1Exit, which l1_remember fills
+   in. */
+static ULong l1_exit_word(UInt e)
 {
-   if (id >= cap_sb_ops) {
-      cap_sb_ops = cap_sb_ops ? 2 * cap_sb_ops : 4096;
-      while (cap_sb_ops <= id)
-         cap_sb_ops *= 2;
-      sb_ops = VG_(realloc)("memspy.sbops", sb_ops, cap_sb_ops * sizeof(ULong));
+   if (exit_pool_left == 0) {
+      exit_pool = VG_(malloc)("memspy.l1exits", 65536 * sizeof(L1Exit));
+      exit_pool_left = 65536;
    }
-   sb_ops[id] = n_l1_ops;
+   if (e >= cap_cur_exits) {
+      cap_cur_exits = 2 * e + 16;
+      cur_exits = VG_(realloc)("memspy.curexits", cur_exits, cap_cur_exits * sizeof(L1Exit*));
+   }
+   L1Exit* x = exit_pool++;
+   exit_pool_left--;
+   cur_exits[e] = x;
+   tl_assert((ULong)(Addr)x >> 60 == 0);
+   return (ULong)(Addr)x;
+}
+
+/* Records the ops of the superblock being instrumented, of entries
+   e[0..n), in its L1Exits. */
+static void l1_remember(const Entry* e, Int n)
+{
+   ULong first = n_l1_ops;
+   Bool fold = l1_icache != NULL && l1_icache != &l1d;
+   ULong shift = fold ? l1_icache->c.shift : 0;
+   ULong last_line = 0, ops_at_exit = 0, words = 1;
+   Bool fetched = False;   /* last_line: the line the previous fetch ended in */
    ULong data = 0;
-   for (Int k = 0; k < n; k++) {
-      UInt kind = e[k].word & 0xff;
-      if (kind == K_EXIT || kind == K_CALL || kind == K_RETURN)
+   UInt exit = 0;
+   for (Int k = 0; k <= n; k++) {
+      UInt kind = k < n ? (UInt)(e[k].word & 0xff) : K_EXIT;
+      if (kind == K_EXIT) {
+         ops_at_exit = n_l1_ops - first;
+         L1Exit* x = cur_exits[exit++];
+         x->nops = (UInt)ops_at_exit;
+         x->words = (UInt)words;
+         x->first = first;
          continue;
+      }
+      if (kind == K_CALL || kind == K_RETURN) {
+         words += 2;   /* the target and the stack pointer */
+         continue;
+      }
+      if (kind != K_IFETCH && !(e[k].word & ENT_DERIVED))
+         words++;
+      UInt size = (UInt)(e[k].word >> 8) & 0xffffff;
+      if (kind == K_IFETCH && fold) {
+         Addr lo = e[k].pc, hi = e[k].pc + (size ? size - 1 : 0);
+         Bool hit = fetched && lo >> shift == last_line && hi >> shift == last_line;
+         last_line = hi >> shift;
+         fetched = True;
+         if (hit && n_l1_ops - first > ops_at_exit && (l1_ops[n_l1_ops - 1].word & 0xff) == FETCH_HITS) {
+            l1_ops[n_l1_ops - 1].word += 1 << 8;
+            continue;
+         }
+         if (hit)
+            kind = FETCH_HITS;
+      }
       if (n_l1_ops == cap_l1_ops) {
          cap_l1_ops = cap_l1_ops ? 2 * cap_l1_ops : 65536;
          l1_ops = VG_(realloc)("memspy.l1ops", l1_ops, cap_l1_ops * sizeof(L1Op));
       }
       L1Op* op = &l1_ops[n_l1_ops++];
-      op->word = (UInt)(e[k].word & 0xffffffffULL);
+      op->word = kind == FETCH_HITS ? FETCH_HITS | 1 << 8 : (UInt)(e[k].word & 0xffffffffULL);
       op->base = DIRECT;
       op->off = e[k].pc;
-      if (kind != K_IFETCH) {
+      if (kind != K_IFETCH && kind != FETCH_HITS) {
          if (e[k].word & ENT_DERIVED) {
             op->base = (UInt)(e[k].word >> ENT_BASE_SHIFT);
             op->off = e[k].off;
@@ -2243,12 +2315,12 @@ static void l1_stats(Bool flush)
    }
 }
 
-/* Simulates the EXEC record at p through the first-level caches. */
-static void l1_exec(const ULong* p)
+/* Simulates the EXEC record at p, which took exit x, through the
+   first-level caches and returns its length in words. */
+static ULong l1_exec(const L1Exit* x, const ULong* p)
 {
-   ULong w = p[0], id = (w >> 16) & ((1ULL << 44) - 1), e = w & 0xffff;
-   UInt nops = exit_counts[2 * (sb_first[id] + e)];
-   const L1Op* op = &l1_ops[sb_ops[id]];
+   UInt nops = x->nops;
+   const L1Op* op = &l1_ops[x->first];
    const ULong* words = p + 1;
    ULong d = 0;
    for (UInt k = 0; k < nops; k++, op++) {
@@ -2257,6 +2329,11 @@ static void l1_exec(const ULong* p)
          l1_kinds[2]++;
          if (l1_icache != NULL)
             l1_access(&l1_icache->c, L1_IFETCH, op->off, size, l1_send);
+         continue;
+      }
+      if (kind == FETCH_HITS) {
+         l1_kinds[2] += size;
+         l1_icache->c.acc[L1_IFETCH] += size;
          continue;
       }
       ULong a = op->base == DIRECT ? *words++ : l1_addr[op->base] + op->off;
@@ -2277,6 +2354,7 @@ static void l1_exec(const ULong* p)
          break;
       }
    }
+   return x->words;
 }
 
 /* Zeroes the counters (a reset marker; a forked child's new stream also
@@ -2297,30 +2375,31 @@ static void l1_reset(Bool empty)
 }
 
 /* send_buf with the first-level caches: simulates the first n words of
-   buf and hands memspy the rest of its records and what the caches send
-   below them. Before a reset or dump marker come the counters; before an
-   exec, tentatively, the end-of-trace flush and the counters after it
-   (the exec may fail); before END, the flush and the counters, then END
-   in a chunk of its own. */
+   buf and writes the rest of its records and what the caches send below
+   them into the output chunk, which memspy gets when it is full, FLUSH_MS
+   after the last words it got, and at once at a PROC or END record.
+   Before a reset or dump marker come the counters; before an exec,
+   tentatively, the end-of-trace flush and the counters after it (the exec
+   may fail); before END, the flush and the counters, then END in a chunk
+   of its own. */
 static void l1_filter(ULong n)
 {
    ULong i = 0;
+   Bool now = False;   /* hand the output over now */
    while (i < n) {
       ULong w = buf[i], type = w >> 60;
+      if (type == 0) {
+         i += l1_exec((const L1Exit*)(Addr)w, &buf[i]);
+         continue;
+      }
       ULong len = record_len(&buf[i]);
       switch (type) {
-      case REC_EXEC:
-         l1_exec(&buf[i]);
-         i += len;
-         continue;
-      case REC_DESCRIBE:
-         i += len;
-         continue;
       case REC_MARK:
          if ((w & 0xffff) == MEMSPY_MARK_RESET || (w & 0xffff) == MEMSPY_MARK_DUMP)
             l1_stats(False);
          break;
       case REC_PROC:
+         now = True;
          if ((w & 0xffff) == PROC_EXEC) {
             below_flags = REC_TENTATIVE;
             below_at = ~0ULL;
@@ -2333,6 +2412,7 @@ static void l1_filter(ULong n)
          below_at = ~0ULL;
          l1_stats(True);
          out_send();
+         now = True;
          break;
       }
       below_at = ~0ULL;
@@ -2343,16 +2423,19 @@ static void l1_filter(ULong n)
          l1_reset(False);
       i += len;
    }
-   out_send();
+   if (now || VG_(read_millisecond_timer)() - last_hand_ms >= FLUSH_MS)
+      out_send();
 }
 
 /* Writes the DESCRIBE record of superblock id, of entries e[0..n). */
 static void describe(ULong id, const Entry* e, Int n)
 {
-   if (clo_max_events > 0 || l1_on)
+   if (clo_max_events > 0)
       remember_exits(id, e, n);
-   if (l1_on)
-      l1_remember(id, e, n);
+   if (l1_on) {
+      l1_remember(e, n);   /* no DESCRIBE record: no EXEC record leaves the tool */
+      return;
+   }
    ULong derived = 0;
    for (Int k = 0; k < n; k++)
       derived += (e[k].word & ENT_DERIVED) != 0;
@@ -2901,6 +2984,7 @@ static void ms_post_clo_init(void)
    t0_ms = VG_(read_millisecond_timer)();
 
    if (l1_on) {
+      buf_limit = L1_BUF_WORDS;
       if (l1i.c.ways != NULL)
          l1_icache = l1i.index == l1d.index ? &l1d : &l1i;
       if (clo_ifetch && l1_icache == NULL) {
