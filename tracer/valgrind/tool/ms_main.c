@@ -2092,12 +2092,13 @@ static ULong l1_kinds[4];   /* events by kind: read, write, ifetch, modify */
    instruction fetch's PC in off. With a first instruction cache that holds
    no data, a fetch that lies in the line the superblock's previous fetch
    ended in is a hit that changes nothing (nothing else reaches that cache
-   in between): such fetches are counted, n in an op of kind FETCH_HITS
-   (word FETCH_HITS | n << 8). An EXEC record's first word is, with the
+   in between): it has no op, its exits count it (L1Exit.fetch_hits).
+   An EXEC record's first word is, with the
    caches in the tool, the address of the L1Exit of the superblock's exit it
    took (its top 4 bits, the record type, are 0: no record of the stream):
-   l1_exec finds everything there without looking the superblock up. */
-#define FETCH_HITS 8
+   l1_exec finds everything there without looking the superblock up. A
+   superblock's L1Exits and its ops are one block (l1_begin), so that an
+   execution reads a line or two of them. */
 typedef struct {
    UInt  word;
    UInt  base;      /* DIRECT: the address comes from the record */
@@ -2106,17 +2107,28 @@ typedef struct {
 #define DIRECT 0xffffffffU
 
 typedef struct {
-   UInt  nops;      /* the ops that run before the exit */
-   UInt  words;     /* the length of an EXEC record that takes it */
-   ULong first;     /* the superblock's first op in l1_ops */
+   const L1Op* ops;    /* the superblock's */
+   UShort nops;        /* the ops that run before the exit */
+   UShort words;       /* the length of an EXEC record that takes it */
+   UShort events[4];   /* the events before the exit, by kind: read, write, ifetch, modify */
+   UShort fetch_hits;  /* the fetches among them that have no op */
 } L1Exit;
 
-static L1Op*  l1_ops;
-static ULong  n_l1_ops, cap_l1_ops;
-static L1Exit*  exit_pool;      /* L1Exits are never freed: ids are never reused */
-static ULong    exit_pool_left;
-static L1Exit** cur_exits;      /* those of the superblock being instrumented, by exit */
-static UInt     cap_cur_exits;
+/* The counts of l1_exec's executions since l1_filter last added them to
+   l1_kinds and the instruction cache's accesses. */
+typedef struct {
+   ULong events[4], fetch_hits;
+} L1Counts;
+
+/* Blocks are never freed (superblock ids are never reused): they come
+   from pools of L1_POOL bytes. */
+#define L1_POOL (1 << 20)
+static UChar*  l1_pool;
+static SizeT   l1_pool_left;
+static L1Exit* cur_exits;    /* the superblock being instrumented's */
+static UInt    max_exits;
+static L1Op*   cur_ops;
+static UInt    max_ops;
 static ULong* l1_addr;        /* scratch: the data addresses of one EXEC */
 static ULong  cap_l1_addr;
 
@@ -2157,51 +2169,70 @@ static void l1_option(const HChar* opt, const HChar* v, L1Spec* sp)
    l1_init(&sp->c, sets, assoc, line, fifo, wb, wa, ways);
 }
 
+/* Makes the block of the superblock sbIn about to be instrumented, with
+   room for as many exits and ops as it may have. */
+static ULong count_data(IRSB* sb);
+
+static void l1_begin(IRSB* sbIn)
+{
+   max_exits = 1;
+   max_ops = (UInt)count_data(sbIn);
+   for (Int i = 0; i < sbIn->stmts_used; i++) {
+      max_exits += sbIn->stmts[i]->tag == Ist_Exit;
+      max_ops += sbIn->stmts[i]->tag == Ist_IMark;
+   }
+   SizeT size = max_exits * sizeof(L1Exit) + max_ops * sizeof(L1Op);
+   size = (size + 15) & ~(SizeT)15;
+   if (size > l1_pool_left) {
+      SizeT n = size > L1_POOL ? size : L1_POOL;
+      l1_pool = VG_(malloc)("memspy.l1pool", n);
+      l1_pool_left = n;
+   }
+   cur_exits = (L1Exit*)l1_pool;
+   cur_ops = (L1Op*)(cur_exits + max_exits);
+   l1_pool += size;
+   l1_pool_left -= size;
+   tl_assert((ULong)(Addr)cur_exits >> 60 == 0);
+}
+
 /* Returns the first word of the EXEC records of exit e of the superblock
    being instrumented: the address of its L1Exit, which l1_remember fills
    in. */
 static ULong l1_exit_word(UInt e)
 {
-   if (exit_pool_left == 0) {
-      exit_pool = VG_(malloc)("memspy.l1exits", 65536 * sizeof(L1Exit));
-      exit_pool_left = 65536;
-   }
-   if (e >= cap_cur_exits) {
-      cap_cur_exits = 2 * e + 16;
-      cur_exits = VG_(realloc)("memspy.curexits", cur_exits, cap_cur_exits * sizeof(L1Exit*));
-   }
-   L1Exit* x = exit_pool++;
-   exit_pool_left--;
-   cur_exits[e] = x;
-   tl_assert((ULong)(Addr)x >> 60 == 0);
-   return (ULong)(Addr)x;
+   tl_assert(e < max_exits);
+   return (ULong)(Addr)&cur_exits[e];
 }
 
 /* Records the ops of the superblock being instrumented, of entries
-   e[0..n), in its L1Exits. */
+   e[0..n), in its block. */
 static void l1_remember(const Entry* e, Int n)
 {
-   ULong first = n_l1_ops;
    Bool fold = l1_icache != NULL && l1_icache != &l1d;
    ULong shift = fold ? l1_icache->c.shift : 0;
-   ULong last_line = 0, ops_at_exit = 0, words = 1;
+   ULong last_line = 0, words = 1;
+   UInt nops = 0, events[4] = { 0, 0, 0, 0 }, hits = 0;
    Bool fetched = False;   /* last_line: the line the previous fetch ended in */
    ULong data = 0;
    UInt exit = 0;
    for (Int k = 0; k <= n; k++) {
       UInt kind = k < n ? (UInt)(e[k].word & 0xff) : K_EXIT;
       if (kind == K_EXIT) {
-         ops_at_exit = n_l1_ops - first;
-         L1Exit* x = cur_exits[exit++];
-         x->nops = (UInt)ops_at_exit;
-         x->words = (UInt)words;
-         x->first = first;
+         tl_assert(nops < 65536 && words < 65536 && events[2] < 65536 && events[0] + events[1] + events[3] < 65536);
+         L1Exit* x = &cur_exits[exit++];
+         x->nops = (UShort)nops;
+         x->words = (UShort)words;
+         x->ops = cur_ops;
+         for (Int j = 0; j < 4; j++)
+            x->events[j] = (UShort)events[j];
+         x->fetch_hits = (UShort)hits;
          continue;
       }
       if (kind == K_CALL || kind == K_RETURN) {
          words += 2;   /* the target and the stack pointer */
          continue;
       }
+      events[kind == K_ATOMIC ? K_MODIFY : kind]++;
       if (kind != K_IFETCH && !(e[k].word & ENT_DERIVED))
          words++;
       UInt size = (UInt)(e[k].word >> 8) & 0xffffff;
@@ -2210,22 +2241,17 @@ static void l1_remember(const Entry* e, Int n)
          Bool hit = fetched && lo >> shift == last_line && hi >> shift == last_line;
          last_line = hi >> shift;
          fetched = True;
-         if (hit && n_l1_ops - first > ops_at_exit && (l1_ops[n_l1_ops - 1].word & 0xff) == FETCH_HITS) {
-            l1_ops[n_l1_ops - 1].word += 1 << 8;
+         if (hit) {
+            hits++;
             continue;
          }
-         if (hit)
-            kind = FETCH_HITS;
       }
-      if (n_l1_ops == cap_l1_ops) {
-         cap_l1_ops = cap_l1_ops ? 2 * cap_l1_ops : 65536;
-         l1_ops = VG_(realloc)("memspy.l1ops", l1_ops, cap_l1_ops * sizeof(L1Op));
-      }
-      L1Op* op = &l1_ops[n_l1_ops++];
-      op->word = kind == FETCH_HITS ? FETCH_HITS | 1 << 8 : (UInt)(e[k].word & 0xffffffffULL);
+      tl_assert(nops < max_ops);
+      L1Op* op = &cur_ops[nops++];
+      op->word = (UInt)(e[k].word & 0xffffffffULL);
       op->base = DIRECT;
       op->off = e[k].pc;
-      if (kind != K_IFETCH && kind != FETCH_HITS) {
+      if (kind != K_IFETCH) {
          if (e[k].word & ENT_DERIVED) {
             op->base = (UInt)(e[k].word >> ENT_BASE_SHIFT);
             op->off = e[k].off;
@@ -2233,6 +2259,7 @@ static void l1_remember(const Entry* e, Int n)
          data++;
       }
    }
+   tl_assert(exit <= max_exits);
    if (data > cap_l1_addr) {
       cap_l1_addr = 2 * data;
       l1_addr = VG_(realloc)("memspy.l1addr", l1_addr, cap_l1_addr * sizeof(ULong));
@@ -2316,39 +2343,35 @@ static void l1_stats(Bool flush)
 }
 
 /* Simulates the EXEC record at p, which took exit x, through the
-   first-level caches and returns its length in words. */
-static ULong l1_exec(const L1Exit* x, const ULong* p)
+   first-level caches, counts it in n and returns its length in words. */
+static inline ULong l1_exec(const L1Exit* x, const ULong* p, L1Counts* n)
 {
    UInt nops = x->nops;
-   const L1Op* op = &l1_ops[x->first];
+   const L1Op* op = x->ops;
    const ULong* words = p + 1;
    ULong d = 0;
+   n->events[0] += x->events[0];
+   n->events[1] += x->events[1];
+   n->events[2] += x->events[2];
+   n->events[3] += x->events[3];
+   n->fetch_hits += x->fetch_hits;
    for (UInt k = 0; k < nops; k++, op++) {
       UInt kind = op->word & 0xff, size = op->word >> 8;
       if (kind == K_IFETCH) {
-         l1_kinds[2]++;
          if (l1_icache != NULL)
             l1_access(&l1_icache->c, L1_IFETCH, op->off, size, l1_send);
-         continue;
-      }
-      if (kind == FETCH_HITS) {
-         l1_kinds[2] += size;
-         l1_icache->c.acc[L1_IFETCH] += size;
          continue;
       }
       ULong a = op->base == DIRECT ? *words++ : l1_addr[op->base] + op->off;
       l1_addr[d++] = a;
       switch (kind) {
       case K_READ:
-         l1_kinds[0]++;
          l1_access(&l1d.c, L1_READ, a, size, l1_send);
          break;
       case K_WRITE:
-         l1_kinds[1]++;
          l1_access(&l1d.c, L1_WRITE, a, size, l1_send);
          break;
       default:   /* a modify or an atomic: a read, then a write */
-         l1_kinds[3]++;
          l1_access(&l1d.c, L1_READ, a, size, l1_send);
          l1_access(&l1d.c, L1_WRITE, a, size, l1_send);
          break;
@@ -2382,16 +2405,29 @@ static void l1_reset(Bool empty)
    tentatively, the end-of-trace flush and the counters after it (the exec
    may fail); before END, the flush and the counters, then END in a chunk
    of its own. */
+/* Adds the counts of executions in c to l1_kinds and the instruction
+   cache's accesses, and zeroes c. */
+static void l1_count(L1Counts* c)
+{
+   for (Int k = 0; k < 4; k++)
+      l1_kinds[k] += c->events[k];
+   if (l1_icache != NULL)
+      l1_icache->c.acc[L1_IFETCH] += c->fetch_hits;
+   *c = (L1Counts){ { 0, 0, 0, 0 }, 0 };
+}
+
 static void l1_filter(ULong n)
 {
    ULong i = 0;
    Bool now = False;   /* hand the output over now */
+   L1Counts c = { { 0, 0, 0, 0 }, 0 };
    while (i < n) {
       ULong w = buf[i], type = w >> 60;
       if (type == 0) {
-         i += l1_exec((const L1Exit*)(Addr)w, &buf[i]);
+         i += l1_exec((const L1Exit*)(Addr)w, &buf[i], &c);
          continue;
       }
+      l1_count(&c);
       ULong len = record_len(&buf[i]);
       switch (type) {
       case REC_MARK:
@@ -2423,6 +2459,7 @@ static void l1_filter(ULong n)
          l1_reset(False);
       i += len;
    }
+   l1_count(&c);
    if (now || VG_(read_millisecond_timer)() - last_hand_ms >= FLUSH_MS)
       out_send();
 }
@@ -2614,6 +2651,8 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
 
    ULong id = gap ? 0 : next_sb_id++;   /* a gap describes its records one by one */
    n_ents = 0;
+   if (l1_on)
+      l1_begin(sbIn);   /* never in a gap: no sampling with the caches in the tool */
 
    /* Reserve room for the record: flush first if the buffer is nearly
       full. */
