@@ -223,6 +223,12 @@ type derivedAddr struct {
 // THREAD record (0 before the first). An EXEC record whose events do not fit
 // the caller's batch continues in the next Read.
 //
+// When the tool simulates the first-level caches (FirstLevel), BELOW
+// records become trace.BelowRead, BelowWrite and BelowIFetch events and
+// L1STATS records trace.FirstLevel events (Ext.Stack: the record's
+// words); the tentative ones written before an exec are delivered only if
+// the stream ends with it.
+//
 // The stream ends with its END record: Read then returns io.EOF and Ended
 // reports the exit code it carries. A stream that ends without END yields
 // every complete event (those of an EXEC record cut short included, up to
