@@ -3,6 +3,8 @@ package corpus
 import (
 	"bytes"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"testing"
@@ -18,7 +20,9 @@ var l1Machines = []struct {
 	programs []string
 }{
 	{name: "x86-modern", programs: []string{"echo", "sh-exit", "env-true", "env-path", "ls", "sort", "sha256sum",
-		"bash-loop", "perl", "gzip", "xz", "git-log", "sqlite3", "mapsort", "python3", "forkexec", "printfg"}},
+		"bash-loop", "perl", "gzip", "xz", "git-log", "sqlite3", "mapsort", "python3", "forkexec", "printfg", "markers"}},
+	{name: "trace-fn", flags: []string{"--trace-fn", "kernel"}, programs: []string{"markers"}},
+	{name: "start-stopped", flags: []string{"--start-stopped"}, programs: []string{"markers"}},
 	{name: "direct-mapped-write-through", programs: []string{"mapsort", "forkexec", "env-path"}, flags: []string{
 		"--cache", "L1I:size=4k,assoc=1,line=32,holds=instructions",
 		"--cache", "L1D:size=4k,assoc=1,line=32,holds=data,write=through,allocate=no",
@@ -36,6 +40,17 @@ var l1Machines = []struct {
 // one that succeeds.
 var envPath = program{name: "env-path", prepare: func(t *testing.T, h *harness, in *input) {
 	in.argv = []string{"/usr/bin/env", "PATH=/nonexistent:/usr/bin:/bin", "true"}
+}}
+
+// markers talks to memspy through memspy.h: a dump and a reset marker,
+// tracing stopped and started again (examples/c/markers.c).
+var markers = program{name: "markers", prepare: func(t *testing.T, h *harness, in *input) {
+	h.need(t, "gcc")
+	exe := filepath.Join(t.TempDir(), "markers")
+	if out, err := exec.Command("gcc", "-O1", "-g", "-I", "../tracer/valgrind/tool", "-o", exe, "../examples/c/markers.c").CombinedOutput(); err != nil {
+		t.Fatalf("building markers: %v\n%s", err, out)
+	}
+	in.argv = []string{exe, "5"}
 }}
 
 // statsLines are memspy's --stats lines: the time taken, and whether the
@@ -61,7 +76,7 @@ func TestFirstLevelInTool(t *testing.T) {
 	if h.big {
 		t.Skip("the benchmark does not compare modes")
 	}
-	byName := map[string]program{envPath.name: envPath}
+	byName := map[string]program{envPath.name: envPath, markers.name: markers}
 	for _, p := range programs {
 		byName[p.name] = p
 	}

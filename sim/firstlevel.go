@@ -79,6 +79,28 @@ func (h *Hierarchy) fromTracer(b *trace.Batch, i int) {
 	}
 }
 
+// belowRun simulates the requests below the first caches (see fromTracer)
+// from event i of b on, up to stop, and returns the index of the first
+// other event: in a run of the Valgrind tool that simulates the first
+// caches, nearly every event.
+func (h *Hierarchy) belowRun(b *trace.Batch, i, stop int) int {
+	il, dl := h.ifirst, h.dfirst
+	kinds, addrs, sizes := b.Kind[:stop], b.Addr[:stop], b.Size[:stop]
+	for ; i < len(kinds); i++ {
+		switch kinds[i] {
+		case trace.BelowRead:
+			h.requestBelow(dl, kRead, addrs[i], uint64(sizes[i]))
+		case trace.BelowWrite:
+			h.requestBelow(dl, kWrite, addrs[i], uint64(sizes[i]))
+		case trace.BelowIFetch:
+			h.requestBelow(il, kIFetch, addrs[i], uint64(sizes[i]))
+		default:
+			return i
+		}
+	}
+	return i
+}
+
 // requestBelow sends a request of kind k for bytes [a, a+s), which the
 // first cache l sent, down l's path, as l itself would have: a fill and a
 // write-back are whole lines of l (s 0), a write-through a piece of one.

@@ -767,6 +767,10 @@ func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 			if h.threaded {
 				return i // slow may change the processor or the context
 			}
+			if k := kinds[i]; k >= trace.BelowRead && k <= trace.BelowIFetch {
+				i = h.belowRun(b, i, len(kinds))
+				continue
+			}
 			h.slow(b, i, il)
 		}
 		i++

@@ -127,6 +127,20 @@ func (s *StreamReader) belowRequest() (trace.Kind, uint64, uint32, error) {
 // belowEvents delivers the requests left of the current BELOW record into
 // the columns from index n on, until the record or the room ends.
 func (s *StreamReader) belowEvents(c columns, n int) (int, error) {
+	// Whole lines, one word each, as long as they are in the buffer.
+	buf, pos, tid := s.buf[:s.end], s.pos, s.tid
+	kind, addr, size, pc, thr := c.kind, c.addr[:len(c.kind)], c.size[:len(c.kind)], c.pc[:len(c.kind)], c.thr[:len(c.kind)]
+	for s.below > 0 && n < len(kind) && len(buf)-pos >= 8 {
+		w := le.Uint64(buf[pos:])
+		if w&3 == 3 {
+			break
+		}
+		kind[n], addr[n], size[n], pc[n], thr[n] = belowKinds[w&3], w&^3, 0, 0, tid
+		n++
+		pos += 8
+		s.below--
+	}
+	s.pos = pos
 	for s.below > 0 && n < len(c.kind) {
 		kind, a, size, err := s.belowRequest()
 		if err != nil {

@@ -62,10 +62,9 @@ void l1_zero(L1Cache* c);
    (the fetch, then the write-through, then the victim's write-back). */
 void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size, L1Send send);
 
-/* l1_access is l1_ref with its most frequent cases inline: a reference
-   within the line of the cache's last access, or within the line its set
-   used last (LRU) or filled last (FIFO), which change nothing but the
-   counters and a dirty bit. */
+/* l1_access is l1_ref with its most frequent cases inline: a hit, within
+   one line, on the line of the cache's last access or on one of the first
+   two lines of its set. */
 static inline void l1_access(L1Cache* c, unsigned kind, L1Word a, L1Word size, L1Send send)
 {
    L1Word off = a & (c->line - 1);
@@ -74,10 +73,22 @@ static inline void l1_access(L1Cache* c, unsigned kind, L1Word a, L1Word size, L
       L1Word* w = c->memo_way;
       if (line != c->memo) {
          L1Word set = c->set_mask ? line & c->set_mask : line % c->sets;
+         L1Word tag = line << 2 | L1_VALID | L1_DIRTY;
          w = &c->ways[set * c->assoc];
-         if ((*w | L1_DIRTY) != (line << 2 | L1_VALID | L1_DIRTY)) {
-            l1_ref(c, kind, a, size, send);
-            return;
+         if ((w[0] | L1_DIRTY) != tag) {
+            /* The second line of the set: under LRU it becomes the
+               first. */
+            if (c->assoc < 2 || (w[1] | L1_DIRTY) != tag) {
+               l1_ref(c, kind, a, size, send);
+               return;
+            }
+            if (c->fifo) {
+               w++;
+            } else {
+               L1Word e = w[1];
+               w[1] = w[0];
+               w[0] = e;
+            }
          }
          c->memo = line;
          c->memo_way = w;

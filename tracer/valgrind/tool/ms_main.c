@@ -2419,7 +2419,8 @@ static void l1_count(L1Counts* c)
 static void l1_filter(ULong n)
 {
    ULong i = 0;
-   Bool now = False;   /* hand the output over now */
+   Bool now = False;     /* hand the output over now */
+   Bool ended = False;   /* END was copied: it stays alone in its chunk */
    L1Counts c = { { 0, 0, 0, 0 }, 0 };
    while (i < n) {
       ULong w = buf[i], type = w >> 60;
@@ -2448,7 +2449,7 @@ static void l1_filter(ULong n)
          below_at = ~0ULL;
          l1_stats(True);
          out_send();
-         now = True;
+         now = ended = True;
          break;
       }
       below_at = ~0ULL;
@@ -2460,8 +2461,13 @@ static void l1_filter(ULong n)
       i += len;
    }
    l1_count(&c);
-   if (now || VG_(read_millisecond_timer)() - last_hand_ms >= FLUSH_MS)
+   if (now || VG_(read_millisecond_timer)() - last_hand_ms >= FLUSH_MS) {
+      /* The counters so far go with every chunk handed over on time: a
+         stream cut short (the program killed) has them up to there. */
+      if (out_pos > 0 && !ended)
+         l1_stats(False);
       out_send();
+   }
 }
 
 /* Writes the DESCRIBE record of superblock id, of entries e[0..n). */
