@@ -207,7 +207,8 @@ static AllocFn alloc_fns[MAX_FNS];
 static Int     n_alloc_fns;
 
 /* buf is the buffer being filled: own_buf, or with --ring-fd a chunk of
-   the ring shared with memspy. Instrumented code reads buf and buf_pos. */
+   the ring shared with memspy (not with the first-level caches in the
+   tool: see out). Instrumented code reads buf and buf_pos. */
 static ULong  own_buf[BUF_WORDS];
 static ULong  buf_limit = BUF_WORDS;   /* flush before buf_pos would pass it */
 static ULong* buf = own_buf;
@@ -269,12 +270,12 @@ static void write_out(const void* p, SizeT n)
    }
 }
 
+static UInt last_hand_ms;   /* when memspy was last handed words */
+
 /* Hands the first n words of the chunk *c to memspy: written to the
    output, or with a ring announced on the output (one word: their length in
    bytes), after which *c moves on to the next chunk of the ring, waiting
    for memspy to hand one back if need be. */
-static UInt last_hand_ms;   /* when memspy was last handed words */
-
 static void hand_over(ULong** c, ULong n)
 {
    last_hand_ms = VG_(read_millisecond_timer)();
@@ -2129,10 +2130,9 @@ static L1Exit* cur_exits;    /* the superblock being instrumented's */
 static UInt    max_exits;
 static L1Op*   cur_ops;
 static UInt    max_ops;
-static ULong* l1_addr;        /* scratch: the data addresses of one EXEC */
+static ULong* l1_addr;       /* scratch: the data addresses of one EXEC */
 static ULong  cap_l1_addr;
-
-static ULong  below_flags;        /* REC_TENTATIVE, or 0 */
+static ULong  below_flags;   /* of the BELOW records written: REC_TENTATIVE, or 0 */
 
 /* Parses --l1i / --l1d's INDEX,SETS,ASSOC,LINE,lru|fifo,wb|wt,wa|nwa. */
 static void l1_option(const HChar* opt, const HChar* v, L1Spec* sp)
@@ -2147,10 +2147,9 @@ static void l1_option(const HChar* opt, const HChar* v, L1Spec* sp)
       p = e + 1;
    }
    HChar pol[8], wr[8], al[8];
-   Int k = 0;
    HChar* parts[3] = { pol, wr, al };
    for (Int j = 0; j < 3; j++) {
-      k = 0;
+      Int k = 0;
       while (*p && *p != ',' && k < 7)
          parts[j][k++] = *p++;
       parts[j][k] = 0;
@@ -2169,10 +2168,10 @@ static void l1_option(const HChar* opt, const HChar* v, L1Spec* sp)
    l1_init(&sp->c, sets, assoc, line, fifo, wb, wa, ways);
 }
 
-/* Makes the block of the superblock sbIn about to be instrumented, with
-   room for as many exits and ops as it may have. */
 static ULong count_data(IRSB* sb);
 
+/* Makes the block of the superblock sbIn about to be instrumented, with
+   room for as many exits and ops as it may have. */
 static void l1_begin(IRSB* sbIn)
 {
    max_exits = 1;
@@ -2397,14 +2396,6 @@ static void l1_reset(Bool empty)
    }
 }
 
-/* send_buf with the first-level caches: simulates the first n words of
-   buf and writes the rest of its records and what the caches send below
-   them into the output chunk, which memspy gets when it is full, FLUSH_MS
-   after the last words it got, and at once at a PROC or END record.
-   Before a reset or dump marker come the counters; before an exec,
-   tentatively, the end-of-trace flush and the counters after it (the exec
-   may fail); before END, the flush and the counters, then END in a chunk
-   of its own. */
 /* Adds the counts of executions in c to l1_kinds and the instruction
    cache's accesses, and zeroes c. */
 static void l1_count(L1Counts* c)
@@ -2416,6 +2407,14 @@ static void l1_count(L1Counts* c)
    *c = (L1Counts){ { 0, 0, 0, 0 }, 0 };
 }
 
+/* send_buf with the first-level caches: simulates the first n words of
+   buf and writes the rest of its records and what the caches send below
+   them into the output chunk, which memspy gets when it is full, FLUSH_MS
+   after the last words it got, and at once at a PROC or END record.
+   Before a reset or dump marker come the counters; before an exec,
+   tentatively, the end-of-trace flush and the counters after it (the exec
+   may fail); before END, the flush and the counters, then END in a chunk
+   of its own. */
 static void l1_filter(ULong n)
 {
    ULong i = 0;
