@@ -13,14 +13,16 @@ import (
 // l1Machines are the machines TestFirstLevelInTool runs programs on, by
 // name (nil flags: memspy run's default machine, x86-modern), and the
 // programs each runs: the default one every deterministic program of the
-// corpus, the others a few.
+// corpus, the others a few. bash-loop is not deterministic: its SIGCHLD
+// handler runs at a point of the loop that depends on timing (two runs
+// with the first-level caches in the engine measured 13 events apart).
 var l1Machines = []struct {
 	name     string
 	flags    []string
 	programs []string
 }{
 	{name: "x86-modern", programs: []string{"echo", "sh-exit", "env-true", "env-path", "ls", "sort", "sha256sum",
-		"bash-loop", "perl", "gzip", "xz", "git-log", "sqlite3", "mapsort", "python3", "forkexec", "printfg", "markers"}},
+		"perl", "gzip", "xz", "git-log", "sqlite3", "mapsort", "python3", "forkexec", "printfg", "markers"}},
 	{name: "trace-fn", flags: []string{"--trace-fn", "kernel"}, programs: []string{"markers"}},
 	{name: "start-stopped", flags: []string{"--start-stopped"}, programs: []string{"markers"}},
 	{name: "direct-mapped-write-through", programs: []string{"mapsort", "forkexec", "env-path"}, flags: []string{
