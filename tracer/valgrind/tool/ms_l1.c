@@ -41,15 +41,11 @@ void l1_clear(L1Cache* c)
    l1_zero(c);
 }
 
-/* ref_line performs the piece [pa, pa+ps) of a reference of kind that
-   falls in line. */
-static void ref_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word ps, L1Send send)
+void l1_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word ps, L1Word* w, L1Word from)
 {
-   L1Word set = c->set_mask ? line & c->set_mask : line % c->sets;
-   L1Word* w = &c->ways[set * c->assoc];
    L1Word tag = line << 2 | L1_VALID;
    c->acc[kind]++;
-   for (L1Word p = 0; p < c->assoc; p++) {
+   for (L1Word p = from; p < c->assoc; p++) {
       if ((w[p] & ~L1_DIRTY) != tag)
          continue;
       if (!c->fifo) {
@@ -65,7 +61,7 @@ static void ref_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word p
             w[p] |= L1_DIRTY;
          } else {
             c->to_below += ps;
-            send(L1_WRITE, pa, ps);
+            l1_emit(c, L1_WRITE, pa, ps);
          }
       }
       return;
@@ -73,13 +69,13 @@ static void ref_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word p
    c->miss[kind]++;
    if (kind == L1_WRITE && !c->write_alloc) {
       c->to_below += ps;
-      send(L1_WRITE, pa, ps);
+      l1_emit(c, L1_WRITE, pa, ps);
       return;
    }
    /* The fetch, unless the piece writes the whole line. */
    if (!(kind == L1_WRITE && (pa & (c->line - 1)) == 0 && ps == c->line)) {
       c->from_below += c->line;
-      send(kind == L1_IFETCH ? L1_IFETCH : L1_READ, line << c->shift, c->line);
+      l1_emit(c, kind == L1_IFETCH ? L1_IFETCH : L1_READ, line << c->shift, c->line);
    }
    L1Word victim = w[c->assoc - 1];
    if (victim & L1_VALID)
@@ -92,16 +88,16 @@ static void ref_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word p
    /* The write-through, then the victim's write-back. */
    if (kind == L1_WRITE && !c->write_back) {
       c->to_below += ps;
-      send(L1_WRITE, pa, ps);
+      l1_emit(c, L1_WRITE, pa, ps);
    }
    if ((victim & (L1_VALID | L1_DIRTY)) == (L1_VALID | L1_DIRTY)) {
       c->writebacks++;
       c->to_below += c->line;
-      send(L1_WRITE, (victim >> 2) << c->shift, c->line);
+      l1_emit(c, L1_WRITE, (victim >> 2) << c->shift, c->line);
    }
 }
 
-void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size, L1Send send)
+void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size)
 {
    if (size == 0)
       size = 1;
@@ -112,13 +108,14 @@ void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size, L1Send send)
    for (L1Word line = a >> c->shift;; line++) {
       L1Word lo = line << c->shift, hi = lo | mask;
       L1Word pa = a > lo ? a : lo, pe = end < hi ? end : hi;
-      ref_line(c, kind, line, pa, pe - pa + 1, send);
+      L1Word set = c->set_mask ? line & c->set_mask : line % c->sets;
+      l1_line(c, kind, line, pa, pe - pa + 1, &c->ways[set * c->assoc], 0);
       if (line == end >> c->shift)
          break;
    }
 }
 
-void l1_flush(const L1Cache* c, L1Word* writebacks, L1Word* to_below, L1Send send)
+void l1_flush(const L1Cache* c, L1Word* writebacks, L1Word* to_below)
 {
    for (L1Word set = c->sets; set-- > 0;) {
       const L1Word* w = &c->ways[set * c->assoc];
@@ -127,7 +124,7 @@ void l1_flush(const L1Cache* c, L1Word* writebacks, L1Word* to_below, L1Send sen
             continue;
          (*writebacks)++;
          *to_below += c->line;
-         send(L1_WRITE, (w[p] >> 2) << c->shift, c->line);
+         l1_emit(c, L1_WRITE, (w[p] >> 2) << c->shift, c->line);
       }
    }
 }

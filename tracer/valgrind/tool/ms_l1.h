@@ -25,10 +25,6 @@ typedef unsigned long long L1Word;
 #define L1_DIRTY 1ULL
 #define L1_VALID 2ULL
 
-/* Where a cache sends a request below it: kind (L1_READ, L1_WRITE or
-   L1_IFETCH), the first byte and the number of bytes. */
-typedef void (*L1Send)(unsigned kind, L1Word addr, L1Word size);
-
 typedef struct {
    L1Word sets, assoc, line, shift;
    L1Word set_mask;          /* sets-1 when sets is a power of two, else 0 */
@@ -43,6 +39,11 @@ typedef struct {
    L1Word acc[3], miss[3];   /* by kind */
    L1Word evictions, writebacks, from_below, to_below;
 } L1Cache;
+
+/* l1_emit is where cache c sends a request below it: kind (L1_READ,
+   L1_WRITE or L1_IFETCH), the first byte and the number of bytes. The
+   model's user defines it. */
+void l1_emit(const L1Cache* c, unsigned kind, L1Word addr, L1Word size);
 
 /* l1_init makes c an empty cache of the geometry and policy given, with
    ways, an array of sets × assoc words, as its storage. line is a power of
@@ -60,12 +61,17 @@ void l1_zero(L1Cache* c);
    as 1; the bytes stop at 2^64-1): one access per line it touches, in
    address order, each sending below what the rules say, in their order
    (the fetch, then the write-through, then the victim's write-back). */
-void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size, L1Send send);
+void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size);
+
+/* l1_line performs the piece [pa, pa+ps) of a reference of kind that falls
+   in line, whose set's ways are w, knowing that none of its first from ways
+   holds the line. */
+void l1_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word ps, L1Word* w, L1Word from);
 
 /* l1_access is l1_ref with its most frequent cases inline: a hit, within
    one line, on the line of the cache's last access or on one of the first
    two lines of its set. */
-static inline void l1_access(L1Cache* c, unsigned kind, L1Word a, L1Word size, L1Send send)
+static inline void l1_access(L1Cache* c, unsigned kind, L1Word a, L1Word size)
 {
    L1Word off = a & (c->line - 1);
    if (size != 0 && off + size <= c->line && (kind != L1_WRITE || c->write_back)) {
@@ -79,7 +85,7 @@ static inline void l1_access(L1Cache* c, unsigned kind, L1Word a, L1Word size, L
             /* The second line of the set: under LRU it becomes the
                first. */
             if (c->assoc < 2 || (w[1] | L1_DIRTY) != tag) {
-               l1_ref(c, kind, a, size, send);
+               l1_line(c, kind, line, a, size, w, c->assoc < 2 ? 1 : 2);
                return;
             }
             if (c->fifo) {
@@ -98,7 +104,7 @@ static inline void l1_access(L1Cache* c, unsigned kind, L1Word a, L1Word size, L
          *w |= L1_DIRTY;
       return;
    }
-   l1_ref(c, kind, a, size, send);
+   l1_ref(c, kind, a, size);
 }
 
 /* l1_flush sends the write-back of every dirty line of c in the order of
@@ -106,6 +112,6 @@ static inline void l1_access(L1Cache* c, unsigned kind, L1Word a, L1Word size, L
    within a set from the least recently used line or oldest fill), and adds
    them to *writebacks and *to_below. It changes nothing in c: a flush
    before an exec that fails must leave the cache as it was. */
-void l1_flush(const L1Cache* c, L1Word* writebacks, L1Word* to_below, L1Send send);
+void l1_flush(const L1Cache* c, L1Word* writebacks, L1Word* to_below);
 
 #endif

@@ -27,7 +27,7 @@ static void out3(L1Word a, L1Word b, L1Word c)
    fwrite(w, sizeof w, 1, stdout);
 }
 
-static void send(unsigned kind, L1Word a, L1Word size) { out3(kind, a, size); }
+void l1_emit(const L1Cache* c, unsigned kind, L1Word a, L1Word size) { out3(kind, a, size); }
 
 static int parse(const char* s, Spec* sp)
 {
@@ -54,12 +54,12 @@ int main(int argc, char** argv)
          return 2;
       kinds[r[0]]++;
       switch (r[0]) {
-      case 2: l1_access(&ic->c, L1_IFETCH, r[1], r[2], send); break;
+      case 2: l1_access(&ic->c, L1_IFETCH, r[1], r[2]); break;
       case 3:
-         l1_access(&ds.c, L1_READ, r[1], r[2], send);
-         l1_access(&ds.c, L1_WRITE, r[1], r[2], send);
+         l1_access(&ds.c, L1_READ, r[1], r[2]);
+         l1_access(&ds.c, L1_WRITE, r[1], r[2]);
          break;
-      default: l1_access(&ds.c, (unsigned)r[0], r[1], r[2], send); break;
+      default: l1_access(&ds.c, (unsigned)r[0], r[1], r[2]); break;
       }
    }
    Spec* cs[2] = { &ds, ic };
@@ -72,7 +72,7 @@ int main(int argc, char** argv)
    for (int k = 0; k < n; k++) {
       wb[k] = cs[k]->c.writebacks;
       tb[k] = cs[k]->c.to_below;
-      l1_flush(&cs[k]->c, &wb[k], &tb[k], send);
+      l1_flush(&cs[k]->c, &wb[k], &tb[k]);
    }
    out3(~0ULL, ~0ULL, 4 + 11 * n);
    fwrite(kinds, sizeof kinds, 1, stdout);

@@ -2280,14 +2280,14 @@ static void out_room(ULong words)
       out_send();
 }
 
-/* L1Send: a request below the first-level caches, into the open BELOW
-   record (a new one when there is none, or it would cross the chunk). A
-   whole line of the cache that sends it is one word, its address | kind;
-   another write (a write-through) two: 3 | size << 2, then the address. */
-static void l1_send(unsigned kind, L1Word a, L1Word size)
+/* l1_emit (ms_l1.h): a request below the first-level caches, into the
+   open BELOW record (a new one when there is none, or it would cross the
+   chunk). A whole line of the cache that sends it is one word, its address
+   | kind; another write (a write-through) two: 3 | size << 2, then the
+   address. */
+void l1_emit(const L1Cache* c, unsigned kind, L1Word a, L1Word size)
 {
-   L1Word line = kind == L1_IFETCH ? l1_icache->c.line : l1d.c.line;
-   ULong words = (a & (line - 1)) == 0 && size == line ? 1 : 2;
+   ULong words = (a & (c->line - 1)) == 0 && size == c->line ? 1 : 2;
    if (below_at == ~0ULL || out_pos + words > BUF_WORDS) {
       out_room(1 + words);
       below_at = out_pos;
@@ -2319,7 +2319,7 @@ static void l1_stats(Bool flush)
       wb[k] = cs[k]->c.writebacks;
       tb[k] = cs[k]->c.to_below;
       if (flush)
-         l1_flush(&cs[k]->c, &wb[k], &tb[k], l1_send);
+         l1_flush(&cs[k]->c, &wb[k], &tb[k]);
    }
    ULong words = 4 + 11 * (ULong)n;
    out_room(1 + words);
@@ -2358,21 +2358,21 @@ static inline ULong l1_exec(const L1Exit* x, const ULong* p, L1Counts* n)
       UInt kind = op->word & 0xff, size = op->word >> 8;
       if (kind == K_IFETCH) {
          if (l1_icache != NULL)
-            l1_access(&l1_icache->c, L1_IFETCH, op->off, size, l1_send);
+            l1_access(&l1_icache->c, L1_IFETCH, op->off, size);
          continue;
       }
       ULong a = op->base == DIRECT ? *words++ : l1_addr[op->base] + op->off;
       l1_addr[d++] = a;
       switch (kind) {
       case K_READ:
-         l1_access(&l1d.c, L1_READ, a, size, l1_send);
+         l1_access(&l1d.c, L1_READ, a, size);
          break;
       case K_WRITE:
-         l1_access(&l1d.c, L1_WRITE, a, size, l1_send);
+         l1_access(&l1d.c, L1_WRITE, a, size);
          break;
       default:   /* a modify or an atomic: a read, then a write */
-         l1_access(&l1d.c, L1_READ, a, size, l1_send);
-         l1_access(&l1d.c, L1_WRITE, a, size, l1_send);
+         l1_access(&l1d.c, L1_READ, a, size);
+         l1_access(&l1d.c, L1_WRITE, a, size);
          break;
       }
    }
