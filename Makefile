@@ -48,9 +48,11 @@ check-valgrind:
 tool: check-valgrind $(TOOL)
 
 $(TOOL): tracer/valgrind/tool/ms_main.c tracer/valgrind/tool/memspy.h tracer/valgrind/tool/ms_sync.h \
+	  tracer/valgrind/tool/ms_l1.c tracer/valgrind/tool/ms_l1.h \
 	  tracer/valgrind/tool/ms_intercepts.c $(TOOLDIR)/.valgrind-version
 	gcc -c -o $(TOOLDIR)/ms_main.o $< -I$(VGINC) -Itracer/valgrind/tool $(VGCFLAGS)
-	gcc -o $@ $(TOOLDIR)/ms_main.o $(VGLDFLAGS) $(VGLIBA)/libcoregrind-amd64-linux.a $(VGLIBA)/libvex-amd64-linux.a -lgcc $(VGLIBA)/libgcc-sup-amd64-linux.a
+	gcc -c -o $(TOOLDIR)/ms_l1.o tracer/valgrind/tool/ms_l1.c $(VGCFLAGS)
+	gcc -o $@ $(TOOLDIR)/ms_main.o $(TOOLDIR)/ms_l1.o $(VGLDFLAGS) $(VGLIBA)/libcoregrind-amd64-linux.a $(VGLIBA)/libvex-amd64-linux.a -lgcc $(VGLIBA)/libgcc-sup-amd64-linux.a
 	gcc -c -o $(TOOLDIR)/ms_intercepts.o tracer/valgrind/tool/ms_intercepts.c -I$(VGINC) -Itracer/valgrind/tool \
 	  -m64 -O2 -g -fpic -fvisibility=hidden -fno-omit-frame-pointer -fno-strict-aliasing -fno-builtin -fno-stack-protector -Wall
 	gcc -m64 -shared -nodefaultlibs -Wl,-z,interpose,-z,initfirst -Wl,-z,noexecstack \

@@ -791,6 +791,10 @@ func (h *Hierarchy) hitRun(b *trace.Batch, i, stop int, misses bool) int {
 			if h.threaded {
 				return i // slow may change the processor or the context
 			}
+			if k := kinds[i]; k >= trace.BelowRead && k <= trace.BelowIFetch {
+				i = h.belowRun(b, i, len(kinds))
+				continue
+			}
 			h.slow(b, i, il)
 		}
 		i++
@@ -955,6 +959,10 @@ func (l *level) settle() {
 // the first instruction cache or h.none.
 func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
+	if k >= trace.BelowRead && k <= trace.FirstLevel {
+		h.fromTracer(b, i)
+		return
+	}
 	if k.IsExtended() {
 		if h.attr != nil {
 			h.attribEvent(k, a, b.PC[i], b.Thread[i], b.ExtOf(i))

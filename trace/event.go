@@ -52,6 +52,21 @@ const IFetchRun Kind = 128
 // and it is not Valid.
 const Skip Kind = 129
 
+// BelowRead, BelowWrite and BelowIFetch are requests that the first-level
+// caches, simulated by the tracer itself (memspy run's Valgrind tool, see
+// sim.Hierarchy.TracerFirstLevels), sent to the level below them: a fill
+// of the first data cache (BelowRead) or of the first instruction cache
+// (BelowIFetch), a write-through or write-back of the first data cache
+// (BelowWrite), of Size bytes at Addr (0: a whole line of that cache). FirstLevel carries those caches'
+// counters so far in Ext.Stack (docs/valgrind-stream.md, L1STATS). Like
+// IFetchRun they exist only in memory and are not Valid.
+const (
+	BelowRead   Kind = 130
+	BelowWrite  Kind = 131
+	BelowIFetch Kind = 132
+	FirstLevel  Kind = 133
+)
+
 var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
 	"alloc", "free", "call", "return", "marker", "map", "sync", "misc"}
 
@@ -64,6 +79,14 @@ func (k Kind) String() string {
 		return "ifetch-run"
 	case k == Skip:
 		return "skip"
+	case k == BelowRead:
+		return "below-read"
+	case k == BelowWrite:
+		return "below-write"
+	case k == BelowIFetch:
+		return "below-ifetch"
+	case k == FirstLevel:
+		return "first-level"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

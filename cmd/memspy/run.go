@@ -38,6 +38,7 @@ type runFlags struct {
 	drain      bool
 	children   bool
 	noChildren bool
+	l1InTool   bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -106,6 +107,9 @@ $MEMSPY_VALGRIND names another valgrind.`,
 		"the summary is their total and the profile has a section per process (memspy report PROFILE processes); "+
 		"not with --record, --skip-refs or --max-refs, which cover the program memspy starts")
 	fl.BoolVar(&f.noChildren, "no-children", false, "do not follow the program's children: they run untraced")
+	fl.BoolVar(&f.l1InTool, "l1-in-tool", true, "let the Valgrind tool simulate the first-level caches itself and send memspy only what they send below them, "+
+		"when that gives the same result (one processor, no --where, LRU or FIFO first caches, nothing below that removes their lines, no sampling, "+
+		"--record, --skip-refs or --max-refs); false: the engine simulates every reference")
 	return cmd
 }
 
@@ -178,6 +182,14 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		Stdin:       cmd.InOrStdin(),
 		Stdout:      cmd.OutOrStdout(),
 		Stderr:      cmd.ErrOrStderr(),
+	}
+	if f.l1InTool && rec == nil && f.skipRefs == 0 && f.maxRefs == 0 {
+		if d, i, ok := h.TracerFirstLevels(ifetch); ok {
+			opts.FirstLevel = &valgrind.FirstLevel{DataIndex: d, Data: &m.Caches[d], InstrIndex: i}
+			if i >= 0 {
+				opts.FirstLevel.Instr = &m.Caches[i]
+			}
+		}
 	}
 	if sym != nil {
 		// Read the symbols of the files the program maps first while
@@ -351,6 +363,13 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 	}
 	if f.stats {
 		printStats(stderr, p.Events, elapsed, time.Since(start)-elapsed)
+		if fl := opts.FirstLevel; fl != nil {
+			names := fl.Data.Name
+			if fl.Instr != nil && fl.Instr != fl.Data {
+				names = fl.Instr.Name + " and " + names
+			}
+			fmt.Fprintf(stderr, "memspy: the Valgrind tool simulated %s (--l1-in-tool)\n", names)
+		}
 	}
 	if interrupted.Load() {
 		fmt.Fprintf(stderr, "memspy: interrupted: the statistics cover %s until then\n", prog)

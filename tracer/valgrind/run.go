@@ -82,6 +82,9 @@ type Options struct {
 	// exec'ing one's (StreamReader.Next), and each forked child writes a
 	// stream of its own, which Run.Children delivers.
 	Children bool
+	// FirstLevel, when not nil, has the tool simulate the first-level
+	// caches it describes (see FirstLevel).
+	FirstLevel *FirstLevel
 	// ToolArgs are extra options passed to the tool, before "--".
 	ToolArgs []string
 	// Stdin, Stdout and Stderr are the program's standard streams; nil
@@ -96,6 +99,9 @@ func (opt *Options) toolArgs() []string {
 	var a []string
 	if opt.IFetch {
 		a = append(a, "--ifetch=yes")
+	}
+	if opt.FirstLevel != nil {
+		a = append(a, opt.FirstLevel.args()...)
 	}
 	if opt.MaxEvents > 0 {
 		a = append(a, fmt.Sprintf("--max-events=%d", opt.MaxEvents))

@@ -20,7 +20,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 11
+const StreamVersion = 12
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -223,6 +223,12 @@ type derivedAddr struct {
 // THREAD record (0 before the first). An EXEC record whose events do not fit
 // the caller's batch continues in the next Read.
 //
+// When the tool simulates the first-level caches (FirstLevel), BELOW
+// records become trace.BelowRead, BelowWrite and BelowIFetch events and
+// L1STATS records trace.FirstLevel events (Ext.Stack: the record's
+// words); the tentative ones written before an exec are delivered only if
+// the stream ends with it.
+//
 // The stream ends with its END record: Read then returns io.EOF and Ended
 // reports the exit code it carries. A stream that ends without END yields
 // every complete event (those of an EXEC record cut short included, up to
@@ -272,6 +278,9 @@ type StreamReader struct {
 	scratchEnt  []uint64
 	scratchPC   []uint64
 	scratchBase []int64
+
+	below int          // requests left to deliver of the current BELOW record
+	final pendingFinal // tentative records waiting for the stream's end
 
 	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
 	slim     bool   // leave PC and Thread unset, drop calls and returns (see Slim)
@@ -660,6 +669,13 @@ func (s *StreamReader) decode(c columns) (int, error) {
 	room := len(c.kind)
 	n := 0
 	for n < room {
+		if s.below > 0 {
+			var err error
+			if n, err = s.belowEvents(c, n); err != nil {
+				return n, err
+			}
+			continue
+		}
 		if s.cur != nil {
 			var err error
 			if n, err = s.resume(c, n); err != nil || s.cur != nil {
@@ -673,7 +689,12 @@ func (s *StreamReader) decode(c columns) (int, error) {
 		if s.end-s.pos < 8 {
 			if err := s.more(8); err != nil {
 				if err == io.EOF && s.exec != "" {
-					s.ended = true // the exec succeeded: the process is another program now
+					// The exec succeeded: the process is another program now.
+					var all bool
+					if n, all = s.deliverFinal(c, n); !all {
+						return n, nil
+					}
+					s.ended = true
 					return n, io.EOF
 				}
 				return n, s.endError(err, false)
@@ -681,6 +702,10 @@ func (s *StreamReader) decode(c columns) (int, error) {
 		}
 		if s.exec != "" && string(s.buf[s.pos:s.pos+8]) == StreamMagic {
 			// The exec'd program's stream follows (see Next).
+			var all bool
+			if n, all = s.deliverFinal(c, n); !all {
+				return n, nil
+			}
 			s.ended = true
 			return n, io.EOF
 		}
@@ -734,6 +759,18 @@ func (s *StreamReader) decode(c columns) (int, error) {
 		case recString:
 			if err := s.str(w); err != nil {
 				return n, err
+			}
+		case recBelow:
+			if err := s.belowRecord(w); err != nil {
+				return n, err
+			}
+		case recL1Stats:
+			made, err := s.statsRecord(c, n, w)
+			if err != nil {
+				return n, err
+			}
+			if made {
+				n++
 			}
 		case recProc:
 			if err := s.proc(w); err != nil {
@@ -1270,6 +1307,7 @@ func (s *StreamReader) proc(w uint64) error {
 		s.exec, s.foreign = nm, le.Uint64(s.buf[s.pos+8:]) == 1
 	case w&0xffff == procExecFailed:
 		s.exec, s.foreign = "", false
+		s.final = pendingFinal{} // the flush before the exec did not happen
 	case w&0xffff == procStart:
 		s.command, s.parent = nm, int(int64(le.Uint64(s.buf[s.pos+8:])))
 	default:

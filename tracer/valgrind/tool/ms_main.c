@@ -72,6 +72,7 @@
 #include "valgrind.h"
 #include "memspy.h"
 #include "ms_sync.h"
+#include "ms_l1.h"
 
 /* Functions and options of Valgrind's core that are not among the tool
    headers. */
@@ -87,7 +88,7 @@ extern Int     VG_(sigtimedwait_zero)(const vki_sigset_t* set, vki_siginfo_t* in
 extern Int     VG_(sigemptyset)(vki_sigset_t* set);
 extern Int     VG_(sigaddset)(vki_sigset_t* set, Int signum);
 
-#define MS_STREAM_VERSION 11
+#define MS_STREAM_VERSION 12
 #define MS_STR(x)  MS_STR1(x)
 #define MS_STR1(x) #x
 
@@ -108,7 +109,10 @@ static const HChar version_tag[] __attribute__((used)) =
 #define REC_SYNC     9ULL
 #define REC_SKIP     10ULL
 #define REC_PROC     11ULL
+#define REC_BELOW    12ULL   /* requests the first-level caches sent below them */
+#define REC_L1STATS  13ULL   /* the first-level caches' counters */
 #define REC_END      15ULL
+#define REC_TENTATIVE (1ULL << 59)   /* BELOW, L1STATS: they count only if the stream ends next */
 
 /* Entry kinds of a DESCRIBE record. */
 #define K_READ   0
@@ -151,6 +155,10 @@ static const HChar version_tag[] __attribute__((used)) =
 /* The buffer: 1 MiB of words (a ring chunk), handed to memspy when nearly
    full. */
 #define BUF_WORDS (1 << 17)
+/* With the first-level caches in the tool, buf is flushed once it holds
+   this many words: the caches' simulation then reads what the program just
+   wrote while it is still in the processor's caches. */
+#define L1_BUF_WORDS (1 << 13)
 
 #define MAX_STACK_DEPTH 64
 #define MAX_NAME        4096
@@ -199,8 +207,10 @@ static AllocFn alloc_fns[MAX_FNS];
 static Int     n_alloc_fns;
 
 /* buf is the buffer being filled: own_buf, or with --ring-fd a chunk of
-   the ring shared with memspy. Instrumented code reads buf and buf_pos. */
+   the ring shared with memspy (not with the first-level caches in the
+   tool: see out). Instrumented code reads buf and buf_pos. */
 static ULong  own_buf[BUF_WORDS];
+static ULong  buf_limit = BUF_WORDS;   /* flush before buf_pos would pass it */
 static ULong* buf = own_buf;
 static ULong  buf_pos;          /* words in use */
 static ULong* ring;             /* the ring's chunks, NULL without --ring-fd */
@@ -260,14 +270,17 @@ static void write_out(const void* p, SizeT n)
    }
 }
 
-/* Hands the first n words of buf to memspy: written to the output, or with
-   a ring announced on the output (one word: their length in bytes), after
-   which buf moves on to the next chunk, waiting for memspy to hand one back
-   if need be. */
-static void send_buf(ULong n)
+static UInt last_hand_ms;   /* when memspy was last handed words */
+
+/* Hands the first n words of the chunk *c to memspy: written to the
+   output, or with a ring announced on the output (one word: their length in
+   bytes), after which *c moves on to the next chunk of the ring, waiting
+   for memspy to hand one back if need be. */
+static void hand_over(ULong** c, ULong n)
 {
+   last_hand_ms = VG_(read_millisecond_timer)();
    if (ring == NULL) {
-      write_out(buf, n * sizeof(ULong));
+      write_out(*c, n * sizeof(ULong));
       return;
    }
    ULong note = n * sizeof(ULong);
@@ -285,7 +298,28 @@ static void send_buf(ULong n)
    }
    ring_free--;
    ring_cur = (ring_cur + 1) % ring_chunks;
-   buf = ring + ring_cur * BUF_WORDS;
+   *c = ring + ring_cur * BUF_WORDS;
+}
+
+/* With the first-level caches simulated in the tool (--l1d, see "First-level
+   caches" below), the instrumented code fills own_buf and the output goes
+   through chunks of its own: out (the ring's current chunk, or out_own). */
+static Bool   l1_on;
+static ULong  out_own[BUF_WORDS];
+static ULong* out = out_own;
+static ULong  out_pos;
+static ULong  below_at = ~0ULL;   /* out index of the open BELOW record */
+static void l1_filter(ULong n);
+static void l1_reset(Bool empty);
+
+/* Hands the first n words of buf to memspy: as they are, or with the
+   first-level caches simulated, what they send below them. */
+static void send_buf(ULong n)
+{
+   if (l1_on)
+      l1_filter(n);
+   else
+      hand_over(&buf, n);
 }
 
 /* --max-events: the events written so far are counted from the buffer
@@ -302,30 +336,39 @@ static ULong  cap_sb_first;
 
 static void update_mode(void);
 
+/* The number of words of the record at p (an EXEC's from exit_counts, which
+   only --max-events keeps). */
+static ULong record_len(const ULong* p)
+{
+   ULong w = p[0];
+   switch (w >> 60) {
+   case REC_EXEC: {
+      ULong id = (w >> 16) & ((1ULL << 44) - 1), e = w & 0xffff;
+      return 1 + exit_counts[2 * (sb_first[id] + e) + 1];
+   }
+   case REC_DESCRIBE: return 2 + 2 * (p[1] & 0xffffffffULL) + (p[1] >> 32);
+   case REC_ALLOC:    return 4 + (w & 0xffff);
+   case REC_FREE:     return 3 + (w & 0xffff);
+   case REC_MARK:
+   case REC_MAP:      return 3;
+   case REC_SYNC:     return 4;
+   case REC_PROC:     return 2;
+   case REC_STRING:   return 1 + ((w & 0xffffffffULL) + 7) / 8;
+   default:           return 1;   /* THREAD, SKIP, END */
+   }
+}
+
 static void count_events(void)
 {
    ULong i = parse_pos;
    while (i < buf_pos) {
-      ULong w = buf[i], type = w >> 60;
-      switch (type) {
-      case REC_EXEC: {
+      ULong w = buf[i];
+      if (w >> 60 == REC_EXEC) {
+         /* SYNC and SKIP records are not events for --max-events. */
          ULong id = (w >> 16) & ((1ULL << 44) - 1), e = w & 0xffff;
-         UInt* c = &exit_counts[2 * (sb_first[id] + e)];
-         events_seen += c[0];
-         i += 1 + c[1];
-         break;
+         events_seen += exit_counts[2 * (sb_first[id] + e)];
       }
-      case REC_DESCRIBE: i += 2 + 2 * (buf[i + 1] & 0xffffffffULL) + (buf[i + 1] >> 32); break;
-      case REC_ALLOC:    i += 4 + (w & 0xffff); break;
-      case REC_FREE:     i += 3 + (w & 0xffff); break;
-      case REC_MARK:
-      case REC_MAP:      i += 3; break;
-      case REC_SYNC:     i += 4; break;   /* not an event for --max-events */
-      case REC_SKIP:     i++; break;      /* references not recorded do not count */
-      case REC_PROC:     i += 2; break;
-      case REC_STRING:   i += 1 + ((w & 0xffffffffULL) + 7) / 8; break;
-      default:           i++; break;
-      }
+      i += record_len(&buf[i]);
    }
    parse_pos = buf_pos;
    if (clo_max_events > 0 && events_seen >= clo_max_events && !limit_reached) {
@@ -344,11 +387,8 @@ static void check_clock(void)
 
 /* Called from instrumented code when the buffer may not have room for the
    next superblock's record, and from the tool's own code. */
-static UInt last_flush_ms;
-
 static void ms_flush(void)
 {
-   last_flush_ms = VG_(read_millisecond_timer)();
    if (clo_max_events > 0 && !limit_reached)
       count_events();
    check_clock();
@@ -361,7 +401,7 @@ static void ms_flush(void)
 
 static void ensure_room(ULong words)
 {
-   if (buf_pos + words > BUF_WORDS)
+   if (buf_pos + words > buf_limit)
       ms_flush();
 }
 
@@ -1434,7 +1474,7 @@ static void ms_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
    /* A system call may wait (a shell waiting for its children, a server
       for a request): what the buffer holds reaches memspy now if it has
       waited long enough, so that memspy has it whenever it stops reading. */
-   if (buf_pos > 0 && !dropping && VG_(read_millisecond_timer)() - last_flush_ms >= FLUSH_MS)
+   if ((buf_pos > 0 || out_pos > 0) && !dropping && VG_(read_millisecond_timer)() - last_hand_ms >= FLUSH_MS)
       ms_flush();
    if (sysno == __NR_exit_group) {
       exited = True;
@@ -1525,7 +1565,7 @@ static void start_stream(void)
    ULong header[4];
    VG_(memcpy)(&header[0], "memspyVG", 8);
    header[1] = MS_STREAM_VERSION;
-   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0) | (ring != NULL ? 4 : 0);
+   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0) | (ring != NULL ? 4 : 0) | (l1_on ? 8 : 0);
    header[3] = (ULong)VG_(getpid)();
    write_out(header, sizeof header);
    static HChar cmd[MAX_NAME];
@@ -1550,6 +1590,12 @@ static void ms_atfork_child(ThreadId tid)
    buf = own_buf;   /* not the ring the parent fills */
    ring = NULL;
    buf_pos = parse_pos = 0;
+   if (l1_on) {
+      out = out_own;
+      out_pos = 0;
+      below_at = ~0ULL;
+      l1_reset(True);   /* its memspy simulates it from empty caches */
+   }
    Int* fds[3] = { &clo_out_fd, &clo_ring_fd, &clo_free_fd };
    for (Int k = 0; k < 3; k++)
       if (*fds[k] >= 0) {
@@ -1685,9 +1731,12 @@ static void store_slot(IRSB* sb, IRTemp base, ULong slot, IRExpr* val)
 /* Emits the header of an execution that leaves through exit e with n words
    after the header, and advances the buffer position past it when
    recording (rec). */
+static ULong l1_exit_word(UInt e);
+
 static void close_record(IRSB* sb, IRTemp base, IRTemp pos, IRTemp rec, ULong id, UInt e, ULong n)
 {
-   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rd(base), u64((REC_EXEC << 60) | (id << 16) | e)));
+   ULong head = l1_on ? l1_exit_word(e) : (REC_EXEC << 60) | (id << 16) | e;
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, rd(base), u64(head)));
    IRTemp adv = assign(sb, Ity_I64, IRExpr_Binop(Iop_Add64, rd(pos), u64(1 + n)));
    IRTemp np = assign(sb, Ity_I64, IRExpr_ITE(rd(rec), rd(adv), rd(pos)));
    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, u64((ULong)(Addr)&buf_pos), rd(np)));
@@ -2006,7 +2055,9 @@ static IRTemp count_refs_ir(IRSB* sb, IRTemp c0, IRTemp mask, ULong n, IRExpr* g
 static IRTemp reserve(IRSB* sb, ULong words)
 {
    IRTemp p0 = assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
-   IRTemp full = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64(BUF_WORDS - words), rd(p0)));
+   /* A record longer than buf_limit flushes whatever precedes it. */
+   ULong room = words < buf_limit ? buf_limit - words : 0;
+   IRTemp full = assign(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, u64(room), rd(p0)));
    IRDirty* d = unsafeIRDirty_0_N(0, "ms_flush", VG_(fnptr_to_fnentry)(&ms_flush), mkIRExprVec_0());
    d->guard = rd(full);
    d->mFx = Ifx_Modify;
@@ -2016,11 +2067,417 @@ static IRTemp reserve(IRSB* sb, ULong words)
    return assign(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((ULong)(Addr)&buf_pos)));
 }
 
+/* ------------------------------------------------------------------ */
+/* First-level caches (--l1i, --l1d)                                   */
+/* ------------------------------------------------------------------ */
+
+/* With --l1d (and --l1i when instruction fetches are traced), the tool
+   simulates the machine's first caches itself (ms_l1.c) over each buffer
+   it hands memspy: the EXEC and DESCRIBE records give way to BELOW records
+   (what those caches send below them, in order) and L1STATS records
+   (their counters), written into the output chunks (the ring, or out_own);
+   the other records pass as they are. memspy asks for it only when the
+   result is the same (sim.Hierarchy.TracerFirstLevels). */
+typedef struct {
+   Int    index;     /* the cache's index in memspy's machine */
+   L1Cache c;
+} L1Spec;
+
+static L1Spec l1i, l1d;
+static L1Spec* l1_icache;   /* the cache instruction fetches go to (NULL: none) */
+static ULong l1_kinds[4];   /* events by kind: read, write, ifetch, modify */
+
+/* Per superblock, its events (entries but exits, calls and returns) in
+   order as ops: kind | size << 8 in word, with a derived data entry's
+   base (its number among the superblock's data entries) and offset, an
+   instruction fetch's PC in off. With a first instruction cache that holds
+   no data, a fetch that lies in the line the superblock's previous fetch
+   ended in is a hit that changes nothing (nothing else reaches that cache
+   in between): it has no op, its exits count it (L1Exit.fetch_hits).
+   An EXEC record's first word is, with the
+   caches in the tool, the address of the L1Exit of the superblock's exit it
+   took (its top 4 bits, the record type, are 0: no record of the stream):
+   l1_exec finds everything there without looking the superblock up. A
+   superblock's L1Exits and its ops are one block (l1_begin), so that an
+   execution reads a line or two of them. */
+typedef struct {
+   UInt  word;
+   UInt  base;      /* DIRECT: the address comes from the record */
+   ULong off;
+} L1Op;
+#define DIRECT 0xffffffffU
+
+typedef struct {
+   const L1Op* ops;    /* the superblock's */
+   UShort nops;        /* the ops that run before the exit */
+   UShort words;       /* the length of an EXEC record that takes it */
+   UShort events[4];   /* the events before the exit, by kind: read, write, ifetch, modify */
+   UShort fetch_hits;  /* the fetches among them that have no op */
+} L1Exit;
+
+/* The counts of l1_exec's executions since l1_filter last added them to
+   l1_kinds and the instruction cache's accesses. */
+typedef struct {
+   ULong events[4], fetch_hits;
+} L1Counts;
+
+/* Blocks are never freed (superblock ids are never reused): they come
+   from pools of L1_POOL bytes. */
+#define L1_POOL (1 << 20)
+static UChar*  l1_pool;
+static SizeT   l1_pool_left;
+static L1Exit* cur_exits;    /* the superblock being instrumented's */
+static UInt    max_exits;
+static L1Op*   cur_ops;
+static UInt    max_ops;
+static ULong* l1_addr;       /* scratch: the data addresses of one EXEC */
+static ULong  cap_l1_addr;
+static ULong  below_flags;   /* of the BELOW records written: REC_TENTATIVE, or 0 */
+
+/* Parses --l1i / --l1d's INDEX,SETS,ASSOC,LINE,lru|fifo,wb|wt,wa|nwa. */
+static void l1_option(const HChar* opt, const HChar* v, L1Spec* sp)
+{
+   ULong n[4];
+   const HChar* p = v;
+   for (Int k = 0; k < 4; k++) {
+      HChar* e;
+      n[k] = VG_(strtoull10)(p, &e);
+      if (e == p || *e != ',')
+         VG_(fmsg_bad_option)(opt, "want INDEX,SETS,ASSOC,LINE,lru|fifo,wb|wt,wa|nwa\n");
+      p = e + 1;
+   }
+   HChar pol[8], wr[8], al[8];
+   HChar* parts[3] = { pol, wr, al };
+   for (Int j = 0; j < 3; j++) {
+      Int k = 0;
+      while (*p && *p != ',' && k < 7)
+         parts[j][k++] = *p++;
+      parts[j][k] = 0;
+      if (*p == ',')
+         p++;
+   }
+   Bool fifo = VG_(strcmp)(pol, "fifo") == 0, wb = VG_(strcmp)(wr, "wb") == 0, wa = VG_(strcmp)(al, "wa") == 0;
+   if ((!fifo && VG_(strcmp)(pol, "lru") != 0) || (!wb && VG_(strcmp)(wr, "wt") != 0) ||
+       (!wa && VG_(strcmp)(al, "nwa") != 0) || *p != 0)
+      VG_(fmsg_bad_option)(opt, "want INDEX,SETS,ASSOC,LINE,lru|fifo,wb|wt,wa|nwa\n");
+   ULong sets = n[1], assoc = n[2], line = n[3];
+   if (sets == 0 || assoc == 0 || line < 4 || (line & (line - 1)) != 0 || sets * assoc > (1ULL << 24))
+      VG_(fmsg_bad_option)(opt, "sets and ways of at most 2^24 lines, a power-of-two line of at least 4 bytes\n");
+   sp->index = (Int)n[0];
+   L1Word* ways = VG_(malloc)("memspy.l1", sets * assoc * sizeof(L1Word));
+   l1_init(&sp->c, sets, assoc, line, fifo, wb, wa, ways);
+}
+
+static ULong count_data(IRSB* sb);
+
+/* Makes the block of the superblock sbIn about to be instrumented, with
+   room for as many exits and ops as it may have. */
+static void l1_begin(IRSB* sbIn)
+{
+   max_exits = 1;
+   max_ops = (UInt)count_data(sbIn);
+   for (Int i = 0; i < sbIn->stmts_used; i++) {
+      max_exits += sbIn->stmts[i]->tag == Ist_Exit;
+      max_ops += sbIn->stmts[i]->tag == Ist_IMark;
+   }
+   SizeT size = max_exits * sizeof(L1Exit) + max_ops * sizeof(L1Op);
+   size = (size + 15) & ~(SizeT)15;
+   if (size > l1_pool_left) {
+      SizeT n = size > L1_POOL ? size : L1_POOL;
+      l1_pool = VG_(malloc)("memspy.l1pool", n);
+      l1_pool_left = n;
+   }
+   cur_exits = (L1Exit*)l1_pool;
+   cur_ops = (L1Op*)(cur_exits + max_exits);
+   l1_pool += size;
+   l1_pool_left -= size;
+   tl_assert((ULong)(Addr)cur_exits >> 60 == 0);
+}
+
+/* Returns the first word of the EXEC records of exit e of the superblock
+   being instrumented: the address of its L1Exit, which l1_remember fills
+   in. */
+static ULong l1_exit_word(UInt e)
+{
+   tl_assert(e < max_exits);
+   return (ULong)(Addr)&cur_exits[e];
+}
+
+/* Records the ops of the superblock being instrumented, of entries
+   e[0..n), in its block. */
+static void l1_remember(const Entry* e, Int n)
+{
+   Bool fold = l1_icache != NULL && l1_icache != &l1d;
+   ULong shift = fold ? l1_icache->c.shift : 0;
+   ULong last_line = 0, words = 1;
+   UInt nops = 0, events[4] = { 0, 0, 0, 0 }, hits = 0;
+   Bool fetched = False;   /* last_line: the line the previous fetch ended in */
+   ULong data = 0;
+   UInt exit = 0;
+   for (Int k = 0; k <= n; k++) {
+      UInt kind = k < n ? (UInt)(e[k].word & 0xff) : K_EXIT;
+      if (kind == K_EXIT) {
+         tl_assert(nops < 65536 && words < 65536 && events[2] < 65536 && events[0] + events[1] + events[3] < 65536);
+         L1Exit* x = &cur_exits[exit++];
+         x->nops = (UShort)nops;
+         x->words = (UShort)words;
+         x->ops = cur_ops;
+         for (Int j = 0; j < 4; j++)
+            x->events[j] = (UShort)events[j];
+         x->fetch_hits = (UShort)hits;
+         continue;
+      }
+      if (kind == K_CALL || kind == K_RETURN) {
+         words += 2;   /* the target and the stack pointer */
+         continue;
+      }
+      events[kind == K_ATOMIC ? K_MODIFY : kind]++;
+      if (kind != K_IFETCH && !(e[k].word & ENT_DERIVED))
+         words++;
+      UInt size = (UInt)(e[k].word >> 8) & 0xffffff;
+      if (kind == K_IFETCH && fold) {
+         Addr lo = e[k].pc, hi = e[k].pc + (size ? size - 1 : 0);
+         Bool hit = fetched && lo >> shift == last_line && hi >> shift == last_line;
+         last_line = hi >> shift;
+         fetched = True;
+         if (hit) {
+            hits++;
+            continue;
+         }
+      }
+      tl_assert(nops < max_ops);
+      L1Op* op = &cur_ops[nops++];
+      op->word = (UInt)(e[k].word & 0xffffffffULL);
+      op->base = DIRECT;
+      op->off = e[k].pc;
+      if (kind != K_IFETCH) {
+         if (e[k].word & ENT_DERIVED) {
+            op->base = (UInt)(e[k].word >> ENT_BASE_SHIFT);
+            op->off = e[k].off;
+         }
+         data++;
+      }
+   }
+   tl_assert(exit <= max_exits);
+   if (data > cap_l1_addr) {
+      cap_l1_addr = 2 * data;
+      l1_addr = VG_(realloc)("memspy.l1addr", l1_addr, cap_l1_addr * sizeof(ULong));
+   }
+}
+
+/* Hands the output chunk over, closing its BELOW record. */
+static void out_send(void)
+{
+   below_at = ~0ULL;
+   if (out_pos > 0)
+      hand_over(&out, out_pos);
+   out_pos = 0;
+}
+
+static void out_room(ULong words)
+{
+   if (out_pos + words > BUF_WORDS)
+      out_send();
+}
+
+/* l1_emit (ms_l1.h): a request below the first-level caches, into the
+   open BELOW record (a new one when there is none, or it would cross the
+   chunk). A whole line of the cache that sends it is one word, its address
+   | kind; another write (a write-through) two: 3 | size << 2, then the
+   address. */
+void l1_emit(const L1Cache* c, unsigned kind, L1Word a, L1Word size)
+{
+   ULong words = (a & (c->line - 1)) == 0 && size == c->line ? 1 : 2;
+   if (below_at == ~0ULL || out_pos + words > BUF_WORDS) {
+      out_room(1 + words);
+      below_at = out_pos;
+      out[out_pos++] = (REC_BELOW << 60) | below_flags;
+   }
+   if (words == 1) {
+      out[out_pos++] = a | kind;
+   } else {
+      out[out_pos++] = 3 | size << 2;
+      out[out_pos++] = a;
+   }
+   out[below_at] += words;
+}
+
+/* Writes an L1STATS record of the counters; with flush, of the counters
+   the end-of-trace flush (whose write-backs it sends first) leaves. */
+static void l1_stats(Bool flush)
+{
+   L1Spec* cs[2] = { l1_icache, &l1d };
+   Int n = l1_icache == NULL || l1_icache == &l1d ? 1 : 2;
+   if (n == 1)
+      cs[0] = &l1d;
+   else if (l1i.index > l1d.index) {
+      cs[0] = &l1d;   /* machine order, as memspy's flush goes */
+      cs[1] = &l1i;
+   }
+   ULong wb[2], tb[2];
+   for (Int k = 0; k < n; k++) {
+      wb[k] = cs[k]->c.writebacks;
+      tb[k] = cs[k]->c.to_below;
+      if (flush)
+         l1_flush(&cs[k]->c, &wb[k], &tb[k]);
+   }
+   ULong words = 4 + 11 * (ULong)n;
+   out_room(1 + words);
+   below_at = ~0ULL;
+   out[out_pos++] = (REC_L1STATS << 60) | below_flags | words;
+   for (Int k = 0; k < 4; k++)
+      out[out_pos++] = l1_kinds[k];
+   for (Int k = 0; k < n; k++) {
+      L1Cache* c = &cs[k]->c;
+      out[out_pos++] = cs[k]->index;
+      for (Int j = 0; j < 3; j++)
+         out[out_pos++] = c->acc[j];
+      for (Int j = 0; j < 3; j++)
+         out[out_pos++] = c->miss[j];
+      out[out_pos++] = c->evictions;
+      out[out_pos++] = wb[k];
+      out[out_pos++] = c->from_below;
+      out[out_pos++] = tb[k];
+   }
+}
+
+/* Simulates the EXEC record at p, which took exit x, through the
+   first-level caches, counts it in n and returns its length in words. */
+static inline ULong l1_exec(const L1Exit* x, const ULong* p, L1Counts* n)
+{
+   UInt nops = x->nops;
+   const L1Op* op = x->ops;
+   const ULong* words = p + 1;
+   ULong d = 0;
+   n->events[0] += x->events[0];
+   n->events[1] += x->events[1];
+   n->events[2] += x->events[2];
+   n->events[3] += x->events[3];
+   n->fetch_hits += x->fetch_hits;
+   for (UInt k = 0; k < nops; k++, op++) {
+      UInt kind = op->word & 0xff, size = op->word >> 8;
+      if (kind == K_IFETCH) {
+         if (l1_icache != NULL)
+            l1_access(&l1_icache->c, L1_IFETCH, op->off, size);
+         continue;
+      }
+      ULong a = op->base == DIRECT ? *words++ : l1_addr[op->base] + op->off;
+      l1_addr[d++] = a;
+      switch (kind) {
+      case K_READ:
+         l1_access(&l1d.c, L1_READ, a, size);
+         break;
+      case K_WRITE:
+         l1_access(&l1d.c, L1_WRITE, a, size);
+         break;
+      default:   /* a modify or an atomic: a read, then a write */
+         l1_access(&l1d.c, L1_READ, a, size);
+         l1_access(&l1d.c, L1_WRITE, a, size);
+         break;
+      }
+   }
+   return x->words;
+}
+
+/* Zeroes the counters (a reset marker; a forked child's new stream also
+   empties the caches). */
+static void l1_reset(Bool empty)
+{
+   for (Int k = 0; k < 4; k++)
+      l1_kinds[k] = 0;
+   L1Spec* cs[2] = { &l1i, &l1d };
+   for (Int k = 0; k < 2; k++) {
+      if (cs[k]->c.ways == NULL)
+         continue;
+      if (empty)
+         l1_clear(&cs[k]->c);
+      else
+         l1_zero(&cs[k]->c);
+   }
+}
+
+/* Adds the counts of executions in c to l1_kinds and the instruction
+   cache's accesses, and zeroes c. */
+static void l1_count(L1Counts* c)
+{
+   for (Int k = 0; k < 4; k++)
+      l1_kinds[k] += c->events[k];
+   if (l1_icache != NULL)
+      l1_icache->c.acc[L1_IFETCH] += c->fetch_hits;
+   *c = (L1Counts){ { 0, 0, 0, 0 }, 0 };
+}
+
+/* send_buf with the first-level caches: simulates the first n words of
+   buf and writes the rest of its records and what the caches send below
+   them into the output chunk, which memspy gets when it is full, FLUSH_MS
+   after the last words it got, and at once at a PROC or END record.
+   Before a reset or dump marker come the counters; before an exec,
+   tentatively, the end-of-trace flush and the counters after it (the exec
+   may fail); before END, the flush and the counters, then END in a chunk
+   of its own. */
+static void l1_filter(ULong n)
+{
+   ULong i = 0;
+   Bool now = False;     /* hand the output over now */
+   Bool ended = False;   /* END was copied: it stays alone in its chunk */
+   L1Counts c = { { 0, 0, 0, 0 }, 0 };
+   while (i < n) {
+      ULong w = buf[i], type = w >> 60;
+      if (type == 0) {
+         i += l1_exec((const L1Exit*)(Addr)w, &buf[i], &c);
+         continue;
+      }
+      l1_count(&c);
+      ULong len = record_len(&buf[i]);
+      switch (type) {
+      case REC_MARK:
+         if ((w & 0xffff) == MEMSPY_MARK_RESET || (w & 0xffff) == MEMSPY_MARK_DUMP)
+            l1_stats(False);
+         break;
+      case REC_PROC:
+         now = True;
+         if ((w & 0xffff) == PROC_EXEC) {
+            below_flags = REC_TENTATIVE;
+            below_at = ~0ULL;
+            l1_stats(True);
+            below_flags = 0;
+            below_at = ~0ULL;
+         }
+         break;
+      case REC_END:
+         below_at = ~0ULL;
+         l1_stats(True);
+         out_send();
+         now = ended = True;
+         break;
+      }
+      below_at = ~0ULL;
+      out_room(len);
+      for (ULong k = 0; k < len; k++)
+         out[out_pos++] = buf[i + k];
+      if (type == REC_MARK && (w & 0xffff) == MEMSPY_MARK_RESET)
+         l1_reset(False);
+      i += len;
+   }
+   l1_count(&c);
+   if (now || VG_(read_millisecond_timer)() - last_hand_ms >= FLUSH_MS) {
+      /* The counters so far go with every chunk handed over on time: a
+         stream cut short (the program killed) has them up to there. */
+      if (out_pos > 0 && !ended)
+         l1_stats(False);
+      out_send();
+   }
+}
+
 /* Writes the DESCRIBE record of superblock id, of entries e[0..n). */
 static void describe(ULong id, const Entry* e, Int n)
 {
    if (clo_max_events > 0)
       remember_exits(id, e, n);
+   if (l1_on) {
+      l1_remember(e, n);   /* no DESCRIBE record: no EXEC record leaves the tool */
+      return;
+   }
    ULong derived = 0;
    for (Int k = 0; k < n; k++)
       derived += (e[k].word & ENT_DERIVED) != 0;
@@ -2199,6 +2656,8 @@ static IRSB* ms_instrument(VgCallbackClosure* closure, IRSB* sbIn,
 
    ULong id = gap ? 0 : next_sb_id++;   /* a gap describes its records one by one */
    n_ents = 0;
+   if (l1_on)
+      l1_begin(sbIn);   /* never in a gap: no sampling with the caches in the tool */
 
    /* Reserve room for the record: flush first if the buffer is nearly
       full. */
@@ -2429,6 +2888,8 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
    else if VG_BOOL_CLO(arg, "--no-stack", clo_no_stack) {}
    else if VG_BOOL_CLO(arg, "--calls", clo_calls) {}
    else if VG_BOOL_CLO(arg, "--derive", clo_derive) {}
+   else if VG_STR_CLO(arg, "--l1i", s) { l1_option("--l1i", s, &l1i); }
+   else if VG_STR_CLO(arg, "--l1d", s) { l1_option("--l1d", s, &l1d); l1_on = True; }
    else if VG_BOOL_CLO(arg, "--started", clo_started) {}
    else if VG_STR_CLO(arg, "--start-fn", clo_start_fn) {}
    else if VG_STR_CLO(arg, "--trace-fn", clo_trace_fn) {}
@@ -2467,6 +2928,11 @@ static void ms_print_usage(void)
 "    --calls=no|yes      report calls and returns [yes]\n"
 "    --derive=no|yes     leave out the address words of data entries whose\n"
 "                        addresses follow from earlier ones' [yes]\n"
+"    --l1d=INDEX,SETS,ASSOC,LINE,lru|fifo,wb|wt,wa|nwa  simulate the first data\n"
+"                        cache (memspy's cache INDEX) in the tool and send only\n"
+"                        what it sends below it, and its counters\n"
+"    --l1i=...           the same for the first instruction cache (its INDEX\n"
+"                        equal to --l1d's: one unified cache)\n"
 "    --started=no|yes    trace from the start (no: wait for MEMSPY_START_TRACING) [yes]\n"
 "    --start-fn=NAME     start tracing at the first entry of function NAME\n"
 "    --trace-fn=NAME     trace only while function NAME is on the stack\n"
@@ -2516,7 +2982,10 @@ static void map_ring(void)
    ring_chunks = st.size / chunk;
    ring_cur = 0;
    ring_free = ring_chunks - 1;
-   buf = ring;
+   if (l1_on)
+      out = ring;   /* the instrumented code fills own_buf */
+   else
+      buf = ring;
 }
 
 static void ms_post_clo_init(void)
@@ -2558,6 +3027,19 @@ static void ms_post_clo_init(void)
    }
    t0_ms = VG_(read_millisecond_timer)();
 
+   if (l1_on) {
+      buf_limit = L1_BUF_WORDS;
+      if (l1i.c.ways != NULL)
+         l1_icache = l1i.index == l1d.index ? &l1d : &l1i;
+      if (clo_ifetch && l1_icache == NULL) {
+         VG_(fmsg)("memspy: --ifetch=yes with --l1d needs --l1i\n");
+         VG_(exit)(1);
+      }
+      if (clo_sample_period > 0 || clo_sample_steps > 0 || clo_max_events > 0) {
+         VG_(fmsg)("memspy: --l1d does not go with sampling or --max-events\n");
+         VG_(exit)(1);
+      }
+   }
    if (clo_ring_fd >= 0)
       map_ring();
    /* The stream's descriptors go to Valgrind's own range: the program
