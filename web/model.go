@@ -38,14 +38,15 @@ type Limits struct {
 	Sync       int
 	Dumps      int
 	// CallNodes bounds the nodes of the call tree (those with the most
-	// cycles, their callees' included; the others count in their nearest
-	// caller shown).
+	// cycles, their callees' included), and CallDepth its depth; the
+	// others count in their nearest caller shown.
 	CallNodes int
+	CallDepth int
 }
 
 // DefaultLimits are the limits of memspy report --html and memspy serve.
 var DefaultLimits = Limits{Functions: 25, Objects: 40, PairsPer: 6, Pairs: 150, RefsPer: 4, References: 250, EvictedBy: 8, Evictors: 4, Context: 3,
-	Processes: 200, Processors: 64, Threads: 64, Sync: 20, Dumps: 200, CallNodes: 600}
+	Processes: 200, Processors: 64, Threads: 64, Sync: 20, Dumps: 200, CallNodes: 600, CallDepth: 40}
 
 // Model is what a page shows of one profile: numbers copied from it,
 // bounded by Limits. Counts are those of the profile; nothing is
@@ -334,14 +335,16 @@ func NewModel(p *profile.Profile, name string, lim Limits) (*Model, error) {
 	m.Sources = readSources(m.References, lim.Context)
 	m.addProcesses(p, lim)
 	m.Timeline = p.Timeline
-	m.addCallTree(p.CallTree, lim.CallNodes)
+	m.addCallTree(p.CallTree, lim.CallNodes, lim.CallDepth)
 	return m, nil
 }
 
 // addCallTree copies the nodes of t with the most cycles, at most max of
-// them (profile.KeepCallers), those left out adding their own cycles into
-// their nearest caller kept, and adds up each node's inclusive cycles.
-func (m *Model) addCallTree(t *profile.CallTree, max int) {
+// them (profile.KeepCallers) and none deeper than depth (a recursion
+// through several functions makes a path of thousands), those left out
+// adding their own cycles into their nearest caller kept, and adds up
+// each node's inclusive cycles.
+func (m *Model) addCallTree(t *profile.CallTree, max, depth int) {
 	if t == nil || len(t.Nodes) == 0 {
 		return
 	}
@@ -359,6 +362,16 @@ func (m *Model) addCallTree(t *profile.CallTree, max int) {
 		own[i], callers[i], weights[i] = c, n.Caller, c.Compute+c.Stall+c.Sync
 	}
 	into, kept := profile.KeepCallers(callers, weights, max)
+	level := make([]int, len(own)) // by node: its depth, 1 at the top
+	for i, c := range callers {
+		level[i] = 1
+		if c >= 0 {
+			level[i] = level[c] + 1
+			if level[i] > depth {
+				into[i] = into[c] // (callers first: into[c] is settled)
+			}
+		}
+	}
 	place := make([]int32, len(own)) // by node kept: its index in m.CallTree
 	m.CallTree = make([]CallNode, 0, kept)
 	for i, c := range own {

@@ -296,3 +296,41 @@ func TestCut(t *testing.T) {
 		t.Errorf("cut of invalid UTF-8: %q", cut("a\xffb"))
 	}
 }
+
+// TestCallTreeBounds: the page keeps the calling contexts with the most
+// cycles and none deeper than its bound; those left out count in their
+// nearest caller kept, so that the top's inclusive cycles stay the run's.
+func TestCallTreeBounds(t *testing.T) {
+	// A chain of 100 calls (a recursion through two functions), each with
+	// 10 instructions, and beside it under the top 50 leaves of 1.
+	tr := &profile.CallTree{}
+	for i := range 100 {
+		tr.Nodes = append(tr.Nodes, profile.CallNode{Function: []string{"f", "g"}[i%2], Caller: int32(i) - 1, Calls: 1, Instructions: 10})
+	}
+	for i := range 50 {
+		tr.Nodes = append(tr.Nodes, profile.CallNode{Function: fmt.Sprint("leaf", i), Caller: 0, Instructions: 1})
+	}
+	m := &Model{ComputeKnown: true}
+	m.addCallTree(tr, 60, 40)
+	if len(m.CallTree) != 40 { // (the heaviest 60: the top and the chain's first 59, then 40 deep)
+		t.Fatalf("%d nodes kept, want 40", len(m.CallTree))
+	}
+	depth, deepest := map[int32]int{-1: 0}, 0
+	for i, n := range m.CallTree {
+		depth[int32(i)] = depth[n.Caller] + 1
+		deepest = max(deepest, depth[int32(i)])
+	}
+	if deepest != 40 {
+		t.Errorf("deepest node at %d, want 40", deepest)
+	}
+	if top := m.CallTree[0]; top.InCompute != 100*10+50 || top.Compute != 10+50 {
+		t.Errorf("top: inclusive %d own %d, want 1050 and 60 (its leaves')", top.InCompute, top.Compute)
+	}
+	var own uint64
+	for _, n := range m.CallTree {
+		own += n.Compute
+	}
+	if own != 1050 {
+		t.Errorf("the nodes' own cycles add up to %d, want 1050", own)
+	}
+}
