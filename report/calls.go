@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -94,50 +95,37 @@ func (v *viewer) calls() ([]*Table, error) {
 	// recursion's inner calls are in the outer ones'), by caller, and
 	// their callees.
 	f := v.opt.Function
-	outer := make([]bool, len(tr.Nodes)) // the node or one of its callers is f
+	under := make([]bool, len(tr.Nodes))     // by node: it or one of its callers is f
+	outermost := make([]bool, len(tr.Nodes)) // by node: it is f, and none of its callers
 	callers, callees := map[string]*nodeCycles{}, map[string]*nodeCycles{}
 	var self nodeCycles // of its outermost nodes
-	found := false
 	add := func(m map[string]*nodeCycles, name string, c nodeCycles) {
 		if m[name] == nil {
 			m[name] = &nodeCycles{}
 		}
 		m[name].add(c)
 	}
-	for i, n := range tr.Nodes {
-		up := n.Caller >= 0 && outer[n.Caller]
-		if n.Function == f {
-			found = true
-			outer[i] = true
-			if !up {
-				caller := "(the top: outside every call)"
-				if n.Caller >= 0 {
-					caller = v.funcName(tr.Nodes[n.Caller].Function)
-				}
-				add(callers, caller, cyc[i])
+	for i, n := range tr.Nodes { // (callers first)
+		up := n.Caller >= 0 && under[n.Caller]
+		under[i], outermost[i] = up || n.Function == f, !up && n.Function == f
+		switch {
+		case outermost[i]:
+			caller := "(the top: outside every call)"
+			if n.Caller >= 0 {
+				caller = v.funcName(tr.Nodes[n.Caller].Function)
 			}
-		} else {
-			outer[i] = up
-		}
-		if n.Caller >= 0 && tr.Nodes[n.Caller].Function == f && !(tr.Nodes[n.Caller].Caller >= 0 && outer[tr.Nodes[n.Caller].Caller]) {
+			add(callers, caller, cyc[i])
+			self.add(cyclesOf(&tr.Nodes[i]))
+		case n.Caller >= 0 && outermost[n.Caller]:
 			add(callees, v.funcName(n.Function), cyc[i])
 		}
-		if n.Function == f && !up {
-			self.add(cyclesOf(&tr.Nodes[i]))
-		}
 	}
-	if !found {
+	if len(callers) == 0 {
 		return nil, fmt.Errorf("no function %q in the call tree", f)
 	}
 	table := func(title, first string, m map[string]*nodeCycles) *Table {
 		t := &Table{Title: title, Columns: columns(first), Notes: notes}
-		names := slices.Sorted(func(yield func(string) bool) {
-			for k := range m {
-				if !yield(k) {
-					return
-				}
-			}
-		})
+		names := slices.Sorted(maps.Keys(m))
 		slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(m[b].total(), m[a].total()) })
 		rows := make([]Row, len(names))
 		for i, name := range names {
