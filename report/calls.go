@@ -19,13 +19,18 @@ var ErrNoCallTree = errors.New("the profile has no call tree: run with --where (
 // shows, innermost first (an ellipsis stands for the outer ones).
 const callPathFrames = 6
 
-// nodeCycles are the cycles of a call tree node, or of a sum of nodes.
-type nodeCycles struct{ calls, compute, stall, sync uint64 }
+// nodeCycles are the cycles of a call tree node, or of a sum of nodes,
+// and their misses at the focus cache.
+type nodeCycles struct{ calls, compute, stall, sync, misses uint64 }
 
-func cyclesOf(n *profile.CallNode) nodeCycles {
+// cyclesOf returns the cycles of n, and its misses at cache focus.
+func cyclesOf(n *profile.CallNode, focus string) nodeCycles {
 	c := nodeCycles{calls: n.Calls, compute: n.Instructions, sync: n.SyncCycles}
-	for _, s := range n.Levels {
+	for name, s := range n.Levels {
 		c.stall += s.StallCycles
+		if name == focus {
+			c.misses = s.Misses
+		}
 	}
 	return c
 }
@@ -37,6 +42,7 @@ func (c *nodeCycles) add(b nodeCycles) {
 	c.compute += b.compute
 	c.stall += b.stall
 	c.sync += b.sync
+	c.misses += b.misses
 }
 
 // calls builds the call tree's tables: without --function, the call
@@ -52,7 +58,7 @@ func (v *viewer) calls() ([]*Table, error) {
 	cyc := make([]nodeCycles, len(incl))
 	var all uint64
 	for i := range incl {
-		cyc[i] = cyclesOf(&incl[i])
+		cyc[i] = cyclesOf(&incl[i], v.p.Focus)
 		if incl[i].Caller < 0 {
 			all += cyc[i].total()
 		}
@@ -60,14 +66,16 @@ func (v *viewer) calls() ([]*Table, error) {
 	// The sync column appears when threads waited somewhere.
 	sync := slices.ContainsFunc(tr.Nodes, func(n profile.CallNode) bool { return n.SyncCycles > 0 })
 	columns := func(first string) []Column {
-		cs := []Column{{Name: first}, {Name: "calls"}, {Name: "compute cycles"}, {Name: "stall cycles"}, {Name: "total cycles"}, {Name: "share"}}
+		cs := []Column{{Name: first}, {Name: "calls"}, {Name: "compute cycles"}, {Name: "stall cycles"}, {Name: "total cycles"}, {Name: "share"},
+			{Name: "misses at " + v.focus}}
 		if sync {
 			cs = slices.Insert(cs, 4, Column{Name: "sync cycles"})
 		}
 		return cs
 	}
 	row := func(name string, c nodeCycles) Row {
-		cells := []Cell{textCell(name), countCell(c.calls), countCell(c.compute), countCell(c.stall), countCell(c.total()), shareCell(c.total(), all)}
+		cells := []Cell{textCell(name), countCell(c.calls), countCell(c.compute), countCell(c.stall), countCell(c.total()), shareCell(c.total(), all),
+			countCell(c.misses)}
 		if sync {
 			cells = slices.Insert(cells, 4, countCell(c.sync))
 		}
@@ -115,7 +123,7 @@ func (v *viewer) calls() ([]*Table, error) {
 				caller = v.funcName(tr.Nodes[n.Caller].Function)
 			}
 			add(callers, caller, cyc[i])
-			self.add(cyclesOf(&tr.Nodes[i]))
+			self.add(cyclesOf(&tr.Nodes[i], v.p.Focus))
 		case n.Caller >= 0 && outermost[n.Caller]:
 			add(callees, v.funcName(n.Function), cyc[i])
 		}

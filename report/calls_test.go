@@ -22,9 +22,9 @@ import (
 func callTreeProfile() *profile.Profile {
 	node := func(fn string, caller int32, calls, instr, stall uint64) profile.CallNode {
 		return profile.CallNode{Function: fn, Caller: caller, Calls: calls, Instructions: instr,
-			Levels: map[string]*profile.Stats{"L1D": {StallCycles: stall}}}
+			Levels: map[string]*profile.Stats{"L1D": {StallCycles: stall, Misses: stall / 10}}}
 	}
-	p := &profile.Profile{Options: profile.Options{Where: true}, Functions: []profile.Function{{Name: "main"}},
+	p := &profile.Profile{Options: profile.Options{Where: true}, Focus: "L1D", Functions: []profile.Function{{Name: "main"}},
 		CallTree: &profile.CallTree{Nodes: []profile.CallNode{
 			node("main", -1, 0, 10, 100), node("f", 0, 2, 20, 200), node("g", 1, 3, 30, 300),
 			node("g", 0, 1, 5, 50), node("h", 3, 1, 1, 10), node("g", 4, 1, 2, 20)}}}
@@ -33,14 +33,15 @@ func callTreeProfile() *profile.Profile {
 
 func TestCalls(t *testing.T) {
 	text := viewText(t, callTreeProfile(), "calls", ViewOptions{})
-	// Inclusive: main 748, f 550, g←f 330, g←main 88, h 33, g←h 22.
+	// Inclusive: main 748, f 550, g←f 330, g←main 88, h 33, g←h 22; a
+	// miss at L1D per 10 stall cycles.
 	want := [][]string{
-		{"main", "0", "68", "680", "748", "100.0%"},
-		{"f ← main", "2", "50", "500", "550", "73.5%"},
-		{"g ← f ← main", "3", "30", "300", "330", "44.1%"},
-		{"g ← main", "1", "8", "80", "88", "11.8%"},
-		{"h ← g ← main", "1", "3", "30", "33", "4.4%"},
-		{"g ← h ← g ← main", "1", "2", "20", "22", "2.9%"},
+		{"main", "0", "68", "680", "748", "100.0%", "68"},
+		{"f ← main", "2", "50", "500", "550", "73.5%", "50"},
+		{"g ← f ← main", "3", "30", "300", "330", "44.1%", "30"},
+		{"g ← main", "1", "8", "80", "88", "11.8%", "8"},
+		{"h ← g ← main", "1", "3", "30", "33", "4.4%", "3"},
+		{"g ← h ← g ← main", "1", "2", "20", "22", "2.9%", "2"},
 	}
 	got := rowsOf(text, "main", "f ← main", "g ← f ← main", "g ← main", "h ← g ← main", "g ← h ← g ← main")
 	if !slices.EqualFunc(got, want, slices.Equal) {
@@ -50,13 +51,13 @@ func TestCalls(t *testing.T) {
 	// 22 in it); its callees in them: h (33), and its own code.
 	text = viewText(t, callTreeProfile(), "calls", ViewOptions{Function: "g"})
 	callers := rowsOf(text, "f", "main", "total")
-	if want := [][]string{{"f", "3", "30", "300", "330", "44.1%"}, {"main", "1", "8", "80", "88", "11.8%"},
-		{"total", "4", "38", "380", "418", "55.9%"}}; !slices.EqualFunc(callers[:3], want, slices.Equal) {
+	if want := [][]string{{"f", "3", "30", "300", "330", "44.1%", "30"}, {"main", "1", "8", "80", "88", "11.8%", "8"},
+		{"total", "4", "38", "380", "418", "55.9%", "38"}}; !slices.EqualFunc(callers[:3], want, slices.Equal) {
 		t.Errorf("callers of g %q, want %q\n%s", callers, want, text)
 	}
 	callees := rowsOf(text[strings.Index(text, "callees of g"):], "(its own code)", "h", "total")
-	if want := [][]string{{"(its own code)", "0", "35", "350", "385", "51.5%"}, {"h", "1", "3", "30", "33", "4.4%"},
-		{"total", "4", "38", "380", "418", "55.9%"}}; !slices.EqualFunc(callees, want, slices.Equal) {
+	if want := [][]string{{"(its own code)", "0", "35", "350", "385", "51.5%", "35"}, {"h", "1", "3", "30", "33", "4.4%", "3"},
+		{"total", "4", "38", "380", "418", "55.9%", "38"}}; !slices.EqualFunc(callees, want, slices.Equal) {
 		t.Errorf("callees of g %q, want %q\n%s", callees, want, text)
 	}
 	var b strings.Builder
