@@ -84,7 +84,10 @@ func runSampleEval(cmd *cobra.Command, args []string, f *simFlags) error {
 		rf.profOut = filepath.Join(dir, "full.json")
 		progErr = runRun(cmd, args, &rf)
 		if full, err = profile.ReadFile(rf.profOut); err != nil {
-			return errors.Join(progErr, fmt.Errorf("the full run left no profile: %w", err))
+			if progErr != nil {
+				return progErr // (why the program did not run)
+			}
+			return fmt.Errorf("the full run left no profile: %w", err)
 		}
 		if _, err := os.Stat(path); err != nil {
 			return errors.Join(progErr, fmt.Errorf("the full run left no trace: %w", err))
