@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Stats are the where-and-why counters of one entry of the profile (a
@@ -658,26 +659,36 @@ func (p *Profile) DefaultFocus() string {
 }
 
 // forLevelled calls f on every function (and its inclusive counters),
-// object, pair, line and reference, and on the omitted references.
+// object, pair, line and reference, and on the omitted references and
+// pairs: the lists on every CPU at once, so f must change only the entry
+// it is given.
 func (p *Profile) forLevelled(f func(levelled)) {
-	for i := range p.Functions {
-		f(&p.Functions[i])
-		if in := p.Functions[i].Inclusive; in != nil {
-			f(in)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range p.Functions {
+			f(&p.Functions[i])
+			if in := p.Functions[i].Inclusive; in != nil {
+				f(in)
+			}
 		}
-	}
-	for i := range p.Objects {
-		f(&p.Objects[i])
-	}
-	for i := range p.Pairs {
-		f(&p.Pairs[i])
-	}
-	for i := range p.Lines {
-		f(&p.Lines[i])
-	}
+		for i := range p.Objects {
+			f(&p.Objects[i])
+		}
+	})
+	wg.Go(func() {
+		for i := range p.Pairs {
+			f(&p.Pairs[i])
+		}
+	})
+	wg.Go(func() {
+		for i := range p.Lines {
+			f(&p.Lines[i])
+		}
+	})
 	for i := range p.References {
 		f(&p.References[i])
 	}
+	wg.Wait()
 	if p.OmittedReferences != nil {
 		f(p.OmittedReferences)
 	}
