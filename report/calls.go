@@ -94,7 +94,7 @@ func (v *viewer) calls() ([]*Table, error) {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cyc[b].total(), cyc[a].total()) })
 		rows := make([]Row, len(order))
 		for k, i := range order {
-			rows[k] = row(v.callPath(tr.Stack(int32(i))), cyc[i])
+			rows[k] = row(callPath(tr.Stack(int32(i)), v.funcName), cyc[i])
 		}
 		v.limit(t, rows)
 		return []*Table{t}, nil
@@ -155,16 +155,16 @@ func (v *viewer) calls() ([]*Table, error) {
 	return []*Table{ct, ce}, nil
 }
 
-// callPath shows a call path, innermost first, its outer functions beyond
-// callPathFrames as an ellipsis.
-func (v *viewer) callPath(stack []string) string {
+// callPath shows a call path, innermost first, each function as name
+// shows it, its outer functions beyond callPathFrames as an ellipsis.
+func callPath(stack []string, name func(string) string) string {
 	names := make([]string, 0, min(len(stack), callPathFrames+1))
 	for i, f := range stack {
 		if i == callPathFrames {
 			names = append(names, "…")
 			break
 		}
-		names = append(names, v.funcName(f))
+		names = append(names, name(f))
 	}
 	return strings.Join(names, " ← ")
 }

@@ -25,6 +25,7 @@ func callTreeProfile() *profile.Profile {
 			Levels: map[string]*profile.Stats{"L1D": {StallCycles: stall, Misses: stall / 10}}}
 	}
 	p := &profile.Profile{Options: profile.Options{Where: true}, Focus: "L1D", Functions: []profile.Function{{Name: "main"}},
+		Caches: []profile.CacheStats{{Name: "L1D", Level: 1}},
 		CallTree: &profile.CallTree{Nodes: []profile.CallNode{
 			node("main", -1, 0, 10, 100), node("f", 0, 2, 20, 200), node("g", 1, 3, 30, 300),
 			node("g", 0, 1, 5, 50), node("h", 3, 1, 1, 10), node("g", 4, 1, 2, 20)}}}
@@ -80,4 +81,37 @@ func withChain(p *profile.Profile, fns ...string) *profile.Profile {
 		q.CallTree.Nodes = append(q.CallTree.Nodes, profile.CallNode{Function: f, Caller: int32(i) - 1, Calls: 1, Instructions: 10})
 	}
 	return &q
+}
+
+// TestDiffCalls compares two call trees by call path, inclusive: g's call
+// path gets more stall cycles, a new one appears, and a profile without a
+// call tree is an error that names it.
+func TestDiffCalls(t *testing.T) {
+	a, b := callTreeProfile(), callTreeProfile()
+	b.CallTree.Nodes[2].Levels["L1D"] = &profile.Stats{StallCycles: 500, Misses: 50} // g ← f ← main: 300 → 500
+	b.CallTree.Nodes = append(b.CallTree.Nodes, profile.CallNode{Function: "k", Caller: 1, Instructions: 4,
+		Levels: map[string]*profile.Stats{"L1D": {StallCycles: 40, Misses: 4}}})
+	_, rows := diffRows(t, a, b, "calls", DiffOptions{})
+	// Inclusive stall cycles: main 680 → 920, f 500 → 740, g ← f 300 → 500, k new.
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{"main", []string{"main", "", "stall cycles", "680", "920", "240"}},
+		{"f ← main", []string{"f ← main", "", "stall cycles", "500", "740", "240"}},
+		{"g ← f ← main", []string{"g ← f ← main", "", "stall cycles", "300", "500", "200"}},
+		{"k ← f ← main", []string{"k ← f ← main", "added", "stall cycles", "", "40", "40"}},
+	} {
+		r := row(rows, "stall cycles", c.path)
+		if r == nil || !slices.Equal(append([]string{c.path}, r[:5]...), c.want) {
+			t.Errorf("%s: %q, want %q", c.path, r, c.want)
+		}
+	}
+	if got := entryOrder(rows); !slices.Equal(got[:4], []string{"f ← main", "main", "g ← f ← main", "k ← f ← main"}) {
+		t.Errorf("order %q: the largest change first (then by name)", got)
+	}
+	b.CallTree = nil
+	if err := Diff(&strings.Builder{}, a, b, "calls", DiffOptions{NameB: "b.memspy"}); !errors.Is(err, ErrNoCallTree) || !strings.HasPrefix(err.Error(), "b.memspy: ") {
+		t.Errorf("B without a call tree: %v", err)
+	}
 }

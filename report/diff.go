@@ -32,6 +32,7 @@ var diffViews = []view{
 	{name: "objects", help: "by data object, matched by name (--rename OLD=NEW for the renamed ones)"},
 	{name: "pairs", help: "by function × object"},
 	{name: "refs", help: "by reference: PC, function and object"},
+	{name: "calls", help: "by call path (the call tree), inclusive: with everything its calls called"},
 }
 
 // DiffViews lists the views of Diff, in the order of the help text.
@@ -274,6 +275,16 @@ func Diff(w io.Writer, a, b *profile.Profile, name string, opt DiffOptions) erro
 	}
 	if name == "summary" {
 		return render(w, []*Table{d.summary()}, opt.Format)
+	}
+	if name == "calls" {
+		for _, p := range []struct {
+			p    *profile.Profile
+			name string
+		}{{a, d.nameA}, {b, d.nameB}} {
+			if p.p.CallTree == nil {
+				return fmt.Errorf("%s: %w", p.name, ErrNoCallTree)
+			}
+		}
 	}
 	t, err := d.entries(name)
 	if err != nil {
@@ -582,6 +593,33 @@ var entryViews = map[string]entryView{
 	}, func(p *profile.Profile) (uint64, string) {
 		if o := p.OmittedPairs; o != nil {
 			return o.Pairs, "function × object pairs"
+		}
+		return 0, ""
+	}},
+	"calls": {"call path (inclusive)", []string{"call path"}, func(d *differ, p *profile.Profile) []item {
+		t := p.CallTree
+		if t == nil {
+			return nil
+		}
+		var its []item
+		for i, n := range t.Inclusive() {
+			// The focus cache's counters, with the stall cycles over
+			// every cache, as the entries' top-level copies have them.
+			var st profile.Stats
+			if s := n.Levels[d.opt.Focus]; s != nil {
+				st = *s
+			}
+			st.StallCycles = 0
+			for _, s := range n.Levels {
+				st.StallCycles += s.StallCycles
+			}
+			stack := t.Stack(int32(i))
+			its = append(its, item{[]Cell{textCell(callPath(stack, d.funcName))}, &st, strings.Join(stack, "\x00")})
+		}
+		return its
+	}, func(p *profile.Profile) (uint64, string) {
+		if t := p.CallTree; t != nil && t.Elided > 0 {
+			return t.Elided, "calling contexts (in their callers' nodes)"
 		}
 		return 0, ""
 	}},
