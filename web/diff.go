@@ -35,13 +35,17 @@ const diffTop = 30
 
 // NewDiff compares profile a, read from file nameA, with b, from nameB:
 // the summary and, when both have where-and-why data, the functions,
-// objects and pairs with the largest changes. It sets the focus of both
-// (report.Diff), so make their models first.
+// objects and pairs with the largest changes, and the call paths when
+// both have a call tree. It sets the focus of both (report.Diff), so make
+// their models first.
 func NewDiff(a, b *profile.Profile, nameA, nameB string) (*Diff, error) {
 	d := &Diff{A: nameA, B: nameB}
 	views := []string{"summary"}
 	if report.HasWhere(a) && report.HasWhere(b) {
 		views = append(views, "functions", "objects", "pairs")
+		if a.CallTree != nil && b.CallTree != nil {
+			views = append(views, "calls")
+		}
 	}
 	for _, v := range views {
 		var buf bytes.Buffer

@@ -214,7 +214,7 @@ func TestDiff(t *testing.T) {
 	for _, tb := range d.Tables {
 		views = append(views, tb.View)
 	}
-	if diff := cmp.Diff([]string{"summary", "functions", "objects", "pairs"}, views); diff != "" {
+	if diff := cmp.Diff([]string{"summary", "functions", "objects", "pairs", "calls"}, views); diff != "" {
 		t.Errorf("views (-want +got):\n%s", diff)
 	}
 	fn := d.Tables[1]
