@@ -8,21 +8,10 @@ import (
 	vt "github.com/memspy/memspy/tracer/valgrind/valgrindtest"
 )
 
-// below and l1stats build the first-level caches' records (see
-// docs/valgrind-stream.md).
-func below(s *vt.Stream, tentative bool, words ...uint64) {
-	w := uint64(recBelow)<<60 | uint64(len(words))
-	if tentative {
-		w |= recTentative
-	}
-	s.Word(w)
-	for _, x := range words {
-		s.Word(x)
-	}
-}
-
-func l1stats(s *vt.Stream, tentative bool, words ...uint64) {
-	w := uint64(recL1Stats)<<60 | uint64(len(words))
+// record writes a first-level caches' record of type typ (recBelow or
+// recL1Stats; see docs/valgrind-stream.md) holding words.
+func record(s *vt.Stream, typ uint64, tentative bool, words ...uint64) {
+	w := typ<<60 | uint64(len(words))
 	if tentative {
 		w |= recTentative
 	}
@@ -50,17 +39,17 @@ func stats15(n uint64) []uint64 {
 func TestStreamFirstLevel(t *testing.T) {
 	var s vt.Stream
 	s.Header(flagL1, 7).Thread(9)
-	below(&s, false, 0x1000|0, 0x2040|1, 0x3000|2, 3|5<<2, 0x4001)
-	l1stats(&s, false, stats15(100)...)
+	record(&s, recBelow, false, 0x1000|0, 0x2040|1, 0x3000|2, 3|5<<2, 0x4001)
+	record(&s, recL1Stats, false, stats15(100)...)
 	s.String(1, "/bin/true")
 	s.Word(11<<60 | 1<<16 | procExec).Word(0)
-	below(&s, true, 0x5000|1)
-	l1stats(&s, true, stats15(200)...)
+	record(&s, recBelow, true, 0x5000|1)
+	record(&s, recL1Stats, true, stats15(200)...)
 	s.Word(11<<60 | 1<<16 | procExecFailed).Word(2)
-	below(&s, false, 0x6000)
+	record(&s, recBelow, false, 0x6000)
 	s.Word(11<<60 | 1<<16 | procExec).Word(0)
-	below(&s, true, 0x7000|1, 0x8000|1)
-	l1stats(&s, true, stats15(300)...)
+	record(&s, recBelow, true, 0x7000|1, 0x8000|1)
+	record(&s, recL1Stats, true, stats15(300)...)
 	data := s.Bytes()
 	want := []ev{
 		acc(trace.BelowRead, 0x1000, 0, 0, 9),
