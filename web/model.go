@@ -342,23 +342,31 @@ func NewModel(p *profile.Profile, name string, lim Limits) (*Model, error) {
 // addCallTree copies the nodes of t with the most cycles, at most max of
 // them (profile.KeepCallers) and none deeper than depth (a recursion
 // through several functions makes a path of thousands), those left out
-// adding their own cycles into their nearest caller kept, and adds up
-// each node's inclusive cycles.
+// adding their own cycles into their nearest caller kept. A node kept
+// keeps its inclusive cycles (t.Inclusive): those it takes in are of its
+// subtree.
 func (m *Model) addCallTree(t *profile.CallTree, max, depth int) {
 	if t == nil || len(t.Nodes) == 0 {
 		return
 	}
+	// cycles returns n's compute (when known), stall and sync cycles.
+	cycles := func(n *profile.CallNode) (compute, stall, sync uint64) {
+		if m.ComputeKnown {
+			compute = n.Instructions
+		}
+		for _, s := range n.Levels {
+			stall += s.StallCycles
+		}
+		return compute, stall, n.SyncCycles
+	}
+	incl := t.Inclusive()
 	own := make([]CallNode, len(t.Nodes))
 	callers, weights := make([]int32, len(t.Nodes)), make([]uint64, len(t.Nodes))
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
-		c := CallNode{Function: n.Function, Caller: n.Caller, Calls: n.Calls, Sync: n.SyncCycles}
-		if m.ComputeKnown {
-			c.Compute = n.Instructions
-		}
-		for _, s := range n.Levels {
-			c.Stall += s.StallCycles
-		}
+		c := CallNode{Function: n.Function, Caller: n.Caller, Calls: n.Calls}
+		c.Compute, c.Stall, c.Sync = cycles(n)
+		c.InCompute, c.InStall, c.InSync = cycles(&incl[i])
 		own[i], callers[i], weights[i] = c, n.Caller, c.Compute+c.Stall+c.Sync
 	}
 	into, kept := profile.KeepCallers(callers, weights, max)
@@ -387,18 +395,6 @@ func (m *Model) addCallTree(t *profile.CallTree, max, depth int) {
 			c.Caller = place[c.Caller]
 		}
 		m.CallTree = append(m.CallTree, c)
-	}
-	for i := len(m.CallTree) - 1; i >= 0; i-- { // (callees after their callers)
-		n := &m.CallTree[i]
-		n.InCompute += n.Compute
-		n.InStall += n.Stall
-		n.InSync += n.Sync
-		if n.Caller >= 0 {
-			c := &m.CallTree[n.Caller]
-			c.InCompute += n.InCompute
-			c.InStall += n.InStall
-			c.InSync += n.InSync
-		}
 	}
 }
 
