@@ -27,7 +27,16 @@ const maxTracerLines = 1 << 24
 // more than maxTracerLines lines; or when a cache below can take lines out
 // of a first cache or hand lines up to it (inclusive, exclusive).
 func (h *Hierarchy) TracerFirstLevels(ifetch bool) (data, instr int, ok bool) {
-	if !h.Slim() || h.opt.Classify || h.opt.CacheLab || h.samp != nil || h.numa != nil || h.coh != nil {
+	if !h.Slim() {
+		return 0, 0, false
+	}
+	return h.tracerFirsts(ifetch)
+}
+
+// tracerFirsts is TracerFirstLevels but for attribution: whether the
+// first caches are ones a tracer may simulate.
+func (h *Hierarchy) tracerFirsts(ifetch bool) (data, instr int, ok bool) {
+	if len(h.procs) > 1 || h.opt.Classify || h.opt.CacheLab || h.samp != nil || h.numa != nil || h.coh != nil {
 		return 0, 0, false
 	}
 	dl, il := h.dfirst, h.ifirst
@@ -73,9 +82,17 @@ func (h *Hierarchy) fromTracer(b *trace.Batch, i int) {
 	case trace.BelowRead:
 		h.requestBelow(h.dfirst, kRead, a, s)
 	case trace.BelowWrite:
+		if h.attr != nil {
+			h.tracerFlush(a) // a tracer noting accesses sends only its flush
+			return
+		}
 		h.requestBelow(h.dfirst, kWrite, a, s)
+	case trace.Exec:
+		h.tracerExec(b, i)
 	case trace.FirstLevel:
-		h.setFirstLevels(b.ExtOf(i).Stack)
+		if h.attr == nil { // a tracer noting accesses: the engine counts them itself
+			h.setFirstLevels(b.ExtOf(i).Stack)
+		}
 	}
 }
 

@@ -484,10 +484,10 @@ func (h *Hierarchy) Process(b *trace.Batch) {
 		h.process(b, 0, len(b.Kind))
 		return
 	}
-	// Cut where the next point of the timeline falls (it may fall a little
-	// later: extended events count none, runs of fetches several).
+	// Cut where the next point of the timeline falls (it may fall a
+	// little later: extended events count none).
 	for i := 0; i < len(b.Kind); {
-		j := i + int(min(h.tl.due(h.counted()), uint64(len(b.Kind)-i)))
+		j := h.cut(b, i, h.tl.due(h.counted()))
 		h.process(b, i, j)
 		h.tick()
 		i = j
@@ -502,6 +502,11 @@ func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 	}
 	end := 0 // when threaded, the end of the run of one thread's events that holds event i
 	for i < n {
+		if b.Kind[i] == trace.Exec {
+			h.tracerExec(b, i)
+			i++
+			continue
+		}
 		stop := n
 		if h.threaded {
 			t := b.Thread[i]
@@ -959,7 +964,7 @@ func (l *level) settle() {
 // the first instruction cache or h.none.
 func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	k, a, s := b.Kind[i], b.Addr[i], uint64(b.Size[i])
-	if k >= trace.BelowRead && k <= trace.FirstLevel {
+	if k >= trace.BelowRead && k <= trace.Exec {
 		h.fromTracer(b, i)
 		return
 	}

@@ -74,6 +74,32 @@ func (tl *timeline) due(counted uint64) uint64 {
 	return max(1, tl.last+tl.t.Interval-counted)
 }
 
+// cut returns the end of the part of b from event i on that Process
+// simulates before it looks at the timeline, due being how many events
+// may run before the next point: the event at which they are counted (a
+// run of fetches counts every fetch), so that the point falls right after
+// it whatever the batches are; i+due when no event counts more than one.
+// A trace.Exec counts none here: it takes the points that fall in it
+// itself (tracerExec).
+func (h *Hierarchy) cut(b *trace.Batch, i int, due uint64) int {
+	n := len(b.Kind)
+	if !h.attr.missOnly {
+		return i + int(min(due, uint64(n-i))) // no runs of fetches (IFetchRunBlock)
+	}
+	for ; i < n; i++ {
+		switch k := b.Kind[i]; {
+		case k == trace.IFetchRun:
+			due -= min(due, uint64(b.Size[i]))
+		case k <= trace.Invalidate || k == trace.Misc:
+			due--
+		}
+		if due == 0 {
+			return i + 1
+		}
+	}
+	return n
+}
+
 // tick takes a point if one is due.
 func (h *Hierarchy) tick() {
 	if tl := h.tl; h.counted() >= tl.last+tl.t.Interval {

@@ -67,6 +67,14 @@ const (
 	FirstLevel  Kind = 133
 )
 
+// Exec is one execution of a superblock whose references the tracer's
+// first-level caches took, for the engine when it attributes misses only
+// (see sim.Hierarchy.TracerMisses): Ext.Block describes the superblock,
+// Addr is the index of the exit taken (Block.Exits), and Ext.Accesses are
+// the accesses of those caches that the engine must simulate, in order.
+// Like IFetchRun it exists only in memory and is not Valid.
+const Exec Kind = 134
+
 var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
 	"alloc", "free", "call", "return", "marker", "map", "sync", "misc"}
 
@@ -87,6 +95,8 @@ func (k Kind) String() string {
 		return "below-ifetch"
 	case k == FirstLevel:
 		return "first-level"
+	case k == Exec:
+		return "exec"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -190,6 +200,9 @@ type Ext struct {
 	Name  string   // Alloc, Free: the routine ("malloc", "free", an --alloc-fn); Marker: the name given; Map: the object file's path
 	Mark  MarkKind // Marker: what it marks
 	Sync  SyncKind // Sync: which operation
+	// Block and Accesses: Exec (see there).
+	Block    *Block
+	Accesses []L1Access
 }
 
 // BatchSize is the number of events readers put in one batch by default.

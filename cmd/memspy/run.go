@@ -184,8 +184,14 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		Stderr:      cmd.ErrOrStderr(),
 	}
 	if f.l1InTool && rec == nil && f.skipRefs == 0 && f.maxRefs == 0 {
-		if d, i, ok := h.TracerFirstLevels(ifetch); ok {
-			opts.FirstLevel = &valgrind.FirstLevel{DataIndex: d, Data: &m.Caches[d], InstrIndex: i}
+		d, i, ok := h.TracerFirstLevels(ifetch)
+		notes := false
+		if !ok {
+			d, i, ok = h.TracerNotes(ifetch) // --where --miss-only
+			notes = ok
+		}
+		if ok {
+			opts.FirstLevel = &valgrind.FirstLevel{DataIndex: d, Data: &m.Caches[d], InstrIndex: i, Notes: notes}
 			if i >= 0 {
 				opts.FirstLevel.Instr = &m.Caches[i]
 			}

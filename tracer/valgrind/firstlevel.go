@@ -20,6 +20,11 @@ type FirstLevel struct {
 	// cache).
 	DataIndex, InstrIndex int
 	Data, Instr           *machine.Cache
+	// Notes keeps the EXEC records, without addresses, with the accesses
+	// of those caches that memspy must simulate to attribute misses
+	// (sim.Hierarchy.TracerNotes): they become trace.Exec events, and only
+	// the end-of-trace flush comes as requests below.
+	Notes bool
 }
 
 // args returns the tool's --l1d and --l1i options for f.
@@ -27,6 +32,9 @@ func (f *FirstLevel) args() []string {
 	a := []string{"--l1d=" + cacheArg(f.DataIndex, f.Data)}
 	if f.Instr != nil {
 		a = append(a, "--l1i="+cacheArg(f.InstrIndex, f.Instr))
+	}
+	if f.Notes {
+		a = append(a, "--l1-notes=yes")
 	}
 	return a
 }

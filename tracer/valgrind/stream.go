@@ -20,7 +20,7 @@ import (
 )
 
 // StreamVersion is the version of the event stream this package decodes.
-const StreamVersion = 12
+const StreamVersion = 13
 
 // StreamMagic is the first word of every stream: the bytes "memspyVG".
 const StreamMagic = "memspyVG"
@@ -185,6 +185,11 @@ type superblock struct {
 	// is the address of that instruction.
 	final   trace.Kind
 	finalPC uint64
+	// block describes sb for trace.Exec events and entryEv maps its
+	// entries to the events of block (-1 for exits, calls and returns),
+	// when the tool notes first-level accesses (see notes.go); else nil.
+	block   *trace.Block
+	entryEv []int32
 }
 
 // exitCounts are the numbers of events, of data events, of address words
@@ -281,6 +286,8 @@ type StreamReader struct {
 
 	below int          // requests left to deliver of the current BELOW record
 	final pendingFinal // tentative records waiting for the stream's end
+	// accesses is the arena of the Exec events' notes (see notedExec).
+	accesses []trace.L1Access
 
 	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
 	slim     bool   // leave PC and Thread unset, drop calls and returns (see Slim)
@@ -683,8 +690,10 @@ func (s *StreamReader) decode(c columns) (int, error) {
 			}
 			continue
 		}
-		if n = s.execs(c, n); n == room {
-			break
+		if !s.Notes() {
+			if n = s.execs(c, n); n == room {
+				break
+			}
 		}
 		if s.end-s.pos < 8 {
 			if err := s.more(8); err != nil {
@@ -710,6 +719,14 @@ func (s *StreamReader) decode(c columns) (int, error) {
 			return n, io.EOF
 		}
 		w := le.Uint64(s.buf[s.pos:])
+		if t := w >> 60; (t == recExec || t == recExecL1) && s.Notes() {
+			var full bool
+			var err error
+			if n, full, err = s.notedRecord(c, n, w); err != nil || full {
+				return n, err
+			}
+			continue
+		}
 		switch w >> 60 {
 		case recExec:
 			// An EXEC that execs left: its words are not all in the
@@ -1074,7 +1091,19 @@ func (s *StreamReader) describe() error {
 		pc:    make([]uint64, 0, nev),
 		exits: make([]exitCounts, 0, nexit+1),
 	}
+	if s.Notes() {
+		sb.entryEv = make([]int32, len(ents))
+	}
 	for i, ent := range ents {
+		if sb.entryEv != nil {
+			sb.entryEv[i] = -1
+			if k := ent & 0xff; k != entExit && k != entCall && k != entReturn {
+				sb.entryEv[i] = int32(len(sb.kind))
+				if k == entAtomic && !s.slim {
+					sb.entryEv[i]++ // the Modify, after the Sync
+				}
+			}
+		}
 		var k trace.Kind
 		switch ent & 0xff {
 		case entRead:
@@ -1115,6 +1144,9 @@ func (s *StreamReader) describe() error {
 		sb.foldRuns(s.runBlock)
 	}
 	sb.link(bases, offs)
+	if sb.entryEv != nil {
+		sb.describeBlock()
+	}
 	s.store(id, sb)
 	return nil
 }
@@ -1170,7 +1202,14 @@ func (sb *superblock) foldRuns(block uint64) {
 	kind, size, pc, dataPos, syncs := sb.kind[:0], sb.size[:0], sb.pc[:0], sb.dataPos[:0], sb.syncs[:0]
 	exit := 0  // next element of exits, renumbered as its event is reached
 	open := -1 // index of the run the next fetch may join
+	var newIndex []int32
+	if sb.entryEv != nil {
+		newIndex = make([]int32, n)
+	}
 	for i := range n {
+		if newIndex != nil {
+			newIndex[i] = int32(len(kind)) // (a fetch joining a run: its index, set below)
+		}
 		for ; exit < len(sb.exits)-1 && int(sb.exits[exit].ev) == i; exit++ {
 			sb.exits[exit].ev = int32(len(kind))
 			open = -1
@@ -1190,6 +1229,9 @@ func (sb *superblock) foldRuns(block uint64) {
 				} else {
 					size[open]++
 				}
+				if newIndex != nil {
+					newIndex[i] = int32(open)
+				}
 				continue
 			}
 			open = len(kind)
@@ -1202,6 +1244,11 @@ func (sb *superblock) foldRuns(block uint64) {
 		sb.exits[exit].ev = int32(len(kind))
 	}
 	sb.kind, sb.size, sb.pc, sb.dataPos, sb.syncs = kind, size, pc, dataPos, syncs
+	for i, e := range sb.entryEv {
+		if e >= 0 {
+			sb.entryEv[i] = newIndex[e]
+		}
+	}
 }
 
 // extended decodes an ALLOC, FREE, MARK or MAP record (first word w) at

@@ -21,6 +21,8 @@ void l1_init(L1Cache* c, L1Word sets, L1Word assoc, L1Word line,
    c->fifo = fifo;
    c->write_back = write_back;
    c->write_alloc = write_alloc;
+   c->notes = 0;
+   c->piece = 0;
    c->ways = ways;
    l1_clear(c);
 }
@@ -61,25 +63,37 @@ void l1_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word ps, L1Wor
             w[p] |= L1_DIRTY;
          } else {
             c->to_below += ps;
-            l1_emit(c, L1_WRITE, pa, ps);
+            if (!c->notes)
+               l1_emit(c, L1_WRITE, pa, ps);
          }
       }
+      if (c->notes && (c->piece == 2 || (kind == L1_WRITE && !c->write_back)))
+         l1_note(c, kind, pa, ps, L1N_HIT | (c->piece == 2 ? L1N_NEXT : 0), 0);
       return;
    }
    c->miss[kind]++;
+   L1Word next = c->piece == 2 ? L1N_NEXT : 0;
    if (kind == L1_WRITE && !c->write_alloc) {
       c->to_below += ps;
-      l1_emit(c, L1_WRITE, pa, ps);
+      if (c->notes)
+         l1_note(c, kind, pa, ps, next, 0);
+      else
+         l1_emit(c, L1_WRITE, pa, ps);
       return;
    }
    /* The fetch, unless the piece writes the whole line. */
    if (!(kind == L1_WRITE && (pa & (c->line - 1)) == 0 && ps == c->line)) {
       c->from_below += c->line;
-      l1_emit(c, kind == L1_IFETCH ? L1_IFETCH : L1_READ, line << c->shift, c->line);
+      if (!c->notes)
+         l1_emit(c, kind == L1_IFETCH ? L1_IFETCH : L1_READ, line << c->shift, c->line);
    }
    L1Word victim = w[c->assoc - 1];
    if (victim & L1_VALID)
       c->evictions++;
+   if (c->notes) {
+      L1Word f = next | (victim & L1_VALID ? L1N_VICTIM : 0) | (victim & L1_VALID && victim & L1_DIRTY ? L1N_DIRTY : 0);
+      l1_note(c, kind, pa, ps, (unsigned)f, (victim >> 2) << c->shift);
+   }
    for (L1Word p = c->assoc - 1; p > 0; p--)
       w[p] = w[p - 1];
    w[0] = tag | (kind == L1_WRITE && c->write_back ? L1_DIRTY : 0);
@@ -88,12 +102,14 @@ void l1_line(L1Cache* c, unsigned kind, L1Word line, L1Word pa, L1Word ps, L1Wor
    /* The write-through, then the victim's write-back. */
    if (kind == L1_WRITE && !c->write_back) {
       c->to_below += ps;
-      l1_emit(c, L1_WRITE, pa, ps);
+      if (!c->notes)
+         l1_emit(c, L1_WRITE, pa, ps);
    }
    if ((victim & (L1_VALID | L1_DIRTY)) == (L1_VALID | L1_DIRTY)) {
       c->writebacks++;
       c->to_below += c->line;
-      l1_emit(c, L1_WRITE, (victim >> 2) << c->shift, c->line);
+      if (!c->notes)
+         l1_emit(c, L1_WRITE, (victim >> 2) << c->shift, c->line);
    }
 }
 
@@ -105,6 +121,7 @@ void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size)
    if (end < a)
       end = ~0ULL;   /* the bytes stop at 2^64-1 */
    L1Word mask = c->line - 1;
+   c->piece = a >> c->shift == end >> c->shift ? 0 : 1;
    for (L1Word line = a >> c->shift;; line++) {
       L1Word lo = line << c->shift, hi = lo | mask;
       L1Word pa = a > lo ? a : lo, pe = end < hi ? end : hi;
@@ -112,7 +129,9 @@ void l1_ref(L1Cache* c, unsigned kind, L1Word a, L1Word size)
       l1_line(c, kind, line, pa, pe - pa + 1, &c->ways[set * c->assoc], 0);
       if (line == end >> c->shift)
          break;
+      c->piece = 2;
    }
+   c->piece = 0;
 }
 
 void l1_flush(const L1Cache* c, L1Word* writebacks, L1Word* to_below)

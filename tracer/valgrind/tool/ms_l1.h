@@ -35,6 +35,13 @@ typedef struct {
       the most recently used of its set, or the policy is FIFO); ~0: none. */
    L1Word memo;
    L1Word* memo_way;
+   /* notes: instead of sending requests below (but for l1_flush's), the
+      cache tells of the accesses memspy must simulate itself when it
+      attributes misses (l1_note). piece: while l1_ref runs, 1 for the
+      first line of a reference spanning lines, 2 for the others, else
+      0. */
+   int notes;
+   unsigned piece;
    /* The counters memspy's CacheStats has for a first-level cache. */
    L1Word acc[3], miss[3];   /* by kind */
    L1Word evictions, writebacks, from_below, to_below;
@@ -44,6 +51,19 @@ typedef struct {
    L1_WRITE or L1_IFETCH), the first byte and the number of bytes. The
    model's user defines it. */
 void l1_emit(const L1Cache* c, unsigned kind, L1Word addr, L1Word size);
+
+/* Flags of l1_note (trace.L1Access's). */
+#define L1N_HIT    1ULL   /* the line was there */
+#define L1N_NEXT   2ULL   /* a line after the first of its reference */
+#define L1N_VICTIM 4ULL   /* a valid line was evicted: victim */
+#define L1N_DIRTY  8ULL   /* and it was dirty */
+
+/* l1_note is, when c->notes is set, how cache c tells of an access of
+   kind to bytes [pa, pa+ps) of one line that memspy must simulate: a
+   miss (with the line evicted, if any: its address and flags), a hit on
+   a line after the first of a reference spanning lines, or a write hit of
+   a write-through cache. The model's user defines it. */
+void l1_note(const L1Cache* c, unsigned kind, L1Word pa, L1Word ps, unsigned flags, L1Word victim);
 
 /* l1_init makes c an empty cache of the geometry and policy given, with
    ways, an array of sets × assoc words, as its storage. line is a power of

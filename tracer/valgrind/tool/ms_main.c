@@ -88,7 +88,7 @@ extern Int     VG_(sigtimedwait_zero)(const vki_sigset_t* set, vki_siginfo_t* in
 extern Int     VG_(sigemptyset)(vki_sigset_t* set);
 extern Int     VG_(sigaddset)(vki_sigset_t* set, Int signum);
 
-#define MS_STREAM_VERSION 12
+#define MS_STREAM_VERSION 13
 #define MS_STR(x)  MS_STR1(x)
 #define MS_STR1(x) #x
 
@@ -111,6 +111,7 @@ static const HChar version_tag[] __attribute__((used)) =
 #define REC_PROC     11ULL
 #define REC_BELOW    12ULL   /* requests the first-level caches sent below them */
 #define REC_L1STATS  13ULL   /* the first-level caches' counters */
+#define REC_EXECL1   14ULL   /* an execution with the first-level accesses memspy simulates (--l1-notes) */
 #define REC_END      15ULL
 #define REC_TENTATIVE (1ULL << 59)   /* BELOW, L1STATS: they count only if the stream ends next */
 
@@ -305,6 +306,7 @@ static void hand_over(ULong** c, ULong n)
    caches" below), the instrumented code fills own_buf and the output goes
    through chunks of its own: out (the ring's current chunk, or out_own). */
 static Bool   l1_on;
+static Bool   l1_notes;   /* --l1-notes: EXEC records stay, with the accesses memspy simulates */
 static ULong  out_own[BUF_WORDS];
 static ULong* out = out_own;
 static ULong  out_pos;
@@ -1565,7 +1567,8 @@ static void start_stream(void)
    ULong header[4];
    VG_(memcpy)(&header[0], "memspyVG", 8);
    header[1] = MS_STREAM_VERSION;
-   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0) | (ring != NULL ? 4 : 0) | (l1_on ? 8 : 0);
+   header[2] = (clo_ifetch ? 1 : 0) | (clo_calls ? 2 : 0) | (ring != NULL ? 4 : 0) | (l1_on ? 8 : 0) |
+               (l1_notes ? 16 : 0);
    header[3] = (ULong)VG_(getpid)();
    write_out(header, sizeof header);
    static HChar cmd[MAX_NAME];
@@ -2102,17 +2105,20 @@ static ULong l1_kinds[4];   /* events by kind: read, write, ifetch, modify */
    execution reads a line or two of them. */
 typedef struct {
    UInt  word;
-   UInt  base;      /* DIRECT: the address comes from the record */
+   UShort base;     /* DIRECT: the address comes from the record */
+   UShort entry;    /* its index among the superblock's entries (--l1-notes) */
    ULong off;
 } L1Op;
-#define DIRECT 0xffffffffU
+#define DIRECT 0xffffU
 
 typedef struct {
    const L1Op* ops;    /* the superblock's */
+   ULong head;         /* the first word of the stream's EXEC records that take it (--l1-notes) */
    UShort nops;        /* the ops that run before the exit */
    UShort words;       /* the length of an EXEC record that takes it */
    UShort events[4];   /* the events before the exit, by kind: read, write, ifetch, modify */
    UShort fetch_hits;  /* the fetches among them that have no op */
+   UShort final;       /* 2: the record ends with a call's or return's two words, else 0 */
 } L1Exit;
 
 /* The counts of l1_exec's executions since l1_filter last added them to
@@ -2133,6 +2139,11 @@ static UInt    max_ops;
 static ULong* l1_addr;       /* scratch: the data addresses of one EXEC */
 static ULong  cap_l1_addr;
 static ULong  below_flags;   /* of the BELOW records written: REC_TENTATIVE, or 0 */
+/* --l1-notes: the notes of the EXEC being simulated (l1_note) and the
+   entry its current access is for. */
+static ULong* l1_notes_buf;
+static ULong  l1_notes_words, l1_notes_count, cap_l1_notes;
+static UInt   l1_entry;
 
 /* Parses --l1i / --l1d's INDEX,SETS,ASSOC,LINE,lru|fifo,wb|wt,wa|nwa. */
 static void l1_option(const HChar* opt, const HChar* v, L1Spec* sp)
@@ -2205,7 +2216,7 @@ static ULong l1_exit_word(UInt e)
 
 /* Records the ops of the superblock being instrumented, of entries
    e[0..n), in its block. */
-static void l1_remember(const Entry* e, Int n)
+static void l1_remember(ULong id, const Entry* e, Int n)
 {
    Bool fold = l1_icache != NULL && l1_icache != &l1d;
    ULong shift = fold ? l1_icache->c.shift : 0;
@@ -2218,7 +2229,10 @@ static void l1_remember(const Entry* e, Int n)
       UInt kind = k < n ? (UInt)(e[k].word & 0xff) : K_EXIT;
       if (kind == K_EXIT) {
          tl_assert(nops < 65536 && words < 65536 && events[2] < 65536 && events[0] + events[1] + events[3] < 65536);
-         L1Exit* x = &cur_exits[exit++];
+         L1Exit* x = &cur_exits[exit];
+         x->head = (REC_EXEC << 60) | (id << 16) | exit;
+         x->final = 0;
+         exit++;
          x->nops = (UShort)nops;
          x->words = (UShort)words;
          x->ops = cur_ops;
@@ -2231,6 +2245,7 @@ static void l1_remember(const Entry* e, Int n)
          words += 2;   /* the target and the stack pointer */
          continue;
       }
+      tl_assert(k < 65536);
       events[kind == K_ATOMIC ? K_MODIFY : kind]++;
       if (kind != K_IFETCH && !(e[k].word & ENT_DERIVED))
          words++;
@@ -2249,16 +2264,20 @@ static void l1_remember(const Entry* e, Int n)
       L1Op* op = &cur_ops[nops++];
       op->word = (UInt)(e[k].word & 0xffffffffULL);
       op->base = DIRECT;
+      op->entry = (UShort)k;
       op->off = e[k].pc;
       if (kind != K_IFETCH) {
          if (e[k].word & ENT_DERIVED) {
-            op->base = (UInt)(e[k].word >> ENT_BASE_SHIFT);
+            tl_assert((e[k].word >> ENT_BASE_SHIFT) < DIRECT);
+            op->base = (UShort)(e[k].word >> ENT_BASE_SHIFT);
             op->off = e[k].off;
          }
          data++;
       }
    }
    tl_assert(exit <= max_exits);
+   if (n > 0 && ((e[n - 1].word & 0xff) == K_CALL || (e[n - 1].word & 0xff) == K_RETURN))
+      cur_exits[exit - 1].final = 2;   /* the end: its record carries the target and stack pointer */
    if (data > cap_l1_addr) {
       cap_l1_addr = 2 * data;
       l1_addr = VG_(realloc)("memspy.l1addr", l1_addr, cap_l1_addr * sizeof(ULong));
@@ -2341,9 +2360,51 @@ static void l1_stats(Bool flush)
    }
 }
 
+/* l1_note (ms_l1.h), with --l1-notes: an access memspy simulates, of the
+   current entry (l1_entry), noted for the EXEC record being simulated:
+   flags | kind << 4 | size << 8 | entry << 32, then the address, then the
+   victim's address if there is one. */
+void l1_note(const L1Cache* c, unsigned kind, L1Word pa, L1Word ps, unsigned flags, L1Word victim)
+{
+   if (l1_notes_words + 3 > cap_l1_notes) {
+      cap_l1_notes = 2 * cap_l1_notes + 64;
+      l1_notes_buf = VG_(realloc)("memspy.l1notes", l1_notes_buf, cap_l1_notes * sizeof(ULong));
+   }
+   l1_notes_buf[l1_notes_words++] = flags | kind << 4 | ps << 8 | (ULong)l1_entry << 32;
+   l1_notes_buf[l1_notes_words++] = pa;
+   if (flags & L1N_VICTIM)
+      l1_notes_buf[l1_notes_words++] = victim;
+   l1_notes_count++;
+}
+
+/* Writes the stream's record of the EXEC at p, which took exit x and was
+   just simulated with --l1-notes: an EXEC record without addresses, or
+   an EXECL1 record with the notes taken. */
+static void l1_record(const L1Exit* x, const ULong* p)
+{
+   ULong fin = x->final, nw = l1_notes_words;
+   below_at = ~0ULL;
+   if (l1_notes_count == 0) {
+      out_room(1 + fin);
+      out[out_pos++] = x->head;
+   } else {
+      tl_assert(2 + fin + nw <= BUF_WORDS);
+      out_room(2 + fin + nw);
+      out[out_pos++] = (x->head & ~(0xfULL << 60)) | (REC_EXECL1 << 60);
+      out[out_pos++] = l1_notes_count | nw << 32;
+   }
+   if (fin) {
+      out[out_pos++] = p[x->words - 2];
+      out[out_pos++] = p[x->words - 1];
+   }
+   for (ULong k = 0; k < nw; k++)
+      out[out_pos++] = l1_notes_buf[k];
+   l1_notes_words = l1_notes_count = 0;
+}
+
 /* Simulates the EXEC record at p, which took exit x, through the
    first-level caches, counts it in n and returns its length in words. */
-static inline ULong l1_exec(const L1Exit* x, const ULong* p, L1Counts* n)
+static inline ULong l1_exec(const L1Exit* x, const ULong* p, L1Counts* n, const Bool notes)
 {
    UInt nops = x->nops;
    const L1Op* op = x->ops;
@@ -2356,6 +2417,8 @@ static inline ULong l1_exec(const L1Exit* x, const ULong* p, L1Counts* n)
    n->fetch_hits += x->fetch_hits;
    for (UInt k = 0; k < nops; k++, op++) {
       UInt kind = op->word & 0xff, size = op->word >> 8;
+      if (notes)
+         l1_entry = op->entry;
       if (kind == K_IFETCH) {
          if (l1_icache != NULL)
             l1_access(&l1_icache->c, L1_IFETCH, op->off, size);
@@ -2376,6 +2439,8 @@ static inline ULong l1_exec(const L1Exit* x, const ULong* p, L1Counts* n)
          break;
       }
    }
+   if (notes)
+      l1_record(x, p);
    return x->words;
 }
 
@@ -2424,7 +2489,10 @@ static void l1_filter(ULong n)
    while (i < n) {
       ULong w = buf[i], type = w >> 60;
       if (type == 0) {
-         i += l1_exec((const L1Exit*)(Addr)w, &buf[i], &c);
+         if (l1_notes)
+            i += l1_exec((const L1Exit*)(Addr)w, &buf[i], &c, True);
+         else
+            i += l1_exec((const L1Exit*)(Addr)w, &buf[i], &c, False);
          continue;
       }
       l1_count(&c);
@@ -2475,8 +2543,9 @@ static void describe(ULong id, const Entry* e, Int n)
    if (clo_max_events > 0)
       remember_exits(id, e, n);
    if (l1_on) {
-      l1_remember(e, n);   /* no DESCRIBE record: no EXEC record leaves the tool */
-      return;
+      l1_remember(id, e, n);
+      if (!l1_notes)
+         return;   /* no DESCRIBE record: no EXEC record leaves the tool */
    }
    ULong derived = 0;
    for (Int k = 0; k < n; k++)
@@ -2890,6 +2959,7 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
    else if VG_BOOL_CLO(arg, "--derive", clo_derive) {}
    else if VG_STR_CLO(arg, "--l1i", s) { l1_option("--l1i", s, &l1i); }
    else if VG_STR_CLO(arg, "--l1d", s) { l1_option("--l1d", s, &l1d); l1_on = True; }
+   else if VG_BOOL_CLO(arg, "--l1-notes", l1_notes) {}
    else if VG_BOOL_CLO(arg, "--started", clo_started) {}
    else if VG_STR_CLO(arg, "--start-fn", clo_start_fn) {}
    else if VG_STR_CLO(arg, "--trace-fn", clo_trace_fn) {}
@@ -2933,6 +3003,8 @@ static void ms_print_usage(void)
 "                        what it sends below it, and its counters\n"
 "    --l1i=...           the same for the first instruction cache (its INDEX\n"
 "                        equal to --l1d's: one unified cache)\n"
+"    --l1-notes=no|yes   with --l1d: keep the EXEC records, without addresses, and\n"
+"                        note the accesses memspy simulates to attribute misses\n"
 "    --started=no|yes    trace from the start (no: wait for MEMSPY_START_TRACING) [yes]\n"
 "    --start-fn=NAME     start tracing at the first entry of function NAME\n"
 "    --trace-fn=NAME     trace only while function NAME is on the stack\n"
@@ -3039,6 +3111,10 @@ static void ms_post_clo_init(void)
          VG_(fmsg)("memspy: --l1d does not go with sampling or --max-events\n");
          VG_(exit)(1);
       }
+      l1d.c.notes = l1i.c.notes = l1_notes;
+   } else if (l1_notes) {
+      VG_(fmsg)("memspy: --l1-notes=yes needs --l1d\n");
+      VG_(exit)(1);
    }
    if (clo_ring_fd >= 0)
       map_ring();

@@ -1,0 +1,187 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/memspy/memspy/trace"
+)
+
+// TracerNotes reports whether a tracer may simulate the first caches of h
+// itself when h attributes misses only, and which (as TracerFirstLevels
+// does): the tracer then sends the executions of its superblocks without
+// addresses (trace.Exec events), each with the accesses of those caches
+// that the attribution needs (trace.L1Access: misses with their victims,
+// the further lines of references spanning lines, the write hits of a
+// write-through cache), and the end-of-trace flush of those caches as
+// trace.BelowWrite events. The engine counts the hits in runs and
+// simulates the accesses with its own first caches as stores of the lines
+// only (the tracer chooses the victims), attributing them as it would
+// the references themselves: the profile is the same, byte for byte.
+//
+// It may when h attributes misses only (Options.MissOnly, not protocol
+// monitoring) and the first caches are ones a tracer may simulate (see
+// TracerFirstLevels).
+func (h *Hierarchy) TracerNotes(ifetch bool) (data, instr int, ok bool) {
+	if h.attr == nil || !h.attr.missOnly || h.attr.protocol {
+		return 0, 0, false
+	}
+	return h.tracerFirsts(ifetch)
+}
+
+// tracerExec simulates the Exec event i of b (see TracerNotes): the
+// accesses the tracer noted, and the counts of its references. The events
+// of the superblock are gone through one by one only when they must be:
+// while the thread passes a call on (the attribution must see each
+// instruction: attrib.Code.At), or when a point of the timeline falls
+// among them; otherwise the counts are added at once.
+func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
+	at := h.attr
+	e := b.ExtOf(i)
+	blk := e.Block
+	x := &blk.Exits[b.Addr[i]]
+	tid := b.Thread[i]
+	at.tid = tid
+	at.allocating = len(at.inAlloc) > 0 && at.inAlloc[tid]
+	ctx, passing := at.code.At(tid, 0)
+	at.ctx, at.hitTid = ctx, tid
+	total := uint64(x.Reads) + uint64(x.Writes) + uint64(x.IFetches) + uint64(x.Modifies)
+	if !passing && (h.tl == nil || h.counted()+total < h.tl.last+h.tl.t.Interval) {
+		for k := range e.Accesses {
+			h.tracerAccess(blk, &e.Accesses[k])
+		}
+		if x.IFetches > 0 {
+			at.fetched(uint64(x.IFetches))
+		}
+		h.kinds[trace.Read] += uint64(x.Reads)
+		h.kinds[trace.Write] += uint64(x.Writes)
+		h.kinds[trace.IFetch] += uint64(x.IFetches)
+		h.kinds[trace.Modify] += uint64(x.Modifies)
+		h.ifirst.acc[kIFetch] += uint64(x.IFetches)
+		h.dfirst.acc[kRead] += uint64(x.Reads) + uint64(x.Modifies)
+		h.dfirst.acc[kWrite] += uint64(x.Writes) + uint64(x.Modifies)
+		return
+	}
+	acc := e.Accesses
+	for ev := range int(x.Events) {
+		k := blk.Kind[ev]
+		if k == trace.Sync {
+			continue // an atomic's: its PC moves no call on (runPC)
+		}
+		at.ctx, passing = at.code.At(tid, blk.PC[ev])
+		at.hitTid = tid
+		if passing {
+			at.hitTid = noThread
+		}
+		for len(acc) > 0 && acc[0].Event == int32(ev) {
+			h.tracerAccess(blk, &acc[0])
+			acc = acc[1:]
+		}
+		switch k {
+		case trace.IFetch, trace.IFetchRun:
+			n := uint64(1)
+			if k == trace.IFetchRun {
+				n = uint64(blk.Size[ev])
+			}
+			at.fetched(n)
+			h.kinds[trace.IFetch] += n
+			h.ifirst.acc[kIFetch] += n
+		case trace.Read:
+			h.kinds[trace.Read]++
+			h.dfirst.acc[kRead]++
+		case trace.Write:
+			h.kinds[trace.Write]++
+			h.dfirst.acc[kWrite]++
+		case trace.Modify:
+			h.kinds[trace.Modify]++
+			h.dfirst.acc[kRead]++
+			h.dfirst.acc[kWrite]++
+		}
+		if h.tl != nil {
+			h.tick()
+		}
+	}
+}
+
+// tracerAccess simulates an access a of the tracer's first caches during
+// an execution of blk, as refLine would the part of a reference it is,
+// when attributing misses only: a hit counts nothing but, when it writes
+// through, the write below; a miss is attributed with its cause, evicts
+// the victim the tracer chose (attributed to the access point that filled
+// it), fills its slot and sends below what the rules say, in Dinero IV's
+// order. The access of the first line of a reference was counted with
+// the execution's references.
+func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
+	at := h.attr
+	l, k := h.dfirst, kRead
+	at.pc = blk.PC[a.Event]
+	switch a.Kind {
+	case trace.IFetch:
+		l, k, at.pc = h.ifirst, kIFetch, 0
+	case trace.Write:
+		k = kWrite
+	}
+	pa, ps := a.Addr, uint64(a.Size)
+	line := pa >> l.shift
+	if a.Flags&trace.L1Next != 0 {
+		l.acc[k]++
+	}
+	if a.Flags&trace.L1Hit != 0 {
+		slot := l.c.Lookup(line)
+		if slot < 0 {
+			panic(fmt.Sprintf("sim: the tracer's %s hit line %#x, which the engine does not hold", l.spec.Name, line<<l.shift))
+		}
+		ref := at.ref(l.attr.bin[slot])
+		if k == kWrite && !l.writeBack {
+			l.bytesToBelow += ps
+			h.ref(l.dataNext, kWrite, pa, ps, true, ref)
+		}
+		return
+	}
+	l.miss[k]++
+	var ref int32
+	if k == kIFetch {
+		ref = at.ref(at.data.CodeBin())
+	} else {
+		ref = at.ref(h.binOf(pa))
+	}
+	h.countMiss(l, attribKind(k), line, ref, false)
+	if k == kWrite && !l.allocate {
+		l.bytesToBelow += ps
+		h.ref(l.dataNext, kWrite, pa, ps, true, ref)
+		return
+	}
+	if !l.wholeWrite(k, pa, ps) {
+		l.bytesFromBelow += l.lineSize
+		h.ref(l.next(k), fetchKind(k), line<<l.shift, l.lineSize, true, ref)
+	}
+	var v victim
+	slot := l.c.Victim(line) // the lowest invalid way when the set is not full
+	if a.Flags&trace.L1Victim != 0 {
+		if slot = l.c.Lookup(a.Victim >> l.shift); slot < 0 {
+			panic(fmt.Sprintf("sim: the tracer's %s evicted line %#x, which the engine does not hold", l.spec.Name, a.Victim))
+		}
+		v = h.evict(l, slot, ref)
+		v.dirty = a.Flags&trace.L1Dirty != 0
+	}
+	l.c.Install(slot, line)
+	h.filled(l, slot, line, ref, true, pa, ps)
+	if k == kWrite && !l.writeBack {
+		l.bytesToBelow += ps
+		h.ref(l.dataNext, kWrite, pa, ps, true, ref)
+	}
+	if v.valid {
+		h.sendVictim(l, v.line, v.dirty, v.ref)
+	}
+}
+
+// tracerFlush writes back the line at a of the first data cache, which
+// the tracer noting accesses flushes at the end of the trace (rule E), as
+// copyBack would: attributed to the access point that filled it.
+func (h *Hierarchy) tracerFlush(a uint64) {
+	l := h.dfirst
+	slot := l.c.Lookup(a >> l.shift)
+	if slot < 0 {
+		panic(fmt.Sprintf("sim: the tracer's %s wrote back line %#x, which the engine does not hold", l.spec.Name, a))
+	}
+	h.writeBack(l, slot)
+}
