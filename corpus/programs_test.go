@@ -20,6 +20,8 @@ type program struct {
 	// names marks a program whose --where profile is checked for names a
 	// person recognises and for its call tree (checkWhere).
 	names bool
+	// forks marks a program whose children run at the same time as it.
+	forks bool
 	// tol, when not 0, is the relative difference allowed between its
 	// counts and cachegrind's in place of countTolerance: those of a
 	// multi-threaded program change from run to run with the scheduling of
@@ -304,7 +306,7 @@ var programs = []program{
 	{name: "threads", threads: true, tol: 0.002, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "gcc", "threads.c", "-pthread"), fmt.Sprint(in.size(100000, 100000000))}
 	}},
-	{name: "forkexec", names: true, prepare: func(t *testing.T, h *harness, in *input) {
+	{name: "forkexec", names: true, forks: true, prepare: func(t *testing.T, h *harness, in *input) {
 		in.argv = []string{h.compile(t, "gcc", "forkexec.c"), fmt.Sprint(in.size(3, 50))}
 	}},
 	{name: "printfg", prepare: func(t *testing.T, h *harness, in *input) {

@@ -1282,7 +1282,10 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 	}
 	if slot >= 0 {
 		unknown := l.est != nil && l.est.hit(slot, line)
-		if l.attr != nil {
+		// When only misses count, a hit needs its access point only to
+		// write through: access points (and their ids) do not then depend
+		// on which hits the bypass left to this path.
+		if l.attr != nil && (!h.attr.missOnly || unknown || k == kWrite && !l.writeBack) {
 			if ref < 0 {
 				ref = h.attr.ref(l.attr.bin[slot])
 				h.strideAt(ref, pa)
@@ -1755,7 +1758,7 @@ func (h *Hierarchy) Profile() *profile.Profile {
 	p.Sampling = h.samplingStats()
 	switch {
 	case h.attr != nil && h.opt.Monitor == MonitorProtocol && h.numa != nil:
-		p.Numa = h.numaStats(h.newNamer())
+		p.Numa = h.numaStats(h.newNamer(nil))
 	case h.attr != nil:
 		h.whereProfile(p) // with the NUMA statistics
 	default:

@@ -22,19 +22,19 @@ type namer struct {
 	taken map[string]bool
 }
 
-// newNamer names every bin that an access point touches. Objects whose
-// short names collide get the shortest end of their allocation call path
-// that tells them apart ("main.86.alloc_matrix.31.m"), else their bin
-// number ("info#12").
-func (h *Hierarchy) newNamer() *namer {
+// newNamer names every bin that an access point touches (those for which
+// keep, if not nil, is true). Objects whose short names collide get the
+// shortest end of their allocation call path that tells them apart
+// ("main.86.alloc_matrix.31.m"), else their bin number ("info#12").
+func (h *Hierarchy) newNamer(keep func(ref int32) bool) *namer {
 	n := &namer{h: h, procs: map[int32]*profile.Function{}, bins: map[int32]*profile.Object{}, src: map[uint64]Source{},
 		heap: attrib.HeapNames(h.attr.data.Bins()), taken: map[string]bool{}}
 	n.nameProcs()
 	paths := map[int32][]string{}
 	groups := map[string][]int32{}
 	seen := newBitset(len(h.attr.data.Bins()))
-	for _, r := range h.attr.refs {
-		if seen.has(r.bin) {
+	for id, r := range h.attr.refs {
+		if seen.has(r.bin) || keep != nil && !keep(int32(id)) {
 			continue
 		}
 		seen.set(r.bin)

@@ -126,14 +126,13 @@ func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
 		l.acc[k]++
 	}
 	if a.Flags&trace.L1Hit != 0 {
-		slot := l.c.Lookup(line)
-		if slot < 0 {
-			panic(fmt.Sprintf("sim: the tracer's %s hit line %#x, which the engine does not hold", l.spec.Name, line<<l.shift))
-		}
-		ref := at.ref(l.attr.bin[slot])
 		if k == kWrite && !l.writeBack {
+			slot := l.c.Lookup(line)
+			if slot < 0 {
+				panic(fmt.Sprintf("sim: the tracer's %s hit line %#x, which the engine does not hold", l.spec.Name, line<<l.shift))
+			}
 			l.bytesToBelow += ps
-			h.ref(l.dataNext, kWrite, pa, ps, true, ref)
+			h.ref(l.dataNext, kWrite, pa, ps, true, at.ref(l.attr.bin[slot]))
 		}
 		return
 	}

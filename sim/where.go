@@ -46,8 +46,17 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	for i := range p.Caches {
 		p.Caches[i].Causes = &profile.Causes{}
 	}
-	w := h.newWhereBuilder(h.newNamer())
+	w := h.newWhereBuilder()
 	w.mark()
+	var keep func(int32) bool
+	if at.missOnly {
+		// Only the bins of access points with counters: the others are
+		// those of hits that took the engine's slow path, which counted
+		// nothing (and a tracer that simulates the first caches does not
+		// tell of them).
+		keep = func(id int32) bool { return w.anywhere(at.siteOf[id]) }
+	}
+	w.nm = h.newNamer(keep)
 	w.index()
 	w.choose(p.DefaultFocus())
 	// The counters, the strides and the evictions are added up apart, on
@@ -195,9 +204,10 @@ type lineKey struct {
 	fn   string
 }
 
-// newWhereBuilder starts the where-and-why part of a profile.
-func (h *Hierarchy) newWhereBuilder(nm *namer) *whereBuilder {
-	w := &whereBuilder{h: h, nm: nm, funcIdx: map[string]int32{}}
+// newWhereBuilder starts the where-and-why part of a profile (its namer
+// is made once mark has found which sites have counters).
+func (h *Hierarchy) newWhereBuilder() *whereBuilder {
+	w := &whereBuilder{h: h, funcIdx: map[string]int32{}}
 	for _, l := range h.levels {
 		j := slices.Index(w.names, l.spec.Name)
 		if j < 0 {
