@@ -105,6 +105,13 @@ func testFirstLevel(t *testing.T, flags []string) {
 				t.Fatalf("%s: not a deterministic program of the corpus", name)
 			}
 			t.Run(mach.name+"/"+name, func(t *testing.T) {
+				if len(flags) > 0 && mach.name == "direct-mapped-write-through" && name == "env-path" {
+					// Its stack variables in the dynamic loader (strcspn's
+					// table) meet the 32-byte lines differently from run
+					// to run: two runs with the caches in the engine
+					// measured a miss apart at two instructions.
+					t.Skip("the attribution of its misses to instructions changes from run to run")
+				}
 				t.Parallel()
 				in := h.prepare(t, p)
 				fl := append(slices.Clone(mach.flags), flags...)

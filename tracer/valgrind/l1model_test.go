@@ -180,3 +180,197 @@ func firstLines(got, want []byte) string {
 	}
 	return "lengths differ"
 }
+
+// TestFirstLevelNotesModel checks the tool's first-level cache model with
+// --l1-notes (ms_l1.c, built for the host with tool/ms_l1_harness.c)
+// against the engine when it attributes misses only: on random
+// references run as superblocks in calling contexts, threads and heap
+// blocks, the engine fed the superblocks' executions with the accesses the
+// model notes (trace.Exec events) and its end-of-trace flush gives the
+// profile that the engine gives on the references themselves, byte for
+// byte: every function, object, pair, reference, evictor, calling context
+// and the timeline.
+func TestFirstLevelNotesModel(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	harness := filepath.Join(t.TempDir(), "ms_l1_harness")
+	if out, err := exec.Command(gcc, "-O2", "-Wall", "-Werror", "-o", harness, "tool/ms_l1_harness.c", "tool/ms_l1.c").CombinedOutput(); err != nil {
+		t.Fatalf("building the harness: %v\n%s", err, out)
+	}
+	opt := sim.Options{Attribute: true, MissOnly: true, TimelineInterval: 5001}
+	for name, specs := range l1Machines {
+		t.Run(name, func(t *testing.T) {
+			m, err := machine.FromSpecs(specs, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for seed := range uint64(4) {
+				ifetch := seed%2 == 0 && (m.Caches[0].HoldsInstructions() || m.Caches[1].Holds == machine.Instructions)
+				refs := randomRefs(seed, 60000, ifetch)
+				full, execs, order := randomRun(seed, refs)
+				want := attributedProfile(t, m, opt, full)
+				h, err := sim.New(m, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d, i, ok := h.TracerNotes(ifetch)
+				if !ok {
+					t.Fatalf("the tool would not note the first caches of %s", name)
+				}
+				ispec := "-"
+				if i >= 0 {
+					ispec = cacheArg(i, &m.Caches[i])
+				}
+				notes, end := runNotes(t, harness, ispec, cacheArg(d, &m.Caches[d]), refs)
+				for i, ns := range notes {
+					at := order[i]
+					e := execs.ExtOf(int(at.exec))
+					for _, n := range ns {
+						n.Event = at.event
+						e.Accesses = append(e.Accesses, n)
+					}
+				}
+				for i, k := range end.Kind {
+					if k == trace.FirstLevel {
+						execs.Append(k, 0, uint32(len(execs.Ext)), 0, 0)
+						execs.Ext = append(execs.Ext, *end.ExtOf(i))
+						continue
+					}
+					execs.AppendEvent(end, i)
+				}
+				got := attributedProfile(t, m, opt, execs)
+				if !bytes.Equal(got, want) {
+					t.Errorf("seed %d (ifetch %v): the profile from the model's notes differs from the engine's:\n%s",
+						seed, ifetch, firstLines(got, want))
+				}
+			}
+		})
+	}
+}
+
+// noteRef locates a reference of a randomRun: its Exec event in the
+// batch of executions and its event in the execution's block.
+type noteRef struct{ exec, event int32 }
+
+// randomRun makes of refs a run of superblocks (each executes once, 1 to
+// 8 references, its data references at a few PCs) on two threads, with
+// calls and returns between them and heap blocks allocated and freed: the
+// events themselves (full), the same run as trace.Exec events without
+// their accesses (execs), and where each reference went.
+func randomRun(seed uint64, refs *trace.Batch) (full, execs *trace.Batch, order []noteRef) {
+	r := rand.New(rand.NewPCG(seed, 2027))
+	full, execs = trace.NewBatch(refs.Len()), trace.NewBatch(refs.Len()/2)
+	both := func(k trace.Kind, addr, pc uint64, tid uint32, e trace.Ext) {
+		full.AppendExt(k, addr, pc, tid, e)
+		execs.AppendExt(k, addr, pc, tid, e)
+	}
+	sp := map[uint32]uint64{1: 1 << 40, 2: 1 << 41}
+	both(trace.Alloc, 512, 0x401000, 1, trace.Ext{Size: 1500, Name: "malloc", Stack: []uint64{0x401000}})
+	both(trace.Alloc, 3000, 0x401010, 1, trace.Ext{Size: 800, Name: "malloc", Stack: []uint64{0x401010}})
+	tid := uint32(1)
+	for i := 0; i < refs.Len(); {
+		switch r.IntN(12) {
+		case 0:
+			tid = 3 - tid
+		case 1, 2:
+			sp[tid] -= 64
+			both(trace.Call, 0x500000+uint64(r.IntN(6))*0x100, 0x400800+uint64(r.IntN(20)), tid, trace.Ext{SP: sp[tid]})
+		case 3:
+			if sp[tid]&0xfff != 0 {
+				sp[tid] += 64
+				both(trace.Return, 0x400900, 0x400a00, tid, trace.Ext{SP: sp[tid]})
+			}
+		case 4:
+			if r.IntN(50) == 0 {
+				both(trace.Free, 512, 0x401020, tid, trace.Ext{Size: 1500, Name: "free"})
+				both(trace.Alloc, 512, 0x401030, tid, trace.Ext{Size: 700, Name: "malloc", Stack: []uint64{0x401030}})
+			}
+		}
+		n := min(1+r.IntN(8), refs.Len()-i)
+		blk := &trace.Block{}
+		var x trace.BlockExit
+		for j := range n {
+			k, a, s := refs.Kind[i+j], refs.Addr[i+j], refs.Size[i+j]
+			pc := a
+			switch k {
+			case trace.IFetch:
+				x.IFetches++
+			case trace.Read:
+				x.Reads++
+			case trace.Write:
+				x.Writes++
+			case trace.Modify:
+				x.Modifies++
+			}
+			if k != trace.IFetch {
+				pc = 0x400000 + uint64(r.IntN(40))*4
+			}
+			full.Append(k, a, s, pc, tid)
+			blk.Kind, blk.Size, blk.PC = append(blk.Kind, k), append(blk.Size, s), append(blk.PC, pc)
+			order = append(order, noteRef{int32(execs.Len()), int32(j)})
+		}
+		x.Events = int32(n)
+		blk.Exits = []trace.BlockExit{x}
+		execs.AppendExt(trace.Exec, 0, 0, tid, trace.Ext{Block: blk})
+		i += n
+	}
+	return full, execs, order
+}
+
+// runNotes runs the model with --l1-notes on the references of order
+// (those of the executions, in order), and returns the accesses it noted
+// by reference, then its flush's write-backs and counters as events.
+func runNotes(t *testing.T, harness, ispec, dspec string, refs *trace.Batch) (notes [][]trace.L1Access, end *trace.Batch) {
+	t.Helper()
+	var in bytes.Buffer
+	for i, k := range refs.Kind {
+		kind := map[trace.Kind]uint64{trace.Read: 0, trace.Write: 1, trace.IFetch: 2, trace.Modify: 3}[k]
+		binary.Write(&in, binary.LittleEndian, [3]uint64{kind, refs.Addr[i], uint64(refs.Size[i])})
+	}
+	cmd := exec.Command(harness, ispec, dspec, "notes")
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ms_l1_harness %s %s notes: %v", ispec, dspec, err)
+	}
+	words := make([]uint64, len(out)/8)
+	binary.Read(bytes.NewReader(out), binary.LittleEndian, words)
+	notes = make([][]trace.L1Access, refs.Len())
+	end = trace.NewBatch(16)
+	for len(words) >= 3 {
+		w := words[0]
+		switch {
+		case w == ^uint64(0):
+			end.AppendExt(trace.FirstLevel, 0, 0, 0, trace.Ext{Stack: words[3 : 3+words[2]]})
+			words = nil
+		case w&16 != 0:
+			i := words[1]
+			notes[i] = append(notes[i], trace.L1Access{Addr: words[2], Size: uint32(words[3]), Victim: words[4],
+				Kind: noteKinds[w>>8&3], Flags: uint8(w >> 16)})
+			words = words[5:]
+		default:
+			end.Append(belowKinds[w], words[1], uint32(words[2]), 0, 0)
+			words = words[3:]
+		}
+	}
+	return notes, end
+}
+
+// attributedProfile returns the JSON of the engine's profile of m with
+// opt on events.
+func attributedProfile(t *testing.T, m *machine.Machine, opt sim.Options, events *trace.Batch) []byte {
+	t.Helper()
+	h, err := sim.New(m, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Process(events)
+	h.Finish()
+	out, err := json.MarshalIndent(h.Profile(), "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

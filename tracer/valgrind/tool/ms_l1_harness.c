@@ -3,13 +3,17 @@
  * references read from standard input, for the differential test of
  * package valgrind (l1model_test.go) against memspy's engine.
  *
- * Usage: ms_l1_harness ISPEC DSPEC, each as the tool's --l1i and --l1d
- * take them (INDEX,SETS,ASSOC,LINE,lru|fifo,wb|wt,wa|nwa), ISPEC "-" for
- * no instruction cache. Input: little-endian 64-bit triples (kind, address,
- * size), kind 0 read, 1 write, 2 instruction fetch, 3 modify. Output: a
- * triple (kind, address, size) per request sent below, then those of the
- * end-of-trace flush, then (~0, ~0, n) and n words laid out as an L1STATS
- * record's (docs/valgrind-stream.md).
+ * Usage: ms_l1_harness ISPEC DSPEC [notes], each as the tool's --l1i and
+ * --l1d take them (INDEX,SETS,ASSOC,LINE,lru|fifo,wb|wt,wa|nwa), ISPEC "-"
+ * for no instruction cache. Input: little-endian 64-bit triples (kind,
+ * address, size), kind 0 read, 1 write, 2 instruction fetch, 3 modify.
+ * Output: a triple (kind, address, size) per request sent below, then
+ * those of the end-of-trace flush, then (~0, ~0, n) and n words laid out
+ * as an L1STATS record's (docs/valgrind-stream.md). With notes (the
+ * tool's --l1-notes), the caches note accesses instead of sending
+ * requests but for the flush's: five words per note, 16 | kind << 8 |
+ * flags << 16, the number of the input reference (from 0), the address,
+ * the size and the victim's address.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,14 @@ static void out3(L1Word a, L1Word b, L1Word c)
 
 void l1_emit(const L1Cache* c, unsigned kind, L1Word a, L1Word size) { out3(kind, a, size); }
 
+static L1Word ref_index;   /* of the input reference being simulated */
+
+void l1_note(const L1Cache* c, unsigned kind, L1Word pa, L1Word ps, unsigned flags, L1Word victim)
+{
+   L1Word w[5] = { 16 | kind << 8 | flags << 16, ref_index, pa, ps, victim };
+   fwrite(w, sizeof w, 1, stdout);
+}
+
 static int parse(const char* s, Spec* sp)
 {
    unsigned long long sets, assoc, line;
@@ -43,10 +55,12 @@ static int parse(const char* s, Spec* sp)
 int main(int argc, char** argv)
 {
    Spec is, ds;
-   if (argc != 3 || !parse(argv[2], &ds) || (strcmp(argv[1], "-") != 0 && !parse(argv[1], &is))) {
-      fprintf(stderr, "usage: ms_l1_harness ISPEC|- DSPEC\n");
+   if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "notes") != 0) || !parse(argv[2], &ds) ||
+       (strcmp(argv[1], "-") != 0 && !parse(argv[1], &is))) {
+      fprintf(stderr, "usage: ms_l1_harness ISPEC|- DSPEC [notes]\n");
       return 2;
    }
+   ds.c.notes = is.c.notes = argc == 4;
    Spec* ic = strcmp(argv[1], "-") == 0 ? NULL : is.index == ds.index ? &ds : &is;
    L1Word kinds[4] = { 0 }, r[3];
    while (fread(r, sizeof r, 1, stdin) == 1) {
@@ -61,6 +75,7 @@ int main(int argc, char** argv)
          break;
       default: l1_access(&ds.c, (unsigned)r[0], r[1], r[2]); break;
       }
+      ref_index++;
    }
    Spec* cs[2] = { &ds, ic };
    int n = ic == NULL || ic == &ds ? 1 : 2;
