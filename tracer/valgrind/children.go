@@ -1,11 +1,7 @@
 package valgrind
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,7 +20,7 @@ type children struct {
 }
 
 func newChildren() (*children, error) {
-	dir, err := fixedTempDir("memspy-children-")
+	dir, err := os.MkdirTemp("", "memspy-children-")
 	if err != nil {
 		return nil, err
 	}
@@ -34,21 +30,6 @@ func newChildren() (*children, error) {
 		return nil, err
 	}
 	return &children{dir: dir, r: r, w: w, c: make(chan *StreamReader, 64)}, nil
-}
-
-// fixedTempDir makes a new directory in the temporary directory whose
-// name is prefix and ten random digits: as long from run to run, so that
-// Valgrind's command line (--fifo-dir), whose length moves the traced
-// program's stack, is too (os.MkdirTemp's names vary in length, which
-// moved stack variables across lines from run to run).
-func fixedTempDir(prefix string) (string, error) {
-	for {
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("%s%010d", prefix, rand.Uint32()))
-		err := os.Mkdir(dir, 0o700)
-		if !errors.Is(err, fs.ErrExist) {
-			return dir, err
-		}
-	}
 }
 
 // started is called when the program started (ok) or failed to start. It
