@@ -36,9 +36,8 @@ func (h *Hierarchy) TracerNotes(ifetch bool) (data, instr int, ok bool) {
 // among them; otherwise the counts are added at once.
 func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
 	at := h.attr
-	e := b.ExtOf(i)
-	blk := e.Block
-	x := &blk.Exits[b.Addr[i]]
+	blk, exit, acc := b.ExecOf(i)
+	x := &blk.Exits[exit]
 	tid := b.Thread[i]
 	at.tid = tid
 	at.allocating = len(at.inAlloc) > 0 && at.inAlloc[tid]
@@ -46,8 +45,8 @@ func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
 	at.ctx, at.hitTid = ctx, tid
 	total := uint64(x.Reads) + uint64(x.Writes) + uint64(x.IFetches) + uint64(x.Modifies)
 	if !passing && (h.tl == nil || h.counted()+total < h.tl.last+h.tl.t.Interval) {
-		for k := range e.Accesses {
-			h.tracerAccess(blk, &e.Accesses[k])
+		for k := range acc {
+			h.tracerAccess(blk, &acc[k])
 		}
 		if x.IFetches > 0 {
 			at.fetched(uint64(x.IFetches))
@@ -61,7 +60,6 @@ func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
 		h.dfirst.acc[kWrite] += uint64(x.Writes) + uint64(x.Modifies)
 		return
 	}
-	acc := e.Accesses
 	for ev := range int(x.Events) {
 		k := blk.Kind[ev]
 		if k == trace.Sync {

@@ -69,10 +69,11 @@ const (
 
 // Exec is one execution of a superblock whose references the tracer's
 // first-level caches took, for the engine when it attributes misses only
-// (see sim.Hierarchy.TracerMisses): Ext.Block describes the superblock,
-// Addr is the index of the exit taken (Block.Exits), and Ext.Accesses are
-// the accesses of those caches that the engine must simulate, in order.
-// Like IFetchRun it exists only in memory and is not Valid.
+// (see sim.Hierarchy.TracerNotes): Batch.Blocks[Size] describes the
+// superblock, Addr is the index of the exit taken (Block.Exits), and PC
+// holds where the accesses of those caches that the engine must simulate
+// are in Batch.Accesses (ExecOf). Like IFetchRun it exists only in
+// memory and is not Valid.
 const Exec Kind = 134
 
 var kindNames = [numKinds]string{"read", "write", "ifetch", "modify", "copyback", "invalidate",
@@ -200,9 +201,6 @@ type Ext struct {
 	Name  string   // Alloc, Free: the routine ("malloc", "free", an --alloc-fn); Marker: the name given; Map: the object file's path
 	Mark  MarkKind // Marker: what it marks
 	Sync  SyncKind // Sync: which operation
-	// Block and Accesses: Exec (see there).
-	Block    *Block
-	Accesses []L1Access
 }
 
 // BatchSize is the number of events readers put in one batch by default.
@@ -222,6 +220,9 @@ type Batch struct {
 	PC     []uint64 // 0 when unknown
 	Thread []uint32 // 0 when unknown
 	Ext    []Ext    // details of the batch's extended events, in order
+	// Blocks and Accesses hold the details of the batch's Exec events.
+	Blocks   []*Block
+	Accesses []L1Access
 }
 
 // NewBatch returns an empty batch with room for capacity events.
@@ -250,6 +251,7 @@ func (b *Batch) Reset() {
 	b.Thread = b.Thread[:0]
 	clear(b.Ext) // drop references to stacks and names
 	b.Ext = b.Ext[:0]
+	b.Blocks, b.Accesses = b.Blocks[:0], b.Accesses[:0]
 }
 
 // Append adds one event to b.
@@ -267,13 +269,31 @@ func (b *Batch) AppendExt(k Kind, addr, pc uint64, thread uint32, e Ext) {
 	b.Ext = append(b.Ext, e)
 }
 
+// AppendExec adds an Exec event to b: an execution of blk on thread that
+// took exit, with the accesses acc.
+func (b *Batch) AppendExec(blk *Block, exit int, thread uint32, acc []L1Access) {
+	b.Append(Exec, uint64(exit), uint32(len(b.Blocks)), uint64(len(b.Accesses))<<32|uint64(len(acc)), thread)
+	b.Blocks = append(b.Blocks, blk)
+	b.Accesses = append(b.Accesses, acc...)
+}
+
+// ExecOf returns the block of Exec event i of b, the exit it took and
+// its accesses.
+func (b *Batch) ExecOf(i int) (blk *Block, exit int, acc []L1Access) {
+	start, n := b.PC[i]>>32, b.PC[i]&(1<<32-1)
+	return b.Blocks[b.Size[i]], int(b.Addr[i]), b.Accesses[start : start+n]
+}
+
 // ExtOf returns the details of extended event i of b.
 func (b *Batch) ExtOf(i int) *Ext { return &b.Ext[b.Size[i]] }
 
 // AppendEvent adds a copy of event i of src to b, with its Ext if it is an
 // extended event (its Size then becomes the index of the Ext in b).
 func (b *Batch) AppendEvent(src *Batch, i int) {
-	if k := src.Kind[i]; k.IsExtended() {
+	if k := src.Kind[i]; k == Exec {
+		blk, exit, acc := src.ExecOf(i)
+		b.AppendExec(blk, exit, src.Thread[i], acc)
+	} else if k.IsExtended() {
 		b.AppendExt(k, src.Addr[i], src.PC[i], src.Thread[i], *src.ExtOf(i))
 	} else {
 		b.Append(k, src.Addr[i], src.Size[i], src.PC[i], src.Thread[i])

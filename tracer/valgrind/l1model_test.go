@@ -226,21 +226,28 @@ func TestFirstLevelNotesModel(t *testing.T) {
 				notes, end := runNotes(t, harness, ispec, cacheArg(d, &m.Caches[d]), refs)
 				for i, ns := range notes {
 					at := order[i]
-					e := execs.ExtOf(int(at.exec))
 					for _, n := range ns {
 						n.Event = at.event
-						e.Accesses = append(e.Accesses, n)
+						execs[at.exec].acc = append(execs[at.exec].acc, n)
+					}
+				}
+				b := trace.NewBatch(len(execs))
+				for _, p := range execs {
+					if p.block == nil {
+						b.AppendEvent(p.events, p.at)
+					} else {
+						b.AppendExec(p.block, 0, p.tid, p.acc)
 					}
 				}
 				for i, k := range end.Kind {
 					if k == trace.FirstLevel {
-						execs.Append(k, 0, uint32(len(execs.Ext)), 0, 0)
-						execs.Ext = append(execs.Ext, *end.ExtOf(i))
+						b.Append(k, 0, uint32(len(b.Ext)), 0, 0)
+						b.Ext = append(b.Ext, *end.ExtOf(i))
 						continue
 					}
-					execs.AppendEvent(end, i)
+					b.AppendEvent(end, i)
 				}
-				got := attributedProfile(t, m, opt, execs)
+				got := attributedProfile(t, m, opt, b)
 				if !bytes.Equal(got, want) {
 					t.Errorf("seed %d (ifetch %v): the profile from the model's notes differs from the engine's:\n%s",
 						seed, ifetch, firstLines(got, want))
@@ -250,21 +257,35 @@ func TestFirstLevelNotesModel(t *testing.T) {
 	}
 }
 
-// noteRef locates a reference of a randomRun: its Exec event in the
-// batch of executions and its event in the execution's block.
+// runPart is an event of the run of a randomRun with Exec events: event
+// at of events, or an execution of block on thread tid with the accesses
+// acc.
+type runPart struct {
+	events *trace.Batch
+	at     int
+	block  *trace.Block
+	tid    uint32
+	acc    []trace.L1Access
+}
+
+// noteRef locates a reference of a randomRun: its execution (the index
+// of its block) and its event in the block.
 type noteRef struct{ exec, event int32 }
 
 // randomRun makes of refs a run of superblocks (each executes once, 1 to
 // 8 references, its data references at a few PCs) on two threads, with
 // calls and returns between them and heap blocks allocated and freed: the
-// events themselves (full), the same run as trace.Exec events without
-// their accesses (execs), and where each reference went.
-func randomRun(seed uint64, refs *trace.Batch) (full, execs *trace.Batch, order []noteRef) {
+// events themselves (full), the same run with trace.Exec events in place
+// of the references (execs: the blocks and their events in order, the
+// Exec events to be made), and where each reference went.
+func randomRun(seed uint64, refs *trace.Batch) (full *trace.Batch, execs []runPart, order []noteRef) {
 	r := rand.New(rand.NewPCG(seed, 2027))
-	full, execs = trace.NewBatch(refs.Len()), trace.NewBatch(refs.Len()/2)
+	full = trace.NewBatch(refs.Len())
+	other := trace.NewBatch(64)
 	both := func(k trace.Kind, addr, pc uint64, tid uint32, e trace.Ext) {
 		full.AppendExt(k, addr, pc, tid, e)
-		execs.AppendExt(k, addr, pc, tid, e)
+		other.AppendExt(k, addr, pc, tid, e)
+		execs = append(execs, runPart{events: other, at: other.Len() - 1})
 	}
 	sp := map[uint32]uint64{1: 1 << 40, 2: 1 << 41}
 	both(trace.Alloc, 512, 0x401000, 1, trace.Ext{Size: 1500, Name: "malloc", Stack: []uint64{0x401000}})
@@ -309,11 +330,11 @@ func randomRun(seed uint64, refs *trace.Batch) (full, execs *trace.Batch, order 
 			}
 			full.Append(k, a, s, pc, tid)
 			blk.Kind, blk.Size, blk.PC = append(blk.Kind, k), append(blk.Size, s), append(blk.PC, pc)
-			order = append(order, noteRef{int32(execs.Len()), int32(j)})
+			order = append(order, noteRef{int32(len(execs)), int32(j)})
 		}
 		x.Events = int32(n)
 		blk.Exits = []trace.BlockExit{x}
-		execs.AppendExt(trace.Exec, 0, 0, tid, trace.Ext{Block: blk})
+		execs = append(execs, runPart{block: blk, tid: tid})
 		i += n
 	}
 	return full, execs, order

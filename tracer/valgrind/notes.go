@@ -105,14 +105,8 @@ func (s *StreamReader) notedExec(c columns, n int, w uint64) (m, need int, err e
 		return n, need, nil
 	}
 	p := s.buf[s.pos+head : s.pos+need]
-	var acc []trace.L1Access
+	base := len(*c.acc)
 	if count > 0 {
-		// The notes go to an arena that only grows: the batches in flight
-		// keep theirs.
-		if cap(s.accesses)-len(s.accesses) < count {
-			s.accesses = make([]trace.L1Access, 0, max(4096, 2*count))
-		}
-		base := len(s.accesses)
 		q := p[16*final:]
 		lim := sb.exits[e].ev
 		for range count {
@@ -138,14 +132,15 @@ func (s *StreamReader) notedExec(c columns, n int, w uint64) (m, need int, err e
 				x.Victim = le.Uint64(q)
 				q = q[8:]
 			}
-			s.accesses = append(s.accesses, x)
+			*c.acc = append(*c.acc, x)
 		}
 		if len(q) != 0 {
+			*c.acc = (*c.acc)[:base]
 			return n, 0, s.corrupt(start, "EXECL1 record with %d words after its notes", len(q)/8)
 		}
-		acc = s.accesses[base:len(s.accesses):len(s.accesses)]
 	}
-	c.setExt(n, trace.Exec, uint64(e), 0, s.tid, trace.Ext{Block: sb.block, Accesses: acc})
+	c.kind[n], c.addr[n], c.size[n], c.pc[n], c.thr[n] = trace.Exec, uint64(e), uint32(len(*c.blocks)), uint64(base)<<32|uint64(count), s.tid
+	*c.blocks = append(*c.blocks, sb.block)
 	n++
 	if final > 0 && !s.slim {
 		c.setExt(n, sb.final, le.Uint64(p), sb.finalPC, s.tid, trace.Ext{SP: le.Uint64(p[8:])})

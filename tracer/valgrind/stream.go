@@ -286,8 +286,6 @@ type StreamReader struct {
 
 	below int          // requests left to deliver of the current BELOW record
 	final pendingFinal // tentative records waiting for the stream's end
-	// accesses is the arena of the Exec events' notes (see notedExec).
-	accesses []trace.L1Access
 
 	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
 	slim     bool   // leave PC and Thread unset, drop calls and returns (see Slim)
@@ -635,7 +633,7 @@ func (s *StreamReader) Read(b *trace.Batch) error {
 	}
 	n := 0
 	if err == nil {
-		c := columns{b.Kind[:room], b.Addr[:room], b.Size[:room], b.PC[:room], b.Thread[:room], &b.Ext}
+		c := columns{b.Kind[:room], b.Addr[:room], b.Size[:room], b.PC[:room], b.Thread[:room], &b.Ext, &b.Blocks, &b.Accesses}
 		n, err = s.decode(c)
 	}
 	b.Kind, b.Addr, b.Size, b.PC, b.Thread = b.Kind[:n], b.Addr[:n], b.Size[:n], b.PC[:n], b.Thread[:n]
@@ -662,6 +660,9 @@ type columns struct {
 	pc   []uint64
 	thr  []uint32
 	ext  *[]trace.Ext
+	// blocks and acc: the details of Exec events (trace.Batch.AppendExec).
+	blocks *[]*trace.Block
+	acc    *[]trace.L1Access
 }
 
 // setExt makes event n the extended event k.
