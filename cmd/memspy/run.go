@@ -107,8 +107,9 @@ $MEMSPY_VALGRIND names another valgrind.`,
 		"the summary is their total and the profile has a section per process (memspy report PROFILE processes); "+
 		"not with --record, --skip-refs or --max-refs, which cover the program memspy starts")
 	fl.BoolVar(&f.noChildren, "no-children", false, "do not follow the program's children: they run untraced")
-	fl.BoolVar(&f.l1InTool, "l1-in-tool", true, "let the Valgrind tool simulate the first-level caches itself and send memspy only what they send below them, "+
-		"when that gives the same result (one processor, no --where, LRU or FIFO first caches, nothing below that removes their lines, no sampling, "+
+	fl.BoolVar(&f.l1InTool, "l1-in-tool", true, "let the Valgrind tool simulate the first-level caches itself and send memspy only what they send below them "+
+		"(with --where --miss-only: the accesses the attribution needs), "+
+		"when that gives the same result (one processor, no --where but with --miss-only, LRU or FIFO first caches, nothing below that removes their lines, no sampling, "+
 		"--record, --skip-refs or --max-refs); false: the engine simulates every reference")
 	return cmd
 }
