@@ -99,7 +99,7 @@ func (s *StreamReader) notedExec(c columns, n int, w uint64) (m, need int, err e
 	}
 	need = head + 16*final + 8*words
 	switch {
-	case 1+final > len(c.kind)-n:
+	case n == len(c.kind):
 		return n, 0, nil
 	case need > s.end-s.pos:
 		return n, need, nil
@@ -143,9 +143,27 @@ func (s *StreamReader) notedExec(c columns, n int, w uint64) (m, need int, err e
 	*c.blocks = append(*c.blocks, sb.block)
 	n++
 	if final > 0 && !s.slim {
-		c.setExt(n, sb.final, le.Uint64(p), sb.finalPC, s.tid, trace.Ext{SP: le.Uint64(p[8:])})
-		n++
+		s.call = heldFinal{sb.final, le.Uint64(p), sb.finalPC, le.Uint64(p[8:])}
+		n = s.deliverHeld(c, n)
 	}
 	s.pos += need
 	return n, need, nil
+}
+
+// heldFinal is the final call or return of an Exec event delivered
+// without it: its batch was full (kind 0: none).
+type heldFinal struct {
+	kind           trace.Kind
+	target, pc, sp uint64
+}
+
+// deliverHeld delivers the held final call or return as event n, if there
+// is one and room for it, and returns the new number of events.
+func (s *StreamReader) deliverHeld(c columns, n int) int {
+	if h := s.call; h.kind != 0 && n < len(c.kind) {
+		c.setExt(n, h.kind, h.target, h.pc, s.tid, trace.Ext{SP: h.sp})
+		s.call.kind = 0
+		n++
+	}
+	return n
 }

@@ -286,6 +286,7 @@ type StreamReader struct {
 
 	below int          // requests left to deliver of the current BELOW record
 	final pendingFinal // tentative records waiting for the stream's end
+	call  heldFinal    // a noted execution's call or return waiting for room (notes.go)
 
 	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
 	slim     bool   // leave PC and Thread unset, drop calls and returns (see Slim)
@@ -677,6 +678,10 @@ func (s *StreamReader) decode(c columns) (int, error) {
 	room := len(c.kind)
 	n := 0
 	for n < room {
+		if s.call.kind != 0 {
+			n = s.deliverHeld(c, n)
+			continue
+		}
 		if s.below > 0 {
 			var err error
 			if n, err = s.belowEvents(c, n); err != nil {

@@ -20,7 +20,7 @@ import (
 // Version is the stream version the builders write unless told otherwise:
 // the one memspy reads (valgrind.StreamVersion, which this package cannot
 // import).
-const Version = 12
+const Version = 13
 
 // Flags of the stream header.
 const (
