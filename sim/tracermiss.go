@@ -48,14 +48,14 @@ func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
 		for k := range acc {
 			h.tracerAccess(blk, &acc[k])
 		}
-		if x.IFetches > 0 {
+		if x.IFetches > 0 { // (there are none unless there is an instruction cache)
 			at.fetched(uint64(x.IFetches))
+			h.ifirst.acc[kIFetch] += uint64(x.IFetches)
 		}
 		h.kinds[trace.Read] += uint64(x.Reads)
 		h.kinds[trace.Write] += uint64(x.Writes)
 		h.kinds[trace.IFetch] += uint64(x.IFetches)
 		h.kinds[trace.Modify] += uint64(x.Modifies)
-		h.ifirst.acc[kIFetch] += uint64(x.IFetches)
 		h.dfirst.acc[kRead] += uint64(x.Reads) + uint64(x.Modifies)
 		h.dfirst.acc[kWrite] += uint64(x.Writes) + uint64(x.Modifies)
 		return
