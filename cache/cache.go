@@ -315,6 +315,22 @@ func (c *Cache) Install(slot int, line uint64) {
 	}
 }
 
+// Retag makes the valid slot hold line, clean, in place of its line, and
+// leaves the replacement state as it was: for a cache that only stores
+// the lines another model places (a tracer's first-level caches, whose
+// victims it chooses itself: sim.Hierarchy.TracerNotes).
+func (c *Cache) Retag(slot int, line uint64) {
+	set := c.setOf(slot)
+	if c.index != nil {
+		delete(c.index, c.tag[slot])
+		c.index[line] = int32(slot)
+	}
+	if c.last[set] == int32(slot) || c.prev[set] == int32(slot) {
+		c.forget(set)
+	}
+	c.tag[slot], c.dirty[slot] = line, false
+}
+
 // Replace fills line, which the cache does not hold, into the slot Victim
 // chooses, as Victim, Remove and Install would: it returns the slot and
 // what the slot held before (its line, whether it was valid and dirty).

@@ -152,15 +152,22 @@ func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
 		h.ref(l.next(k), fetchKind(k), line<<l.shift, l.lineSize, true, ref)
 	}
 	var v victim
-	slot := l.c.Victim(line) // the lowest invalid way when the set is not full
+	var slot int
 	if a.Flags&trace.L1Victim != 0 {
+		// As evict and drop, but the line replaces the victim's in
+		// place: the replacement state of l is the tracer's.
 		if slot = l.c.Lookup(a.Victim >> l.shift); slot < 0 {
 			panic(fmt.Sprintf("sim: the tracer's %s evicted line %#x, which the engine does not hold", l.spec.Name, a.Victim))
 		}
-		v = h.evict(l, slot, ref)
-		v.dirty = a.Flags&trace.L1Dirty != 0
+		v = victim{line: l.c.Line(slot), dirty: a.Flags&trace.L1Dirty != 0, valid: true, ref: l.attr.fill[slot]}
+		l.evictions++
+		l.attr.evicted(at, v.ref, ref)
+		h.removed(l, slot, replaced)
+		l.c.Retag(slot, line)
+	} else {
+		slot = l.c.Victim(line) // the lowest invalid way: the set is not full
+		l.c.Install(slot, line)
 	}
-	l.c.Install(slot, line)
 	h.filled(l, slot, line, ref, true, pa, ps)
 	if k == kWrite && !l.writeBack {
 		l.bytesToBelow += ps
