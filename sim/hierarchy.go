@@ -503,8 +503,7 @@ func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 	end := 0 // when threaded, the end of the run of one thread's events that holds event i
 	for i < n {
 		if b.Kind[i] == trace.Exec {
-			h.tracerExec(b, i)
-			i++
+			i = h.tracerRun(b, i, n)
 			continue
 		}
 		stop := n

@@ -28,6 +28,69 @@ func (h *Hierarchy) TracerNotes(ifetch bool) (data, instr int, ok bool) {
 	return h.tracerFirsts(ifetch)
 }
 
+// tracerRun simulates the Exec events of b from i on, up to n, as long
+// as they are of one thread, and returns the index of the first other
+// event. Between two calls or returns, the calling context holds: the
+// executions add up their counts in registers, and look at their
+// accesses, unless the thread is passing a call on or a point of the
+// timeline falls in one (then tracerExec takes it).
+func (h *Hierarchy) tracerRun(b *trace.Batch, i, n int) int {
+	at := h.attr
+	tid := b.Thread[i]
+	at.tid = tid
+	at.allocating = len(at.inAlloc) > 0 && at.inAlloc[tid]
+	ctx, passing := at.code.At(tid, 0)
+	at.ctx, at.hitTid = ctx, tid
+	due := h.untilPoint()
+	var r, w, f, m uint64
+	add := func() {
+		if f > 0 { // (there are none unless there is an instruction cache)
+			at.fetched(f)
+			h.ifirst.acc[kIFetch] += f
+		}
+		h.kinds[trace.Read] += r
+		h.kinds[trace.Write] += w
+		h.kinds[trace.IFetch] += f
+		h.kinds[trace.Modify] += m
+		h.dfirst.acc[kRead] += r + m
+		h.dfirst.acc[kWrite] += w + m
+		r, w, f, m = 0, 0, 0, 0
+	}
+	kinds, thr := b.Kind[:n], b.Thread[:n]
+	for ; i < len(kinds) && kinds[i] == trace.Exec && thr[i] == tid; i++ {
+		blk, exit, acc := b.ExecOf(i)
+		x := &blk.Exits[exit]
+		total := uint64(x.Reads) + uint64(x.Writes) + uint64(x.IFetches) + uint64(x.Modifies)
+		if passing || total >= due {
+			add()
+			h.tracerExec(b, i)
+			_, passing = at.code.At(tid, 0)
+			due = h.untilPoint()
+			continue
+		}
+		due -= total
+		for k := range acc {
+			h.tracerAccess(blk, &acc[k])
+		}
+		r, w, f, m = r+uint64(x.Reads), w+uint64(x.Writes), f+uint64(x.IFetches), m+uint64(x.Modifies)
+	}
+	add()
+	return i
+}
+
+// untilPoint returns how many events may run before the next point of
+// the timeline falls: 0 when one is due, all of them without a timeline.
+func (h *Hierarchy) untilPoint() uint64 {
+	if h.tl == nil {
+		return ^uint64(0)
+	}
+	c, at := h.counted(), h.tl.last+h.tl.t.Interval
+	if c >= at {
+		return 0
+	}
+	return at - c
+}
+
 // tracerExec simulates the Exec event i of b (see TracerNotes): the
 // accesses the tracer noted, and the counts of its references. The events
 // of the superblock are gone through one by one only when they must be:
@@ -44,7 +107,7 @@ func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
 	ctx, passing := at.code.At(tid, 0)
 	at.ctx, at.hitTid = ctx, tid
 	total := uint64(x.Reads) + uint64(x.Writes) + uint64(x.IFetches) + uint64(x.Modifies)
-	if !passing && (h.tl == nil || h.counted()+total < h.tl.last+h.tl.t.Interval) {
+	if !passing && total < h.untilPoint() {
 		for k := range acc {
 			h.tracerAccess(blk, &acc[k])
 		}
