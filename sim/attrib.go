@@ -879,11 +879,27 @@ func (o attribHits) seeFetches(l *level, b *trace.Batch, i, j, slot int) {
 	if at.missOnly {
 		return
 	}
-	st, cs := at.fetchStats(l.attr, l.attr.bin[slot])
+	la := l.attr
+	st, cs := at.fetchStats(la, la.bin[slot])
 	var temporal uint64
-	for e := i; e < j; e++ {
-		if l.attr.use(l, slot, b.Addr[e], max(uint64(b.Size[e]), 1)) {
-			temporal++
+	if la.words == 1 {
+		// use's one-word case with the mask in a register: each fetch
+		// lies in the line (hitsObserved), so its bytes are at most 64
+		// (1<<64 is 0 in Go: all 64 bits then).
+		m, sizes := la.mask[slot], b.Size[i:j]
+		for e, a := range b.Addr[i:j] {
+			bits := (uint64(1)<<max(uint64(sizes[e]), 1) - 1) << (a & l.offMask)
+			if m&bits == bits {
+				temporal++
+			}
+			m |= bits
+		}
+		la.mask[slot] = m
+	} else {
+		for e := i; e < j; e++ {
+			if la.use(l, slot, b.Addr[e], max(uint64(b.Size[e]), 1)) {
+				temporal++
+			}
 		}
 	}
 	st.hits(kIFetch, n, temporal)
