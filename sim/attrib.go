@@ -384,6 +384,10 @@ type attribution struct {
 	data     *attrib.Data
 	sym      Symbolizer // nil: names by address
 	missOnly bool
+	// spanBlock is the block of the spans of fetches (trace.IFetchRun)
+	// that a reader may make for this attribution, 0 when none
+	// (Hierarchy.IFetchRuns).
+	spanBlock uint64
 	// protocol is FlashPoint's monitoring (MonitorProtocol): the profile
 	// finds the procedure of a miss from its PC, and the calling context
 	// stays the root one. batch and event locate the current reference,
@@ -786,14 +790,21 @@ func (at *attribution) setCurrent(b *trace.Batch, i int) {
 // setContext makes event i of b the current reference, in the calling
 // context its thread is in when it runs the event's instruction.
 func (at *attribution) setContext(b *trace.Batch, i int) {
+	pc := b.PC[i]
+	if k := b.Kind[i]; k == trace.IFetch || k == trace.IFetchRun {
+		pc = 0
+	}
 	at.tid = b.Thread[i]
 	at.allocating = len(at.inAlloc) > 0 && at.inAlloc[at.tid]
-	at.pc = b.PC[i]
-	if b.Kind[i] == trace.IFetch || b.Kind[i] == trace.IFetchRun {
-		at.pc = 0
-	}
+	at.pc = pc
+	at.setRunning(runPC(b, i))
+}
+
+// setRunning sets the calling context of the current reference's thread
+// when it runs the instruction at pc (0: unknown).
+func (at *attribution) setRunning(pc uint64) {
 	var passing bool
-	at.ctx, passing = at.code.At(at.tid, runPC(b, i))
+	at.ctx, passing = at.code.At(at.tid, pc)
 	at.hitTid = at.tid
 	if passing {
 		at.hitTid = noThread
@@ -846,17 +857,23 @@ func (o attribMissHits) seeRun(_ int, fetches, _ uint64) {
 
 func (attribMissHits) slotFree() {}
 
-func (attribHits) takes(l *level, k trace.Kind, slot int) bool {
+func (o attribHits) takes(l *level, k trace.Kind, slot int) bool {
 	switch k {
 	case trace.IFetch, trace.Read:
 		return true
 	case trace.Write:
 		return l.c.Dirty(slot)
+	case trace.IFetchRun:
+		return o.h.attr.spanBlock > 0 // a span
 	}
-	return false // a modify, or a run of fetches: the slow path's
+	return false // a modify: the slow path's
 }
 
 func (o attribHits) see(l *level, b *trace.Batch, i, slot int) {
+	if b.Kind[i] == trace.IFetchRun {
+		o.seeSpan(l, b, i, slot)
+		return
+	}
 	kk := kRead
 	switch b.Kind[i] {
 	case trace.IFetch:
@@ -902,6 +919,47 @@ func (o attribHits) seeFetches(l *level, b *trace.Batch, i, j, slot int) {
 			}
 		}
 	}
+	st.hits(kIFetch, n, temporal)
+	cs.hits(kIFetch, n, temporal)
+}
+
+// seeSpan counts the hits of the instruction fetches of the span of event
+// i of b (see trace.IFetchRun), all on slot of l, as see would one by one:
+// one calling context, one line, one access point. Its instructions'
+// bytes are apart, so that each one's are used already when they were
+// before the span.
+func (o attribHits) seeSpan(l *level, b *trace.Batch, i, slot int) {
+	at, la := o.h.attr, l.attr
+	n := uint64(b.Size[i])
+	at.fetched(n)
+	at.pc = 0
+	if at.missOnly {
+		return
+	}
+	st, cs := at.fetchStats(la, la.bin[slot])
+	a, ends := b.Addr[i], b.PC[i]
+	off := a & l.offMask
+	word := &la.mask[slot*la.words+int(off/64)] // (the block is in one word)
+	start := off % 64                           // the first byte's bit in it, its block's at bit 0 or off's
+	ends &^= uint64(1)<<start - 1
+	last := 63 - uint64(bits.LeadingZeros64(ends))
+	span := (uint64(1)<<(last-start)<<1 - 1) << start // bits start..last (1<<64 is 0 in Go)
+	var temporal uint64
+	switch m := *word & span; m {
+	case span:
+		temporal = n
+	case 0:
+	default:
+		for ends != 0 {
+			e := uint64(bits.TrailingZeros64(ends))
+			ends &= ends - 1
+			if inst := (uint64(1)<<(e-start)<<1 - 1) << start; m&inst == inst {
+				temporal++
+			}
+			start = e + 1
+		}
+	}
+	*word |= span
 	st.hits(kIFetch, n, temporal)
 	cs.hits(kIFetch, n, temporal)
 }
