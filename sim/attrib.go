@@ -71,13 +71,15 @@ const refCacheSlots = 4096
 // in front of the map, with where the access point counts, and the
 // counters of its site at the level whose hits it counted last (the hit
 // path looks an access point up at one level: its first for its kind; st
-// is valid while that level's refTable stays: forgetStats).
+// is valid while that level's refTable stays: forgetStats), and its
+// strides once looked up (while the strides stay: forgetStats).
 type refSlot struct {
-	key  refKey
-	id   int32
-	site int32 // the access point's
-	lvl  *levelAttrib
-	st   *refStats
+	key    refKey
+	id     int32
+	site   int32 // the access point's
+	lvl    *levelAttrib
+	st     *refStats
+	stride *strideStats
 }
 
 // refStats are the counters of one site or calling context at one
@@ -538,8 +540,11 @@ func (t *strideTable) counted(st *strideStats, one *[1]strideSlot) (uint64, []st
 func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.points.at(int(ref)) }
 
 // stride counts the stride of access point ref's data reference at a.
-func (at *attribution) stride(ref int32, a uint64) {
-	st := at.strideOf(ref)
+func (at *attribution) stride(ref int32, a uint64) { at.countStride(at.strideOf(ref), a) }
+
+// countStride counts the stride of a data reference at a in st, an access
+// point's strides.
+func (at *attribution) countStride(st *strideStats, a uint64) {
 	if !st.started {
 		st.started, st.last = true, a
 		return
@@ -614,12 +619,12 @@ func (at *attribution) ref(bin int32) int32 { return at.slot(bin).id }
 
 // hitStats is ref for a hit at level la, also returning the counters the
 // hit counts in: its site's and its calling context's there.
-func (at *attribution) hitStats(la *levelAttrib, bin int32) (id int32, site, ctx *refStats) {
-	e := at.slot(bin)
+func (at *attribution) hitStats(la *levelAttrib, bin int32) (e *refSlot, site, ctx *refStats) {
+	e = at.slot(bin)
 	if e.lvl != la {
 		e.lvl, e.st = la, la.refs.sites.at(e.site)
 	}
-	return e.id, e.st, la.ctxCounters(e.key.ctx)
+	return e, e.st, la.ctxCounters(e.key.ctx)
 }
 
 // fetchStats is hitStats for an instruction fetch hit (PC 0), but for
@@ -658,7 +663,7 @@ func (at *attribution) slot(bin int32) *refSlot {
 	if e.key == k {
 		return e
 	}
-	e.key, e.id, e.lvl, e.st = k, at.refIDs.id(k, &at.refs), nil, nil
+	e.key, e.id, e.lvl, e.st, e.stride = k, at.refIDs.id(k, &at.refs), nil, nil, nil
 	if int(e.id) == len(at.siteOf) { // a new access point
 		at.siteOf = append(at.siteOf, at.site(k))
 	}
@@ -667,11 +672,11 @@ func (at *attribution) slot(bin int32) *refSlot {
 }
 
 // forgetStats forgets the counters the access point cache's slots hold:
-// a level's refTable was swapped or let go.
+// a level's refTable or the strides were swapped or let go.
 func (at *attribution) forgetStats() {
 	at.fetchMemo = fetchMemo{}
 	for i := range at.refCache {
-		at.refCache[i].lvl, at.refCache[i].st = nil, nil
+		at.refCache[i].lvl, at.refCache[i].st, at.refCache[i].stride = nil, nil, nil
 	}
 }
 
@@ -980,9 +985,12 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 		st, cs := at.fetchStats(l.attr, l.attr.bin[slot])
 		h.countHit(l, kk, slot, st, cs, a, s)
 	default:
-		ref, st, cs := at.hitStats(l.attr, l.attr.bin[slot])
+		e, st, cs := at.hitStats(l.attr, l.attr.bin[slot])
 		h.countHit(l, kk, slot, st, cs, a, s)
-		at.stride(ref, a)
+		if e.stride == nil {
+			e.stride = at.strideOf(e.id)
+		}
+		at.countStride(e.stride, a)
 	}
 }
 
