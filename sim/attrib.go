@@ -71,13 +71,15 @@ const refCacheSlots = 4096
 // in front of the map, with where the access point counts, and the
 // counters of its site at the level whose hits it counted last (the hit
 // path looks an access point up at one level: its first for its kind; st
-// is valid while that level's refTable stays: forgetStats).
+// is valid while that level's refTable stays: forgetStats), and its
+// strides once looked up (while the strides stay: forgetStats).
 type refSlot struct {
-	key  refKey
-	id   int32
-	site int32 // the access point's
-	lvl  *levelAttrib
-	st   *refStats
+	key    refKey
+	id     int32
+	site   int32 // the access point's
+	lvl    *levelAttrib
+	st     *refStats
+	stride *strideStats
 }
 
 // refStats are the counters of one site or calling context at one
@@ -384,6 +386,10 @@ type attribution struct {
 	data     *attrib.Data
 	sym      Symbolizer // nil: names by address
 	missOnly bool
+	// spanBlock is the block of the spans of fetches (trace.IFetchRun)
+	// that a reader may make for this attribution, 0 when none
+	// (Hierarchy.IFetchRuns).
+	spanBlock uint64
 	// protocol is FlashPoint's monitoring (MonitorProtocol): the profile
 	// finds the procedure of a miss from its PC, and the calling context
 	// stays the root one. batch and event locate the current reference,
@@ -534,8 +540,11 @@ func (t *strideTable) counted(st *strideStats, one *[1]strideSlot) (uint64, []st
 func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.points.at(int(ref)) }
 
 // stride counts the stride of access point ref's data reference at a.
-func (at *attribution) stride(ref int32, a uint64) {
-	st := at.strideOf(ref)
+func (at *attribution) stride(ref int32, a uint64) { at.countStride(at.strideOf(ref), a) }
+
+// countStride counts the stride of a data reference at a in st, an access
+// point's strides.
+func (at *attribution) countStride(st *strideStats, a uint64) {
 	if !st.started {
 		st.started, st.last = true, a
 		return
@@ -610,12 +619,12 @@ func (at *attribution) ref(bin int32) int32 { return at.slot(bin).id }
 
 // hitStats is ref for a hit at level la, also returning the counters the
 // hit counts in: its site's and its calling context's there.
-func (at *attribution) hitStats(la *levelAttrib, bin int32) (id int32, site, ctx *refStats) {
-	e := at.slot(bin)
+func (at *attribution) hitStats(la *levelAttrib, bin int32) (e *refSlot, site, ctx *refStats) {
+	e = at.slot(bin)
 	if e.lvl != la {
 		e.lvl, e.st = la, la.refs.sites.at(e.site)
 	}
-	return e.id, e.st, la.ctxCounters(e.key.ctx)
+	return e, e.st, la.ctxCounters(e.key.ctx)
 }
 
 // fetchStats is hitStats for an instruction fetch hit (PC 0), but for
@@ -654,7 +663,7 @@ func (at *attribution) slot(bin int32) *refSlot {
 	if e.key == k {
 		return e
 	}
-	e.key, e.id, e.lvl, e.st = k, at.refIDs.id(k, &at.refs), nil, nil
+	e.key, e.id, e.lvl, e.st, e.stride = k, at.refIDs.id(k, &at.refs), nil, nil, nil
 	if int(e.id) == len(at.siteOf) { // a new access point
 		at.siteOf = append(at.siteOf, at.site(k))
 	}
@@ -663,11 +672,11 @@ func (at *attribution) slot(bin int32) *refSlot {
 }
 
 // forgetStats forgets the counters the access point cache's slots hold:
-// a level's refTable was swapped or let go.
+// a level's refTable or the strides were swapped or let go.
 func (at *attribution) forgetStats() {
 	at.fetchMemo = fetchMemo{}
 	for i := range at.refCache {
-		at.refCache[i].lvl, at.refCache[i].st = nil, nil
+		at.refCache[i].lvl, at.refCache[i].st, at.refCache[i].stride = nil, nil, nil
 	}
 }
 
@@ -786,14 +795,21 @@ func (at *attribution) setCurrent(b *trace.Batch, i int) {
 // setContext makes event i of b the current reference, in the calling
 // context its thread is in when it runs the event's instruction.
 func (at *attribution) setContext(b *trace.Batch, i int) {
+	pc := b.PC[i]
+	if k := b.Kind[i]; k == trace.IFetch || k == trace.IFetchRun {
+		pc = 0
+	}
 	at.tid = b.Thread[i]
 	at.allocating = len(at.inAlloc) > 0 && at.inAlloc[at.tid]
-	at.pc = b.PC[i]
-	if b.Kind[i] == trace.IFetch || b.Kind[i] == trace.IFetchRun {
-		at.pc = 0
-	}
+	at.pc = pc
+	at.setRunning(runPC(b, i))
+}
+
+// setRunning sets the calling context of the current reference's thread
+// when it runs the instruction at pc (0: unknown).
+func (at *attribution) setRunning(pc uint64) {
 	var passing bool
-	at.ctx, passing = at.code.At(at.tid, runPC(b, i))
+	at.ctx, passing = at.code.At(at.tid, pc)
 	at.hitTid = at.tid
 	if passing {
 		at.hitTid = noThread
@@ -846,17 +862,23 @@ func (o attribMissHits) seeRun(_ int, fetches, _ uint64) {
 
 func (attribMissHits) slotFree() {}
 
-func (attribHits) takes(l *level, k trace.Kind, slot int) bool {
+func (o attribHits) takes(l *level, k trace.Kind, slot int) bool {
 	switch k {
 	case trace.IFetch, trace.Read:
 		return true
 	case trace.Write:
 		return l.c.Dirty(slot)
+	case trace.IFetchRun:
+		return o.h.attr.spanBlock > 0 // a span
 	}
-	return false // a modify, or a run of fetches: the slow path's
+	return false // a modify: the slow path's
 }
 
 func (o attribHits) see(l *level, b *trace.Batch, i, slot int) {
+	if b.Kind[i] == trace.IFetchRun {
+		o.seeSpan(l, b, i, slot)
+		return
+	}
 	kk := kRead
 	switch b.Kind[i] {
 	case trace.IFetch:
@@ -879,13 +901,70 @@ func (o attribHits) seeFetches(l *level, b *trace.Batch, i, j, slot int) {
 	if at.missOnly {
 		return
 	}
-	st, cs := at.fetchStats(l.attr, l.attr.bin[slot])
+	la := l.attr
+	st, cs := at.fetchStats(la, la.bin[slot])
 	var temporal uint64
-	for e := i; e < j; e++ {
-		if l.attr.use(l, slot, b.Addr[e], max(uint64(b.Size[e]), 1)) {
-			temporal++
+	if la.words == 1 {
+		// use's one-word case with the mask in a register: each fetch
+		// lies in the line (hitsObserved), so its bytes are at most 64
+		// (1<<64 is 0 in Go: all 64 bits then).
+		m, sizes := la.mask[slot], b.Size[i:j]
+		for e, a := range b.Addr[i:j] {
+			bits := (uint64(1)<<max(uint64(sizes[e]), 1) - 1) << (a & l.offMask)
+			if m&bits == bits {
+				temporal++
+			}
+			m |= bits
+		}
+		la.mask[slot] = m
+	} else {
+		for e := i; e < j; e++ {
+			if la.use(l, slot, b.Addr[e], max(uint64(b.Size[e]), 1)) {
+				temporal++
+			}
 		}
 	}
+	st.hits(kIFetch, n, temporal)
+	cs.hits(kIFetch, n, temporal)
+}
+
+// seeSpan counts the hits of the instruction fetches of the span of event
+// i of b (see trace.IFetchRun), all on slot of l, as see would one by one:
+// one calling context, one line, one access point. Its instructions'
+// bytes are apart, so that each one's are used already when they were
+// before the span.
+func (o attribHits) seeSpan(l *level, b *trace.Batch, i, slot int) {
+	at, la := o.h.attr, l.attr
+	n := uint64(b.Size[i])
+	at.fetched(n)
+	at.pc = 0
+	if at.missOnly {
+		return
+	}
+	st, cs := at.fetchStats(la, la.bin[slot])
+	a, ends := b.Addr[i], b.PC[i]
+	off := a & l.offMask
+	word := &la.mask[slot*la.words+int(off/64)] // (the block is in one word)
+	start := off % 64                           // the first byte's bit in it, its block's at bit 0 or off's
+	ends &^= uint64(1)<<start - 1
+	last := 63 - uint64(bits.LeadingZeros64(ends))
+	span := (uint64(1)<<(last-start)<<1 - 1) << start // bits start..last (1<<64 is 0 in Go)
+	var temporal uint64
+	switch m := *word & span; m {
+	case span:
+		temporal = n
+	case 0:
+	default:
+		for ends != 0 {
+			e := uint64(bits.TrailingZeros64(ends))
+			ends &= ends - 1
+			if inst := (uint64(1)<<(e-start)<<1 - 1) << start; m&inst == inst {
+				temporal++
+			}
+			start = e + 1
+		}
+	}
+	*word |= span
 	st.hits(kIFetch, n, temporal)
 	cs.hits(kIFetch, n, temporal)
 }
@@ -906,9 +985,12 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 		st, cs := at.fetchStats(l.attr, l.attr.bin[slot])
 		h.countHit(l, kk, slot, st, cs, a, s)
 	default:
-		ref, st, cs := at.hitStats(l.attr, l.attr.bin[slot])
+		e, st, cs := at.hitStats(l.attr, l.attr.bin[slot])
 		h.countHit(l, kk, slot, st, cs, a, s)
-		at.stride(ref, a)
+		if e.stride == nil {
+			e.stride = at.strideOf(e.id)
+		}
+		at.countStride(e.stride, a)
 	}
 }
 

@@ -395,6 +395,9 @@ func New(m *machine.Machine, opt Options) (*Hierarchy, error) {
 	if h.attr != nil && h.samp == nil {
 		h.tl = h.newTimeline()
 	}
+	if h.attr != nil && !h.attr.missOnly {
+		h.attr.spanBlock = h.spanBlock()
+	}
 	return h, nil
 }
 
@@ -987,20 +990,16 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	if k == trace.IFetchRun {
 		// The first two fetches are simulated: after a hit every policy's
 		// state is settled (cache.Access), and nothing but fetches reaches
-		// il between them (IFetchRunBlock), so the rest are hits that
+		// il between them (IFetchRuns), so the rest are hits that
 		// change nothing.
 		h.kinds[trace.IFetch] += s
 		if h.attr != nil && !h.attr.protocol { // protocol monitoring counts no instructions per context
-			h.attr.fetched(s)
 			if !h.attr.missOnly {
-				// Every fetch counts at its access point (IFetchRunBlock
-				// makes no runs then; this keeps the counts right if one
-				// comes).
-				for range s {
-					h.fetch(il, a, 1)
-				}
+				// A span: every fetch counts at its access point.
+				h.fetchSpan(b, i, il)
 				return
 			}
+			h.attr.fetched(s)
 		}
 		for range min(s, 2) {
 			h.fetch(il, a, 1)
@@ -1040,6 +1039,26 @@ func (h *Hierarchy) slow(b *trace.Batch, i int, il *level) {
 	}
 }
 
+// fetchSpan performs the fetches of the span of event i of b (see
+// trace.IFetchRun) one by one, each in the calling context its thread runs
+// it in, as their IFetch events would be; the first event's context is set.
+func (h *Hierarchy) fetchSpan(b *trace.Batch, i int, il *level) {
+	at := h.attr
+	a, ends := b.Addr[i], b.PC[i]
+	base := a &^ (at.spanBlock - 1)
+	ends &^= uint64(1)<<(a-base) - 1 // (none before the first)
+	for first := true; ends != 0; first = false {
+		end := base + uint64(bits.TrailingZeros64(ends)) + 1
+		ends &= ends - 1
+		if !first {
+			at.setRunning(a) // (the thread's, still a fetch)
+		}
+		at.fetched(1)
+		h.fetch(il, a, end-a)
+		a = end
+	}
+}
+
 // fetch performs an instruction fetch of bytes [a, a+s) from the CPU; il
 // is the first instruction cache or h.none.
 func (h *Hierarchy) fetch(il *level, a, s uint64) {
@@ -1053,39 +1072,64 @@ func (h *Hierarchy) fetch(il *level, a, s uint64) {
 	}
 }
 
-// IFetchRunBlock returns the block size within which a reader may fold
+// IFetchRuns returns the block size within which a reader may fold
 // instruction fetches into trace.IFetchRun events without changing any
-// result, or 0 when it may not. Folding moves the later fetches of a run
-// before the data references between them; that changes nothing when the
-// first instruction cache sees only fetches (it holds no data and no
-// inclusive cache below can remove its lines on a data miss) and the
-// block lies in one of its lines (and, with coherence, in one coherence
-// line: the first fetch of a run is a read for the protocol, the others find
-// nothing to do). With no instruction cache any block does: fetches are
-// only counted. Attribution needs every fetch, unless it
-// counts misses only. Nor does sampling (its estimate counts every
-// fetch), unless there is no instruction cache.
-func (h *Hierarchy) IFetchRunBlock() int {
+// result, or 0 when it may not, and whether the runs must be spans (see
+// trace.IFetchRun). Folding moves the later fetches of a run before the
+// data references between them; that changes nothing when the first
+// instruction cache sees only fetches (it holds no data and no inclusive
+// cache below can remove its lines on a data miss) and the block lies in
+// one of its lines (and, with coherence, in one coherence line: the first
+// fetch of a run is a read for the protocol, the others find nothing to
+// do). With no instruction cache any block does: fetches are only
+// counted. Attribution that counts every hit at its access point needs
+// spans, whose bytes it marks used (spanBlock), and gets none when it
+// cannot take them. Nor does sampling (its estimate counts every fetch),
+// unless there is no instruction cache.
+func (h *Hierarchy) IFetchRuns() (block int, spans bool) {
 	if h.attr != nil && !h.attr.missOnly {
-		return 0 // attribution counts every fetch at its access point
+		return int(h.attr.spanBlock), h.attr.spanBlock > 0
 	}
 	il := h.ifirst
 	if il == nil {
-		return 4096
+		return 4096, false
 	}
-	if il.spec.HoldsData() || il.fastLimit == 0 || h.samp != nil {
-		return 0
-	}
-	for _, l := range h.levels {
-		if l.inclusive && slices.Contains(l.uppers, il) {
-			return 0
-		}
+	if !h.foldsFetches() {
+		return 0, false
 	}
 	if h.coh != nil {
 		// Each coherence line of a fetch is a read for the protocol.
-		return int(min(il.lineSize, 1<<h.coh.shift))
+		return int(min(il.lineSize, 1<<h.coh.shift)), false
 	}
-	return int(il.lineSize)
+	return int(il.lineSize), false
+}
+
+// foldsFetches reports whether the first instruction cache, which h has,
+// allows runs of fetches: it holds no data, the bypass takes its hits, no
+// inclusive cache is below it and nothing samples (see IFetchRuns).
+func (h *Hierarchy) foldsFetches() bool {
+	il := h.ifirst
+	if il.spec.HoldsData() || il.fastLimit == 0 || h.samp != nil {
+		return false
+	}
+	for _, l := range h.levels {
+		if l.inclusive && slices.Contains(l.uppers, il) {
+			return false
+		}
+	}
+	return true
+}
+
+// spanBlock returns the block of the spans of fetches that attribution of
+// every hit takes (IFetchRuns), or 0 for none: with one processor, no
+// coherence, NUMA or sampling, and a first instruction cache that allows
+// runs, blocks of its line or of 64 bytes, one word of a line's byte
+// mask.
+func (h *Hierarchy) spanBlock() uint64 {
+	if h.ifirst == nil || h.attr.protocol || len(h.procs) > 1 || h.coh != nil || h.numa != nil || !h.foldsFetches() {
+		return 0
+	}
+	return min(h.ifirst.lineSize, 64)
 }
 
 // mark acts on a marker: a reset or a dump. In a warm-up it acts on the

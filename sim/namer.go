@@ -22,18 +22,18 @@ type namer struct {
 	taken map[string]bool
 }
 
-// newNamer names every bin that an access point touches (those for which
-// keep, if not nil, is true). Objects whose short names collide get the
-// shortest end of their allocation call path that tells them apart
-// ("main.86.alloc_matrix.31.m"), else their bin number ("info#12").
-func (h *Hierarchy) newNamer(keep func(ref int32) bool) *namer {
+// newNamer names every bin that an access point touches (that of a site
+// for which keep, if not nil, is true). Objects whose short names collide
+// get the shortest end of their allocation call path that tells them
+// apart ("main.86.alloc_matrix.31.m"), else their bin number ("info#12").
+func (h *Hierarchy) newNamer(keep func(site int32) bool) *namer {
 	n := &namer{h: h, procs: map[int32]*profile.Function{}, bins: map[int32]*profile.Object{}, src: map[uint64]Source{},
 		heap: attrib.HeapNames(h.attr.data.Bins()), taken: map[string]bool{}}
 	n.nameProcs()
 	paths := map[int32][]string{}
 	groups := map[string][]int32{}
 	seen := newBitset(len(h.attr.data.Bins()))
-	for id, r := range h.attr.refs {
+	for id, r := range h.attr.sites { // (the bins of the access points)
 		if seen.has(r.bin) || keep != nil && !keep(int32(id)) {
 			continue
 		}
@@ -60,27 +60,11 @@ func (h *Hierarchy) newNamer(keep func(ref int32) bool) *namer {
 		}
 		groups[name] = rest
 	}
-	suffix := func(id int32, k int) string {
-		p := paths[id]
-		return strings.Join(append(slices.Clone(p[len(p)-k:]), n.bins[id].Name), ".")
-	}
 	renamed := map[int32]string{}
 	samePath := map[int32]bool{} // renamed by number: no end of the call path tells it apart
-	for _, ids := range groups {
-		if len(ids) == 1 {
-			continue
-		}
-	member:
-		for _, id := range ids {
-			for k := 1; k <= len(paths[id]); k++ {
-				cand := suffix(id, k)
-				if !slices.ContainsFunc(ids, func(j int32) bool { return j != id && k <= len(paths[j]) && suffix(j, k) == cand }) {
-					renamed[id] = cand
-					continue member
-				}
-			}
-			renamed[id] = fmt.Sprintf("%s#%d", n.bins[id].Name, id)
-			samePath[id] = true
+	for name, ids := range groups {
+		if len(ids) > 1 {
+			n.tellApart(name, ids, paths, renamed, samePath)
 		}
 	}
 	ids := slices.Sorted(maps.Keys(n.bins))
@@ -104,6 +88,42 @@ func (h *Hierarchy) newNamer(keep func(ref int32) bool) *namer {
 		n.taken["o"+o.Name] = true
 	}
 	return n
+}
+
+// tellApart names the bins ids, whose objects all have the short name
+// name, each after the shortest end of its call path (paths) that no
+// other's of as many calls ends with, or by its number when none does
+// (samePath), into renamed. Each length of ends is tried once for the
+// bins still unnamed, against the ends of all: ends that one bin alone
+// has name it.
+func (n *namer) tellApart(name string, ids []int32, paths map[int32][]string, renamed map[int32]string, samePath map[int32]bool) {
+	end := func(id int32, k int) string {
+		p := paths[id]
+		return strings.Join(append(slices.Clone(p[len(p)-k:]), name), ".")
+	}
+	left := ids // the bins not named yet
+	seen := map[string]int{}
+	for k := 1; len(left) > 0; k++ {
+		clear(seen)
+		for _, id := range ids {
+			if k <= len(paths[id]) {
+				seen[end(id, k)]++
+			}
+		}
+		rest := left[:0:0]
+		for _, id := range left {
+			switch {
+			case k > len(paths[id]):
+				renamed[id] = fmt.Sprintf("%s#%d", name, id)
+				samePath[id] = true
+			case seen[end(id, k)] == 1:
+				renamed[id] = end(id, k)
+			default:
+				rest = append(rest, id)
+			}
+		}
+		left = rest
+	}
 }
 
 // code returns what the Symbolizer knows of pc, kept for the next time

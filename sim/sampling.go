@@ -185,7 +185,7 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 var sampledShortcuts = true
 
 // takes makes the estimate a hitObserver: it takes every hit but a run of
-// fetches (which does not come: IFetchRunBlock).
+// fetches (which does not come: IFetchRuns).
 func (e *estimate) takes(_ *level, k trace.Kind, _ int) bool { return k != trace.IFetchRun }
 
 // see counts a hit that the bypass took, known or unknown (a modify is

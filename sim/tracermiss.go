@@ -128,11 +128,7 @@ func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
 		if k == trace.Sync {
 			continue // an atomic's: its PC moves no call on (runPC)
 		}
-		at.ctx, passing = at.code.At(tid, blk.PC[ev])
-		at.hitTid = tid
-		if passing {
-			at.hitTid = noThread
-		}
+		at.setRunning(blk.PC[ev])
 		for len(acc) > 0 && acc[0].Event == int32(ev) {
 			h.tracerAccess(blk, &acc[0])
 			acc = acc[1:]

@@ -50,11 +50,11 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	w.mark()
 	var keep func(int32) bool
 	if at.missOnly {
-		// Only the bins of access points with counters: the others are
-		// those of hits that took the engine's slow path, which counted
-		// nothing (and a tracer that simulates the first caches does not
-		// tell of them).
-		keep = func(id int32) bool { return w.anywhere(at.siteOf[id]) }
+		// Only the bins of sites with counters: the others are those of
+		// hits that took the engine's slow path, which counted nothing
+		// (and a tracer that simulates the first caches does not tell of
+		// them).
+		keep = w.anywhere
 	}
 	w.nm = h.newNamer(keep)
 	w.index()

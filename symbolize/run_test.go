@@ -104,7 +104,7 @@ func runWhere(t *testing.T, lib, exe string) (*profile.Profile, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run.Reader().SetIFetchRuns(h.IFetchRunBlock())
+	run.Reader().SetIFetchRuns(h.IFetchRuns())
 	runErr := sim.Run(context.Background(), h, run.Reader(), nil)
 	st, waitErr := run.Wait()
 	if runErr != nil || waitErr != nil || st.Code != 0 {

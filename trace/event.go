@@ -38,10 +38,14 @@ const (
 // Addr (also its PC), all inside one aligned block of a size the reader was
 // given, and with only data references between them: a compact form of
 // IFetch events that the engine simulates exactly when its first
-// instruction cache holds no data (see sim.Hierarchy.IFetchRunBlock). It
+// instruction cache holds no data (see sim.Hierarchy.IFetchRuns). It
 // exists only in memory: a reader makes it only when asked to
 // (valgrind.StreamReader.SetIFetchRuns), no trace format stores it, and it
-// is not Valid.
+// is not Valid. A run made for an engine that attributes every hit
+// (sim.Hierarchy.IFetchRuns says spans) holds only fetches that each begin
+// where the one before ended, in a block of at most 64 bytes, and its PC
+// gives where its instructions end: bit o is set when the last byte of one
+// lies at offset o of the block.
 const IFetchRun Kind = 128
 
 // Skip stands for Addr memory references that the tracer did not record

@@ -245,7 +245,7 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		// Only the engine sees the events: fold fetches into runs where
 		// that changes no result (a window counts references one by one,
 		// a recording keeps every fetch).
-		run.Reader().SetIFetchRuns(h.IFetchRunBlock())
+		run.Reader().SetIFetchRuns(h.IFetchRuns())
 	}
 	// The tool stops soon after skip+max events; the window cuts exactly
 	// and drains the rest so the tool is never blocked.

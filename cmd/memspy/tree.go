@@ -104,7 +104,7 @@ func (t *tree) chain(r *valgrind.StreamReader, root bool) {
 			r.Close()
 			return
 		}
-		r.SetIFetchRuns(h.IFetchRunBlock())
+		r.SetIFetchRuns(h.IFetchRuns())
 		err = sim.Run(t.ctx, h, r, nil)
 		h.Finish()
 		t.finish(im, err)

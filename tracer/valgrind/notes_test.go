@@ -63,7 +63,7 @@ func TestStreamNotes(t *testing.T) {
 	}
 	for _, c := range []int{1, 2, 3, 100} {
 		r := NewStreamReader(bytes.NewReader(data))
-		r.SetIFetchRuns(64)
+		r.SetIFetchRuns(64, false)
 		b := trace.NewBatch(c)
 		var execs []exec
 		calls := 0

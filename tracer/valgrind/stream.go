@@ -157,6 +157,9 @@ type superblock struct {
 	kind []trace.Kind
 	size []uint32
 	pc   []uint64
+	// col holds the PC column of the events: pc itself, but for the runs
+	// of fetches of a reader making spans (the ends of their instructions).
+	col []uint64
 	// dataPos holds the event index of each data event (read, write,
 	// modify), in order.
 	dataPos []int32
@@ -289,6 +292,7 @@ type StreamReader struct {
 	call  heldFinal    // a noted execution's call or return waiting for room (notes.go)
 
 	runBlock uint64 // fold fetches into IFetchRun events within blocks of this size (0: never)
+	spans    bool   // runs are of contiguous fetches, their PC the ends of their instructions
 	slim     bool   // leave PC and Thread unset, drop calls and returns (see Slim)
 
 	// The ring (docs/valgrind-stream.md), when the stream's data comes
@@ -329,11 +333,16 @@ func (s *StreamReader) setRing(ring []byte, free io.Writer) {
 // an instruction lying inside one aligned block of block bytes joins the
 // run of the superblock's previous fetch when that is in the same block and
 // no exit lies between them (data events may). The result is exact for the
-// engine when block is what sim.Hierarchy.IFetchRunBlock returns, but it
+// engine when block and spans are what sim.Hierarchy.IFetchRuns returns, but it
 // loses the later fetches' addresses: no trace format can store it. Call it
 // before the first Read; block must be a power of two (0: no folding).
-func (s *StreamReader) SetIFetchRuns(block int) {
-	s.runBlock = uint64(block)
+//
+// With spans (block at most 64), a run holds only fetches that each begin
+// where the one before ended, and its PC is not its address but the ends
+// of its instructions: bit o set when one's last byte is at offset o of
+// the block (trace.IFetchRun).
+func (s *StreamReader) SetIFetchRuns(block int, spans bool) {
+	s.runBlock, s.spans = uint64(block), spans && block <= 64
 }
 
 // Slim implements trace.Slimmer: later Reads leave the PC and Thread
@@ -853,7 +862,7 @@ func (s *StreamReader) execs(c columns, n int) int {
 		words := buf[pos+8 : pos+need]
 		a := addr[n : n+nev]
 		k, sz := kind[n : n+nev][:len(a)], size[n : n+nev][:len(a)]
-		sk, ssz, sp := sb.kind[:len(a)], sb.size[:len(a)], sb.pc[:len(a)]
+		sk, ssz, sp, sc := sb.kind[:len(a)], sb.size[:len(a)], sb.pc[:len(a)], sb.col[:len(a)]
 		// Short superblocks fill every column in one loop: a copy per
 		// column costs a call each, more than it saves under 8 events.
 		switch {
@@ -879,7 +888,7 @@ func (s *StreamReader) execs(c columns, n int) int {
 		default:
 			p, t := pc[n : n+nev][:len(a)], thr[n : n+nev][:len(a)]
 			for j := range a {
-				a[j], k[j], sz[j], p[j], t[j] = sp[j], sk[j], ssz[j], sp[j], tid
+				a[j], k[j], sz[j], p[j], t[j] = sp[j], sk[j], ssz[j], sc[j], tid
 			}
 			for j, i := range sb.direct[:nd] {
 				a[i] = le.Uint64(words[8*j:])
@@ -948,7 +957,7 @@ func (s *StreamReader) resume(c columns, n int) (int, error) {
 				return n, err
 			}
 		}
-		kind[n], addr[n], size[n], pc[n], thr[n] = sb.kind[i], a, sb.size[i], sb.pc[i], s.tid
+		kind[n], addr[n], size[n], pc[n], thr[n] = sb.kind[i], a, sb.size[i], sb.col[i], s.tid
 		n++
 		s.curEv++
 	}
@@ -1146,8 +1155,9 @@ func (s *StreamReader) describe() error {
 		sb.pc = append(sb.pc, pcs[i])
 	}
 	sb.exits = append(sb.exits, exitCounts{ev: int32(len(sb.kind)), data: int32(len(sb.dataPos))})
+	sb.col = sb.pc
 	if s.runBlock > 0 && len(sb.dataPos) < len(sb.kind) {
-		sb.foldRuns(s.runBlock)
+		sb.foldRuns(s.runBlock, s.spans)
 	}
 	sb.link(bases, offs)
 	if sb.entryEv != nil {
@@ -1202,12 +1212,16 @@ func (sb *superblock) link(bases []int64, offs []uint64) {
 }
 
 // foldRuns rewrites the fetches of sb into trace.IFetchRun events within
-// aligned blocks of block bytes (see SetIFetchRuns), in place.
-func (sb *superblock) foldRuns(block uint64) {
+// aligned blocks of block bytes (see SetIFetchRuns), in place; with spans,
+// of contiguous fetches only, each run's PC column the ends of its
+// instructions.
+func (sb *superblock) foldRuns(block uint64, spans bool) {
 	n := len(sb.kind)
 	kind, size, pc, dataPos, syncs := sb.kind[:0], sb.size[:0], sb.pc[:0], sb.dataPos[:0], sb.syncs[:0]
-	exit := 0  // next element of exits, renumbered as its event is reached
-	open := -1 // index of the run the next fetch may join
+	var col []uint64 // with spans
+	exit := 0        // next element of exits, renumbered as its event is reached
+	open := -1       // index of the run the next fetch may join
+	var next uint64  // with spans, where the open run's last fetch ended
 	var newIndex []int32
 	if sb.entryEv != nil {
 		newIndex = make([]int32, n)
@@ -1229,7 +1243,8 @@ func (sb *superblock) foldRuns(block uint64) {
 		case k != trace.IFetch:
 			dataPos = append(dataPos, int32(len(kind)))
 		case sz > 0 && p&(block-1)+uint64(sz) <= block:
-			if open >= 0 && pc[open]/block == p/block {
+			end := uint64(1) << ((p + uint64(sz) - 1) & (block - 1)) // (spans)
+			if open >= 0 && pc[open]/block == p/block && (!spans || p == next) {
 				if kind[open] == trace.IFetch {
 					kind[open], size[open] = trace.IFetchRun, 2
 				} else {
@@ -1238,18 +1253,44 @@ func (sb *superblock) foldRuns(block uint64) {
 				if newIndex != nil {
 					newIndex[i] = int32(open)
 				}
+				if spans {
+					col[open] |= end
+					next = p + uint64(sz)
+				}
 				continue
 			}
 			open = len(kind)
+			if spans {
+				// A run's first fetch: its end, should others join.
+				col = append(col, end)
+				next = p + uint64(sz)
+				kind, size, pc = append(kind, k), append(size, sz), append(pc, p)
+				continue
+			}
 		default: // it crosses a block boundary: a fetch of its own
 			open = -1
 		}
 		kind, size, pc = append(kind, k), append(size, sz), append(pc, p)
+		if spans {
+			col = append(col, p)
+		}
+	}
+	if spans {
+		// A fetch left alone keeps its address as its PC.
+		for i, k := range kind {
+			if k == trace.IFetch {
+				col[i] = pc[i]
+			}
+		}
 	}
 	for ; exit < len(sb.exits); exit++ {
 		sb.exits[exit].ev = int32(len(kind))
 	}
 	sb.kind, sb.size, sb.pc, sb.dataPos, sb.syncs = kind, size, pc, dataPos, syncs
+	sb.col = pc
+	if spans {
+		sb.col = col
+	}
 	for i, e := range sb.entryEv {
 		if e >= 0 {
 			sb.entryEv[i] = newIndex[e]

@@ -765,13 +765,17 @@ var refDerived int
 // SetIFetchRuns does: a fetch inside one block joins the run of the
 // execution's previous fetch when that is in the same block and no exit
 // came between them.
-func refDecodeFold(data []byte, block uint64) ([]ev, string) { return refDecodeAs(data, block, false) }
+func refDecodeFold(data []byte, block uint64) ([]ev, string) {
+	return refDecodeAs(data, block, false, false)
+}
 
-// refDecodeAs is refDecodeFold, or with slim what a slim reader delivers
-// of its calls, returns and atomics: no Call and Return events, and each
+// refDecodeAs is refDecodeFold, with spans in spans (a fetch joins a run
+// only where its last fetch ended, the run's PC the ends of its
+// instructions in the block), or with slim what a slim reader delivers of
+// its calls, returns and atomics: no Call and Return events, and each
 // atomic its Modify alone, which (being no synchronization) fetches may
 // fold across. PCs and threads are the same.
-func refDecodeAs(data []byte, block uint64, slim bool) ([]ev, string) {
+func refDecodeAs(data []byte, block uint64, spans, slim bool) ([]ev, string) {
 	word := func(i int) (uint64, bool) {
 		if i+8 > len(data) {
 			return 0, false
@@ -820,6 +824,7 @@ func refDecodeAs(data []byte, block uint64, slim bool) ([]ev, string) {
 			type fent struct {
 				w, pc, off uint64
 				run        uint32 // > 1: a run of this many fetches
+				ends, next uint64 // with spans: the ends of its fetches, where the last ended
 			}
 			var fd []fent
 			open := -1 // the run a fetch may join
@@ -831,13 +836,17 @@ func refDecodeAs(data []byte, block uint64, slim bool) ([]ev, string) {
 				case k != 2 || block == 0:
 				case size == 0 || x.pc%block+size > block:
 					open = -1
-				case open >= 0 && fd[open].pc/block == x.pc/block:
+				case open >= 0 && fd[open].pc/block == x.pc/block && (!spans || fd[open].next == x.pc):
 					fd[open].run = max(fd[open].run, 1) + 1
+					fd[open].ends |= 1 << ((x.pc + size - 1) % block)
+					fd[open].next = x.pc + size
 					continue
 				default:
 					open = len(fd)
+					fd = append(fd, fent{x.w, x.pc, x.off, 0, 1 << ((x.pc + size - 1) % block), x.pc + size})
+					continue
 				}
-				fd = append(fd, fent{x.w, x.pc, x.off, 0})
+				fd = append(fd, fent{x.w, x.pc, x.off, 0, 0, 0})
 			}
 			var daddr []uint64 // the addresses of the data entries so far
 			// dataAddr returns the address of the next data entry, x: derived
@@ -892,7 +901,11 @@ func refDecodeAs(data []byte, block uint64, slim bool) ([]ev, string) {
 						}
 					}
 					if x.run > 1 {
-						evs = append(evs, acc(trace.IFetchRun, a, x.run, x.pc, tid))
+						pc := x.pc
+						if spans {
+							pc = x.ends
+						}
+						evs = append(evs, acc(trace.IFetchRun, a, x.run, pc, tid))
 					} else {
 						evs = append(evs, acc(trace.Kind(k), a, uint32(x.w>>8&0xffffff), x.pc, tid))
 					}
@@ -1327,16 +1340,19 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 // last one given by buf) and readers, and compares with refDecode.
 func checkStream(t *testing.T, data []byte, buf int) {
 	t.Helper()
-	for _, block := range []uint64{0, 16} {
-		checkStreamFold(t, data, buf, block)
+	for _, f := range []struct {
+		block uint64
+		spans bool
+	}{{0, false}, {16, false}, {16, true}, {64, true}} {
+		checkStreamFold(t, data, buf, f.block, f.spans)
 	}
 }
 
-// checkStreamFold is checkStream with fetches folded into runs within
-// blocks of block bytes (0: none).
-func checkStreamFold(t *testing.T, data []byte, buf int, block uint64) {
+// checkStreamFold is checkStream with fetches folded into runs (spans)
+// within blocks of block bytes (0: none).
+func checkStreamFold(t *testing.T, data []byte, buf int, block uint64, spans bool) {
 	t.Helper()
-	want, wantEnd := refDecodeFold(data, block)
+	want, wantEnd := refDecodeAs(data, block, spans, false)
 	var firstErr error
 	for i, c := range []int{1, 2, 3, 4096} {
 		var in io.Reader = bytes.NewReader(data)
@@ -1353,7 +1369,7 @@ func checkStreamFold(t *testing.T, data []byte, buf int, block uint64) {
 			size = buf
 		}
 		r := newStreamReaderSize(in, size)
-		r.SetIFetchRuns(int(block))
+		r.SetIFetchRuns(int(block), spans)
 		got, err := readAll(t, r, c)
 		if k := errKind(err); k != wantEnd {
 			t.Fatalf("cap %d, runs in %d-byte blocks: stream %x: ended with %v, want %s", c, block, data, err, wantEnd)
@@ -1370,7 +1386,7 @@ func checkStreamFold(t *testing.T, data []byte, buf int, block uint64) {
 	// A slim reader delivers the same events but calls, returns and the
 	// Sync events of atomics (see refDecodeAs), with the same error; their
 	// PC and Thread are unspecified, but for Sync events.
-	slimWant, _ := refDecodeAs(data, block, true)
+	slimWant, _ := refDecodeAs(data, block, spans, true)
 	for i, c := range []int{1, 3, 4096} {
 		var in io.Reader = bytes.NewReader(data)
 		size := buf
@@ -1378,7 +1394,7 @@ func checkStreamFold(t *testing.T, data []byte, buf int, block uint64) {
 			in, size = &chunkReader{r: in}, 40
 		}
 		r := newStreamReaderSize(in, size)
-		r.SetIFetchRuns(int(block))
+		r.SetIFetchRuns(int(block), spans)
 		r.Slim()
 		got, err := readAll(t, r, c)
 		if fmt.Sprint(err) != fmt.Sprint(firstErr) {
@@ -1594,7 +1610,7 @@ func BenchmarkToolStream(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				r := NewStreamReader(bytes.NewReader(data))
-				r.SetIFetchRuns(64)
+				r.SetIFetchRuns(64, false)
 				r.Slim()
 				events = countEvents(b, r, batch)
 			}
