@@ -78,14 +78,10 @@ func (tl *timeline) due(counted uint64) uint64 {
 // simulates before it looks at the timeline, due being how many events
 // may run before the next point: the event at which they are counted (a
 // run of fetches counts every fetch), so that the point falls right after
-// it whatever the batches are; i+due when no event counts more than one.
-// A trace.Exec counts none here: it takes the points that fall in it
-// itself (tracerExec).
+// it whatever the batches are. A trace.Exec counts none here: it takes the
+// points that fall in it itself (tracerExec).
 func (h *Hierarchy) cut(b *trace.Batch, i int, due uint64) int {
 	n := len(b.Kind)
-	if !h.attr.missOnly {
-		return i + int(min(due, uint64(n-i))) // no runs of fetches (IFetchRunBlock)
-	}
 	for ; i < n; i++ {
 		switch k := b.Kind[i]; {
 		case k == trace.IFetchRun:
