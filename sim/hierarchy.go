@@ -210,6 +210,10 @@ type counters struct {
 type Hierarchy struct {
 	m      *machine.Machine
 	opt    Options
+	// fault is the first thing a tracer simulating the first caches sent
+	// that the engine's copy of them does not allow (disagree): Run ends
+	// with it.
+	fault error
 	levels []*level // every cache copy, in machine order (a private cache's copies by processor)
 	caches [][]*level
 	// procs are the processors; cur is the one running the current event,

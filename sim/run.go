@@ -129,6 +129,9 @@ func feed(ctx context.Context, h *Hierarchy, next func() filled, done func(*trac
 		f := next()
 		process(f.b)
 		n += uint64(f.b.Len())
+		if h.fault != nil {
+			return fmt.Errorf("after %d events: %w", n, h.fault)
+		}
 		if progress != nil {
 			progress(n)
 		}

@@ -186,7 +186,8 @@ func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
 		if k == kWrite && !l.writeBack {
 			slot := l.c.Lookup(line)
 			if slot < 0 {
-				panic(fmt.Sprintf("sim: the tracer's %s hit line %#x, which the engine does not hold", l.spec.Name, line<<l.shift))
+				h.disagree("hit", l, line<<l.shift)
+				return
 			}
 			l.bytesToBelow += ps
 			h.ref(l.dataNext, kWrite, pa, ps, true, at.ref(l.attr.bin[slot]))
@@ -216,7 +217,8 @@ func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
 		// As evict and drop, but the line replaces the victim's in
 		// place: the replacement state of l is the tracer's.
 		if slot = l.c.Lookup(a.Victim >> l.shift); slot < 0 {
-			panic(fmt.Sprintf("sim: the tracer's %s evicted line %#x, which the engine does not hold", l.spec.Name, a.Victim))
+			h.disagree("evicted", l, a.Victim)
+			return
 		}
 		v = victim{line: l.c.Line(slot), dirty: a.Flags&trace.L1Dirty != 0, valid: true, ref: l.attr.fill[slot]}
 		l.evictions++
@@ -224,7 +226,10 @@ func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
 		h.removed(l, slot, replaced)
 		l.c.Retag(slot, line)
 	} else {
-		slot = l.c.Victim(line) // the lowest invalid way: the set is not full
+		if slot = l.c.Victim(line); l.c.Valid(slot) { // (else the lowest invalid way)
+			h.disagree("filled a full set with", l, line<<l.shift)
+			return
+		}
 		l.c.Install(slot, line)
 	}
 	h.filled(l, slot, line, ref, true, pa, ps)
@@ -244,7 +249,18 @@ func (h *Hierarchy) tracerFlush(a uint64) {
 	l := h.dfirst
 	slot := l.c.Lookup(a >> l.shift)
 	if slot < 0 {
-		panic(fmt.Sprintf("sim: the tracer's %s wrote back line %#x, which the engine does not hold", l.spec.Name, a))
+		h.disagree("wrote back", l, a)
+		return
 	}
 	h.writeBack(l, slot)
+}
+
+// disagree records, unless one was, that the tracer's first cache l did
+// what to the line at a, which the engine's copy of l does not allow (it
+// does not hold the line, or it has no room for it): the stream is not
+// what the tracer's rules make, and the run ends with this error (Fault).
+func (h *Hierarchy) disagree(what string, l *level, a uint64) {
+	if h.fault == nil {
+		h.fault = fmt.Errorf("the tracer's %s %s line %#x, which memspy's copy of it does not allow: the stream does not follow the first caches' rules (a tracer bug; memspy run --l1-in-tool=false simulates them in memspy)", l.spec.Name, what, a)
+	}
 }
