@@ -208,12 +208,12 @@ type counters struct {
 
 // Hierarchy simulates one machine. It is not safe for concurrent use.
 type Hierarchy struct {
-	m      *machine.Machine
-	opt    Options
+	m   *machine.Machine
+	opt Options
 	// fault is the first thing a tracer simulating the first caches sent
 	// that the engine's copy of them does not allow (disagree): Run ends
 	// with it.
-	fault error
+	fault  error
 	levels []*level // every cache copy, in machine order (a private cache's copies by processor)
 	caches [][]*level
 	// procs are the processors; cur is the one running the current event,
