@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/memspy/memspy/trace"
+
 // SetSampledShortcuts turns sampledShortcuts on or off and returns the old
 // setting. A hierarchy reads it when made (isPlain) and on every Process:
 // set it before making one and keep it while that one runs.
@@ -8,3 +10,6 @@ func SetSampledShortcuts(on bool) bool {
 	sampledShortcuts = on
 	return old
 }
+
+// OnceReader returns a reader of b's events, once (batchReader).
+func OnceReader(b *trace.Batch) trace.Reader { return &batchReader{b: b} }

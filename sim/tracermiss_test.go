@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -10,26 +9,6 @@ import (
 	"github.com/memspy/memspy/sim"
 	"github.com/memspy/memspy/trace"
 )
-
-// onceReader delivers its batch once, then io.EOF.
-type onceReader struct {
-	b    *trace.Batch
-	done bool
-}
-
-func (r *onceReader) Read(b *trace.Batch) error {
-	b.Reset()
-	if r.done {
-		return io.EOF
-	}
-	for i := range r.b.Len() {
-		b.AppendEvent(r.b, i)
-	}
-	r.done = true
-	return nil
-}
-
-func (r *onceReader) Format() string { return "test" }
 
 // TestTracerNotesDisagree checks that noted accesses the engine's copy of
 // the first caches cannot follow (a victim it does not hold, a write-back
@@ -68,7 +47,7 @@ func TestTracerNotesDisagree(t *testing.T) {
 			for _, acc := range c.accs {
 				b.AppendExec(blk, 0, 1, acc)
 			}
-			err = sim.Run(context.Background(), h, &onceReader{b: b}, nil)
+			err = sim.Run(context.Background(), h, sim.OnceReader(b), nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Run = %v, want an error about %q", err, c.want)
 			}
