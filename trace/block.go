@@ -22,6 +22,23 @@ type BlockExit struct {
 	Reads, Writes, IFetches, Modifies uint32
 }
 
+// Add counts an event of kind k and size (a run of size fetches for
+// IFetchRun) among the references of x; other kinds count none.
+func (x *BlockExit) Add(k Kind, size uint32) {
+	switch k {
+	case IFetch:
+		x.IFetches++
+	case IFetchRun:
+		x.IFetches += size
+	case Read:
+		x.Reads++
+	case Write:
+		x.Writes++
+	case Modify:
+		x.Modifies++
+	}
+}
+
 // L1Access is an access of a tracer's first-level cache during an Exec
 // that the engine must simulate, as memspy's rules make it
 // (docs/semantics.md): a miss, a hit on a line after the first of a

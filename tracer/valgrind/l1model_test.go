@@ -315,16 +315,7 @@ func randomRun(seed uint64, refs *trace.Batch) (full *trace.Batch, execs []runPa
 		for j := range n {
 			k, a, s := refs.Kind[i+j], refs.Addr[i+j], refs.Size[i+j]
 			pc := a
-			switch k {
-			case trace.IFetch:
-				x.IFetches++
-			case trace.Read:
-				x.Reads++
-			case trace.Write:
-				x.Writes++
-			case trace.Modify:
-				x.Modifies++
-			}
+			x.Add(k, s)
 			if k != trace.IFetch {
 				pc = 0x400000 + uint64(r.IntN(40))*4
 			}

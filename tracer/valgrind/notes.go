@@ -33,18 +33,7 @@ func (sb *superblock) describeBlock() {
 	ev := 0
 	for e := range sb.exits {
 		for ; ev < int(sb.exits[e].ev); ev++ {
-			switch sb.kind[ev] {
-			case trace.IFetch:
-				x.IFetches++
-			case trace.IFetchRun:
-				x.IFetches += sb.size[ev]
-			case trace.Read:
-				x.Reads++
-			case trace.Write:
-				x.Writes++
-			case trace.Modify:
-				x.Modifies++
-			}
+			x.Add(sb.kind[ev], sb.size[ev])
 		}
 		x.Events = int32(ev)
 		b.Exits[e] = x
