@@ -155,17 +155,7 @@ func runHarness(t *testing.T, harness, ispec, dspec string, events *trace.Batch)
 // engineProfile returns the JSON of the engine's profile of m on events.
 func engineProfile(t *testing.T, m *machine.Machine, events *trace.Batch) []byte {
 	t.Helper()
-	h, err := sim.New(m, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Process(events)
-	h.Finish()
-	out, err := json.MarshalIndent(h.Profile(), "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return attributedProfile(t, m, sim.Options{}, events)
 }
 
 // firstLines shows where got first differs from want.
@@ -371,7 +361,7 @@ func runNotes(t *testing.T, harness, ispec, dspec string, refs *trace.Batch) (no
 }
 
 // attributedProfile returns the JSON of the engine's profile of m with
-// opt on events.
+// opt (attributing or not) on events.
 func attributedProfile(t *testing.T, m *machine.Machine, opt sim.Options, events *trace.Batch) []byte {
 	t.Helper()
 	h, err := sim.New(m, opt)
