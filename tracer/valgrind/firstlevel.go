@@ -80,6 +80,12 @@ type pendingFinal struct {
 // the first-level caches (false before the first Read).
 func (s *StreamReader) FirstLevel() bool { return s.flags&flagL1 != 0 }
 
+// notFirstLevel is the error of a record of the first-level caches (kind)
+// in a stream whose header does not say the tool simulates them.
+func (s *StreamReader) notFirstLevel(kind string) error {
+	return s.corrupt(s.off(), "%s record in a stream whose header does not say that the tool simulates the first-level caches", kind)
+}
+
 // belowRecord starts a BELOW record (first word w) at s.pos: a tentative
 // one is read whole into s.final, the others are delivered by
 // belowEvents.

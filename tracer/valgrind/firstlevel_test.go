@@ -2,6 +2,7 @@ package valgrind
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/memspy/memspy/trace"
@@ -92,6 +93,26 @@ func TestStreamFirstLevel(t *testing.T) {
 			if got[i] != want[i] {
 				t.Errorf("batch %d: event %d is %+v, want %+v", c, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// TestStreamFirstLevelUnannounced: BELOW and L1STATS records in a stream
+// whose header does not say the tool simulates the first-level caches are
+// corrupt, and the error says so.
+func TestStreamFirstLevelUnannounced(t *testing.T) {
+	for _, rec := range []struct {
+		name string
+		typ  uint64
+		w    []uint64
+	}{{"BELOW", recBelow, []uint64{0x1000}}, {"L1STATS", recL1Stats, stats15(1)}} {
+		var s vt.Stream
+		s.Header(0, 7).Thread(9)
+		record(&s, rec.typ, false, rec.w...)
+		s.End(0)
+		_, err := readAll(t, NewStreamReader(bytes.NewReader(s.Bytes())), 64)
+		if err == nil || !strings.Contains(err.Error(), rec.name+" record in a stream whose header does not say") {
+			t.Errorf("%s without the header's flag: %v", rec.name, err)
 		}
 	}
 }

@@ -793,10 +793,16 @@ func (s *StreamReader) decode(c columns) (int, error) {
 				return n, err
 			}
 		case recBelow:
+			if !s.FirstLevel() {
+				return n, s.notFirstLevel("BELOW")
+			}
 			if err := s.belowRecord(w); err != nil {
 				return n, err
 			}
 		case recL1Stats:
+			if !s.FirstLevel() {
+				return n, s.notFirstLevel("L1STATS")
+			}
 			made, err := s.statsRecord(c, n, w)
 			if err != nil {
 				return n, err
