@@ -40,13 +40,9 @@ var l1Machines = map[string][]string{
 		"L1I:size=256,assoc=16,line=16,holds=instructions", "L1D:size=512,assoc=32,line=16,holds=data", "L2:size=2k,assoc=2,line=64"},
 }
 
-// TestFirstLevelModel checks the tool's first-level cache model (ms_l1.c,
-// built for the host with tool/ms_l1_harness.c) against the engine: on
-// random references, the engine fed what the model sends below and its
-// counters (trace.BelowRead... and trace.FirstLevel events) gives the
-// profile that the engine gives on the references themselves, byte for
-// byte.
-func TestFirstLevelModel(t *testing.T) {
+// buildHarness builds the model's test harness for the host
+// (tool/ms_l1_harness.c) and returns its path; it skips t without gcc.
+func buildHarness(t *testing.T) string {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("no gcc")
@@ -55,6 +51,17 @@ func TestFirstLevelModel(t *testing.T) {
 	if out, err := exec.Command(gcc, "-O2", "-Wall", "-Werror", "-o", harness, "tool/ms_l1_harness.c", "tool/ms_l1.c").CombinedOutput(); err != nil {
 		t.Fatalf("building the harness: %v\n%s", err, out)
 	}
+	return harness
+}
+
+// TestFirstLevelModel checks the tool's first-level cache model (ms_l1.c,
+// built for the host with tool/ms_l1_harness.c) against the engine: on
+// random references, the engine fed what the model sends below and its
+// counters (trace.BelowRead... and trace.FirstLevel events) gives the
+// profile that the engine gives on the references themselves, byte for
+// byte.
+func TestFirstLevelModel(t *testing.T) {
+	harness := buildHarness(t)
 	for name, specs := range l1Machines {
 		t.Run(name, func(t *testing.T) {
 			m, err := machine.FromSpecs(specs, 100)
@@ -181,14 +188,7 @@ func firstLines(got, want []byte) string {
 // byte: every function, object, pair, reference, evictor, calling context
 // and the timeline.
 func TestFirstLevelNotesModel(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("no gcc")
-	}
-	harness := filepath.Join(t.TempDir(), "ms_l1_harness")
-	if out, err := exec.Command(gcc, "-O2", "-Wall", "-Werror", "-o", harness, "tool/ms_l1_harness.c", "tool/ms_l1.c").CombinedOutput(); err != nil {
-		t.Fatalf("building the harness: %v\n%s", err, out)
-	}
+	harness := buildHarness(t)
 	opt := sim.Options{Attribute: true, MissOnly: true, TimelineInterval: 5001}
 	for name, specs := range l1Machines {
 		t.Run(name, func(t *testing.T) {
