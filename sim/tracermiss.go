@@ -44,16 +44,7 @@ func (h *Hierarchy) tracerRun(b *trace.Batch, i, n int) int {
 	due := h.untilPoint()
 	var r, w, f, m uint64
 	add := func() {
-		if f > 0 { // (there are none unless there is an instruction cache)
-			at.fetched(f)
-			h.ifirst.acc[kIFetch] += f
-		}
-		h.kinds[trace.Read] += r
-		h.kinds[trace.Write] += w
-		h.kinds[trace.IFetch] += f
-		h.kinds[trace.Modify] += m
-		h.dfirst.acc[kRead] += r + m
-		h.dfirst.acc[kWrite] += w + m
+		h.countRefs(r, w, f, m)
 		r, w, f, m = 0, 0, 0, 0
 	}
 	kinds, thr := b.Kind[:n], b.Thread[:n]
@@ -111,16 +102,7 @@ func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
 		for k := range acc {
 			h.tracerAccess(blk, &acc[k])
 		}
-		if x.IFetches > 0 { // (there are none unless there is an instruction cache)
-			at.fetched(uint64(x.IFetches))
-			h.ifirst.acc[kIFetch] += uint64(x.IFetches)
-		}
-		h.kinds[trace.Read] += uint64(x.Reads)
-		h.kinds[trace.Write] += uint64(x.Writes)
-		h.kinds[trace.IFetch] += uint64(x.IFetches)
-		h.kinds[trace.Modify] += uint64(x.Modifies)
-		h.dfirst.acc[kRead] += uint64(x.Reads) + uint64(x.Modifies)
-		h.dfirst.acc[kWrite] += uint64(x.Writes) + uint64(x.Modifies)
+		h.countRefs(uint64(x.Reads), uint64(x.Writes), uint64(x.IFetches), uint64(x.Modifies))
 		return
 	}
 	for ev := range int(x.Events) {
@@ -133,30 +115,30 @@ func (h *Hierarchy) tracerExec(b *trace.Batch, i int) {
 			h.tracerAccess(blk, &acc[0])
 			acc = acc[1:]
 		}
-		switch k {
-		case trace.IFetch, trace.IFetchRun:
-			n := uint64(1)
-			if k == trace.IFetchRun {
-				n = uint64(blk.Size[ev])
-			}
-			at.fetched(n)
-			h.kinds[trace.IFetch] += n
-			h.ifirst.acc[kIFetch] += n
-		case trace.Read:
-			h.kinds[trace.Read]++
-			h.dfirst.acc[kRead]++
-		case trace.Write:
-			h.kinds[trace.Write]++
-			h.dfirst.acc[kWrite]++
-		case trace.Modify:
-			h.kinds[trace.Modify]++
-			h.dfirst.acc[kRead]++
-			h.dfirst.acc[kWrite]++
-		}
+		var one trace.BlockExit
+		one.Add(k, blk.Size[ev])
+		h.countRefs(uint64(one.Reads), uint64(one.Writes), uint64(one.IFetches), uint64(one.Modifies))
 		if h.tl != nil {
 			h.tick()
 		}
 	}
+}
+
+// countRefs counts r reads, w writes, f instruction fetches and m
+// modifies of the current calling context that the tracer's first caches
+// took: as events, as accesses of those caches, and the fetches as
+// instructions of the context.
+func (h *Hierarchy) countRefs(r, w, f, m uint64) {
+	if f > 0 { // (there are none unless there is an instruction cache)
+		h.attr.fetched(f)
+		h.ifirst.acc[kIFetch] += f
+	}
+	h.kinds[trace.Read] += r
+	h.kinds[trace.Write] += w
+	h.kinds[trace.IFetch] += f
+	h.kinds[trace.Modify] += m
+	h.dfirst.acc[kRead] += r + m
+	h.dfirst.acc[kWrite] += w + m
 }
 
 // tracerAccess simulates an access a of the tracer's first caches during
