@@ -564,6 +564,53 @@ func TestToolDescriptors(t *testing.T) {
 	}
 }
 
+// A program whose signal handler was installed with SA_ONSTACK (as
+// CPython installs every one) and no alternate stack takes the signal at
+// a depth of its stack never reached before, its frame reaching pages not
+// yet mapped: natively the kernel grows the stack; Valgrind alone kills
+// the program with SIGSEGV at half of the depths below (each deeper than
+// the last, at another offset within its page).
+const sigDeepProg = `
+#include <alloca.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+static volatile sig_atomic_t got;
+static void on(int s) { got++; }
+__attribute__((noinline)) static int deeper(long n) {
+	volatile char *p = alloca(n);
+	p[n - 1] = 1;
+	raise(SIGINT);
+	return p[n - 1];
+}
+int main(void) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on;
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGINT, &sa, 0);
+	for (int i = 1; i <= 16; i++)
+		deeper(i * 65536L + i * 512);
+	printf("%d signals handled\n", (int)got);
+	return 0;
+}
+`
+
+func TestToolSignalAtNewDepth(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "sigdeep")
+	if out, err := exec.Command("gcc", "-O1", "-fno-stack-clash-protection", "-o", exe, writeC(t, sigDeepProg)).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	native, err := exec.Command(exe).Output()
+	if err != nil || string(native) != "16 signals handled\n" {
+		t.Fatalf("natively: %q, %v", native, err)
+	}
+	_, stdout := traceProgram(t, exe, Options{})
+	if stdout != string(native) {
+		t.Errorf("under the tool: %q; natively %q", stdout, native)
+	}
+}
+
 // A Go program's heap objects are reported through runtime.mallocgc,
 // with their type and their call stack on the goroutine's stack: the
 // runtime function that called mallocgc (newobject), then the program's;

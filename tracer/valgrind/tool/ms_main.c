@@ -3149,6 +3149,33 @@ static void ms_fini(Int exitcode)
    send_buf(1);
 }
 
+/* Valgrind (3.19, m_sigframe/sigframe-common.c) does not grow the main
+   thread's stack for a signal frame when the handler was installed with
+   SA_ONSTACK and no alternate stack is in use: a signal arriving while the
+   stack is deeper than ever before (the frame reaching a page not yet
+   mapped) kills the program with SIGSEGV ("Can't extend stack ... during
+   signal delivery"), where the kernel grows the stack. CPython installs
+   every handler so, which made Ctrl-C kill a python3 run under memspy now
+   and then instead of raising KeyboardInterrupt. The stack is grown here,
+   before the frame is built, as the kernel would: by the most a frame
+   takes (Valgrind's frame keeps the guest state three times) below the red
+   zone. These two are Valgrind's core functions, outside the tool
+   interface. */
+extern Bool VG_(extend_stack)(ThreadId tid, Addr addr);
+extern Bool VG_(am_addr_is_in_extensible_client_stack)(Addr addr);
+
+#define SIGFRAME_ROOM (3 * sizeof(VexGuestAMD64State) + 4096)
+
+static void ms_pre_deliver_signal(ThreadId tid, Int sigNo, Bool alt_stack)
+{
+   if (alt_stack)
+      return;
+   Addr sp = VG_(get_SP)(tid);
+   Addr low = sp - VG_STACK_REDZONE_SZB - SIGFRAME_ROOM;
+   if (low < sp && VG_(am_addr_is_in_extensible_client_stack)(low))
+      VG_(extend_stack)(tid, low);
+}
+
 static void ms_pre_clo_init(void)
 {
    VG_(details_name)            ("memspy");
@@ -3169,6 +3196,7 @@ static void ms_pre_clo_init(void)
    VG_(track_change_mem_mprotect)(ms_change_mem_mprotect);
    VG_(track_die_mem_munmap)(ms_die_mem_munmap);
    VG_(track_copy_mem_remap)(ms_copy_mem_remap);
+   VG_(track_pre_deliver_signal)(ms_pre_deliver_signal);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(ms_pre_clo_init)
