@@ -178,11 +178,14 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 		NoStack:     f.noStack,
 		AllocFns:    f.allocFns,
 		StackDepth:  f.stackDepth,
-		Sample:      toolSpec,
-		Children:    f.children && !f.noChildren && rec == nil && f.skipRefs == 0 && f.maxRefs == 0,
-		Stdin:       cmd.InOrStdin(),
-		Stdout:      cmd.OutOrStdout(),
-		Stderr:      cmd.ErrOrStderr(),
+		// Only the naming of data objects (--where) and a recording use
+		// the allocations' call stacks.
+		NoAllocStacks: !f.attributing() && rec == nil,
+		Sample:        toolSpec,
+		Children:      f.children && !f.noChildren && rec == nil && f.skipRefs == 0 && f.maxRefs == 0,
+		Stdin:         cmd.InOrStdin(),
+		Stdout:        cmd.OutOrStdout(),
+		Stderr:        cmd.ErrOrStderr(),
 	}
 	if f.l1InTool && rec == nil && f.skipRefs == 0 && f.maxRefs == 0 {
 		d, i, ok := h.TracerFirstLevels(ifetch)

@@ -66,6 +66,10 @@ type Options struct {
 	// StackDepth is the call stack depth of allocations (0: the tool's
 	// default, 8).
 	StackDepth int
+	// NoAllocStacks leaves the call stacks out of the allocation records
+	// (StackDepth is then ignored): a consumer that names no data objects
+	// has no use for them, and each costs the tool an unwinding.
+	NoAllocStacks bool
 	// Sample, when it samples in time (ratio and length) or by timesteps,
 	// lets the tool leave out what the sampling gate would drop: between
 	// time samples (outside every sample's [Warm, End) of
@@ -124,7 +128,10 @@ func (opt *Options) toolArgs() []string {
 	for _, f := range opt.AllocFns {
 		a = append(a, "--alloc-fn="+f)
 	}
-	if opt.StackDepth > 0 {
+	switch {
+	case opt.NoAllocStacks:
+		a = append(a, "--stack-depth=0")
+	case opt.StackDepth > 0:
 		a = append(a, fmt.Sprintf("--stack-depth=%d", opt.StackDepth))
 	}
 	a = append(a, sampleArgs(opt.Sample)...)

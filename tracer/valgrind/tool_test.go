@@ -346,12 +346,30 @@ func TestToolAllocations(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("allocations\n got %q\nwant %q", got, want)
 	}
-	// The stack depth is configurable.
+	// The stack depth is configurable, and the stacks can be left out: the
+	// same allocations come without them.
 	evs, _ = traceProgram(t, exe, Options{StackDepth: 1})
 	for _, e := range evs {
 		if (e.K == trace.Alloc || e.K == trace.Free) && len(frames(e)) != 1 {
 			t.Fatalf("--stack-depth 1: stack %s", e.X.Stack)
 		}
+	}
+	blocks := func(evs []ev) (n int) {
+		for _, e := range evs {
+			if e.K == trace.Alloc || e.K == trace.Free {
+				n++
+			}
+		}
+		return n
+	}
+	bare, _ := traceProgram(t, exe, Options{NoAllocStacks: true})
+	for _, e := range bare {
+		if (e.K == trace.Alloc || e.K == trace.Free) && len(frames(e)) != 0 {
+			t.Fatalf("NoAllocStacks: %s %s has stack %s", e.K, e.X.Name, e.X.Stack)
+		}
+	}
+	if n, want := blocks(bare), blocks(evs); n != want || n == 0 {
+		t.Errorf("NoAllocStacks: %d allocation records, want %d", n, want)
 	}
 }
 

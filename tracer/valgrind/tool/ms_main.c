@@ -176,7 +176,7 @@ static Int   clo_control_fd = -1;
 static Bool  clo_ifetch = False;
 static ULong clo_max_events = 0;  /* 0: no limit */
 static ULong clo_max_ms = 0;      /* 0: no limit */
-static Int   clo_stack_depth = 8;
+static Int   clo_stack_depth = 8;  /* 0: no call stacks in ALLOC and FREE records */
 static Bool  clo_no_stack = False;
 static Bool  clo_calls = True;
 static Bool  clo_derive = True;   /* derived entries (no: an address word for every data entry) */
@@ -422,11 +422,25 @@ static void flush_skip(void)
    buf[buf_pos++] = (REC_SKIP << 60) | n;
 }
 
+/* By Valgrind thread id: its OS thread id once note_thread asked, 0
+   before. */
+static Int* os_tids;
+
 /* Writes a THREAD record if the running OS thread is not the last one
    named. */
 static void note_thread(void)
 {
-   Int os_tid = VG_(gettid)();
+   /* (gettid is a system call, and this runs at every start of client
+      code: each thread's is asked once.) */
+   ThreadId t = VG_(get_running_tid)();
+   Int os_tid;
+   if (t == VG_INVALID_THREADID || os_tids == NULL)
+      os_tid = VG_(gettid)();
+   else {
+      if (os_tids[t] == 0)
+         os_tids[t] = VG_(gettid)();
+      os_tid = os_tids[t];
+   }
    if (os_tid == last_tid)
       return;
    flush_skip();   /* the references left out were the last thread's */
@@ -833,6 +847,8 @@ static Bool in_preload(Addr ip)
    first `skip` frames, then any in the preload (its wrappers). */
 static Int call_stack(ThreadId tid, Addr* ips, Int skip)
 {
+   if (clo_stack_depth == 0)
+      return 0;
    Addr all[2 * MAX_STACK_DEPTH + 2];
    Int n = VG_(get_StackTrace)(tid, all, clo_stack_depth + skip + 2, NULL, NULL, 0);
    Int i = skip;
@@ -905,7 +921,7 @@ static Int go_frames(Addr ra, Addr fp, Addr* ips, Int n, Bool alloc)
    newarray, ...); see go_frames. */
 static Int go_call_stack(Addr sp, Addr fp, Addr* ips, Bool alloc)
 {
-   if (!VG_(am_is_valid_for_client)(sp, sizeof(Addr), VKI_PROT_READ))
+   if (clo_stack_depth == 0 || !VG_(am_is_valid_for_client)(sp, sizeof(Addr), VKI_PROT_READ))
       return 0;
    return go_frames(*(Addr*)sp, fp, ips, 0, alloc);
 }
@@ -1346,6 +1362,7 @@ static void ms_thread_exit(ThreadId tid)
    calls[tid].in_timestep_fn = 0;
    lives[tid].state = THR_LIVE;   /* the id may be reused */
    lives[tid].creating = False;
+   os_tids[tid] = 0;
    alloc_frames[tid] = 0;
 }
 
@@ -1355,6 +1372,7 @@ static void ms_thread_create(ThreadId parent, ThreadId child)
 {
    lives[child].state = THR_LIVE;
    lives[child].creating = False;
+   os_tids[child] = 0;
    if (parent != VG_INVALID_THREADID && lives[parent].creating) {
       lives[parent].creating = False;
       lives[child].state = THR_UNBORN;
@@ -1589,6 +1607,8 @@ static void start_stream(void)
    superblocks) is described again. Otherwise it runs untraced. */
 static void ms_atfork_child(ThreadId tid)
 {
+   for (UInt t = 0; t < VG_N_THREADS; t++)
+      os_tids[t] = 0;   /* the child's thread has an id of its own */
    silenced = True;
    buf = own_buf;   /* not the ring the parent fills */
    ring = NULL;
@@ -2953,7 +2973,7 @@ static Bool ms_process_cmd_line_option(const HChar* arg)
    else if VG_BOOL_CLO(arg, "--ifetch", clo_ifetch) {}
    else if VG_BINT_CLO(arg, "--max-events", clo_max_events, 0, (1LL << 62)) {}
    else if VG_BINT_CLO(arg, "--max-ms", clo_max_ms, 0, (1LL << 40)) {}
-   else if VG_BINT_CLO(arg, "--stack-depth", clo_stack_depth, 1, MAX_STACK_DEPTH) {}
+   else if VG_BINT_CLO(arg, "--stack-depth", clo_stack_depth, 0, MAX_STACK_DEPTH) {}
    else if VG_BOOL_CLO(arg, "--no-stack", clo_no_stack) {}
    else if VG_BOOL_CLO(arg, "--calls", clo_calls) {}
    else if VG_BOOL_CLO(arg, "--derive", clo_derive) {}
@@ -3080,6 +3100,7 @@ static void ms_post_clo_init(void)
    alloc_fns[n_alloc_fns - 1].size32 = True;
    calls = VG_(calloc)("memspy.calls", VG_N_THREADS, sizeof(ThreadCalls));
    lives = VG_(calloc)("memspy.lives", VG_N_THREADS, sizeof(ThreadLife));
+   os_tids = VG_(calloc)("memspy.os_tids", VG_N_THREADS, sizeof(Int));
    alloc_frames = VG_(calloc)("memspy.allocframes", VG_N_THREADS, sizeof(Addr));
    barriers = VG_(HT_construct)("memspy.barriers");
    strings = VG_(HT_construct)("memspy.strings");
