@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync/atomic"
 
 	"github.com/memspy/memspy/cache"
 	"github.com/memspy/memspy/machine"
@@ -213,8 +214,12 @@ type Hierarchy struct {
 	// fault is the first thing a tracer simulating the first caches sent
 	// that the engine's copy of them does not allow (disagree): Run ends
 	// with it.
-	fault  error
-	levels []*level // every cache copy, in machine order (a private cache's copies by processor)
+	fault error
+	// abandoned is set when nobody waits for the rest of the input any
+	// more (Abandon); passedOver counts the events Run read after it.
+	abandoned  atomic.Bool
+	passedOver uint64
+	levels     []*level // every cache copy, in machine order (a private cache's copies by processor)
 	caches [][]*level
 	// procs are the processors; cur is the one running the current event,
 	// the processor of thread curTid (tids places threads on processors).

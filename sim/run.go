@@ -127,8 +127,12 @@ func feed(ctx context.Context, h *Hierarchy, next func() filled, done func(*trac
 			return fmt.Errorf("interrupted after %d events: %w", n, ctx.Err())
 		}
 		f := next()
-		process(f.b)
-		n += uint64(f.b.Len())
+		if h.abandoned.Load() {
+			h.passedOver += uint64(f.b.Len())
+		} else {
+			process(f.b)
+			n += uint64(f.b.Len())
+		}
 		if h.fault != nil {
 			return fmt.Errorf("after %d events: %w", n, h.fault)
 		}
@@ -144,3 +148,13 @@ func feed(ctx context.Context, h *Hierarchy, next func() filled, done func(*trac
 		done(f.b)
 	}
 }
+
+// Abandon has Run, from its next batch of events on, read the rest of its
+// input without simulating it: the user interrupted the run, and the
+// events read ahead (up to readAhead batches) are not worth the wait. It
+// may be called from any goroutine.
+func (h *Hierarchy) Abandon() { h.abandoned.Store(true) }
+
+// PassedOver returns the number of events Run read but did not simulate
+// after Abandon; it is final once Run returned.
+func (h *Hierarchy) PassedOver() uint64 { return h.passedOver }

@@ -232,8 +232,10 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 				interrupted.Store(true)
 				run.Forward(sig)
 				if !f.drain {
-					// Nobody waits for the events buffered.
+					// Nobody waits for the events buffered, nor for those
+					// read ahead.
 					run.Drop()
+					h.Abandon()
 				}
 			case <-done:
 				return
@@ -390,6 +392,9 @@ func runRun(cmd *cobra.Command, argv []string, f *runFlags) error {
 			when = "buffered at the interrupt or written after it"
 		}
 		fmt.Fprintf(stderr, "memspy: %s of %s's event stream, %s, went unread and unsimulated\n", report.Bytes(uint64(n)), prog, when)
+	}
+	if n := h.PassedOver(); n > 0 {
+		fmt.Fprintf(stderr, "memspy: %d events of %s's, read ahead at the interrupt, went unsimulated\n", n, prog)
 	}
 	if !exited {
 		fmt.Fprintf(stderr, "memspy: waiting for %s to exit\n", prog)
