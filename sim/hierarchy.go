@@ -220,7 +220,7 @@ type Hierarchy struct {
 	abandoned  atomic.Bool
 	passedOver uint64
 	levels     []*level // every cache copy, in machine order (a private cache's copies by processor)
-	caches [][]*level
+	caches     [][]*level
 	// procs are the processors; cur is the one running the current event,
 	// the processor of thread curTid (tids places threads on processors).
 	procs        []*processor
