@@ -207,7 +207,8 @@ type counters struct {
 	invalidations, trueMiss, falseMiss uint64
 }
 
-// Hierarchy simulates one machine. It is not safe for concurrent use.
+// Hierarchy simulates one machine. It is not safe for concurrent use,
+// but for Abandon.
 type Hierarchy struct {
 	m   *machine.Machine
 	opt Options

@@ -28,12 +28,14 @@ func TestTracerNotesDisagree(t *testing.T) {
 		return x
 	}
 	for _, c := range []struct {
-		name string
-		accs [][]trace.L1Access
-		want string
+		name    string
+		accs    [][]trace.L1Access
+		flushes []uint64 // write-backs of the end-of-trace flush, after the executions
+		want    string
 	}{
-		{"victim not held", [][]trace.L1Access{{miss(0x1000, 0x9000)}}, "evicted line 0x9000"},
-		{"full set", [][]trace.L1Access{{miss(0x1000, 0)}, {miss(0x2000, 0)}}, "filled a full set with line 0x2000"},
+		{"victim not held", [][]trace.L1Access{{miss(0x1000, 0x9000)}}, nil, "evicted line 0x9000"},
+		{"full set", [][]trace.L1Access{{miss(0x1000, 0)}, {miss(0x2000, 0)}}, nil, "filled a full set with line 0x2000"},
+		{"write-back not held", [][]trace.L1Access{{miss(0x1000, 0)}}, []uint64{0x5000}, "wrote back line 0x5000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, err := sim.New(m, sim.Options{Attribute: true, MissOnly: true})
@@ -46,6 +48,9 @@ func TestTracerNotesDisagree(t *testing.T) {
 			b := trace.NewBatch(16)
 			for _, acc := range c.accs {
 				b.AppendExec(blk, 0, 1, acc)
+			}
+			for _, a := range c.flushes {
+				b.Append(trace.BelowWrite, a, 64, 0, 1)
 			}
 			err = sim.Run(context.Background(), h, sim.OnceReader(b), nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) {

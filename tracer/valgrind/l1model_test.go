@@ -74,7 +74,7 @@ func TestFirstLevelModel(t *testing.T) {
 				// the first data cache, which the tool does not simulate.
 				ifetch := seed%2 == 0 && (m.Caches[0].HoldsInstructions() || m.Caches[1].Holds == machine.Instructions)
 				events := randomRefs(seed, 100000, ifetch)
-				want := engineProfile(t, m, events)
+				want := attributedProfile(t, m, sim.Options{}, events)
 				h, err := sim.New(m, sim.Options{})
 				if err != nil {
 					t.Fatal(err)
@@ -89,7 +89,7 @@ func TestFirstLevelModel(t *testing.T) {
 					ispec = cacheArg(i, &m.Caches[i])
 				}
 				below := runHarness(t, harness, ispec, cacheArg(fl.DataIndex, fl.Data), events)
-				got := engineProfile(t, m, below)
+				got := attributedProfile(t, m, sim.Options{}, below)
 				if !bytes.Equal(got, want) {
 					t.Errorf("seed %d (ifetch %v): the profile from the model's requests differs from the engine's:\n%s",
 						seed, ifetch, firstLines(got, want))
@@ -157,12 +157,6 @@ func runHarness(t *testing.T, harness, ispec, dspec string, events *trace.Batch)
 		b.Append(belowKinds[w[0]], w[1], uint32(w[2]), 0, 0)
 	}
 	return b
-}
-
-// engineProfile returns the JSON of the engine's profile of m on events.
-func engineProfile(t *testing.T, m *machine.Machine, events *trace.Batch) []byte {
-	t.Helper()
-	return attributedProfile(t, m, sim.Options{}, events)
 }
 
 // firstLines shows where got first differs from want.
@@ -361,7 +355,7 @@ func runNotes(t *testing.T, harness, ispec, dspec string, refs *trace.Batch) (no
 }
 
 // attributedProfile returns the JSON of the engine's profile of m with
-// opt (attributing or not) on events.
+// opt (attributing or not: sim.Options{} is the plain engine) on events.
 func attributedProfile(t *testing.T, m *machine.Machine, opt sim.Options, events *trace.Batch) []byte {
 	t.Helper()
 	h, err := sim.New(m, opt)

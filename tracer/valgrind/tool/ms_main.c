@@ -434,7 +434,7 @@ static void note_thread(void)
       code: each thread's is asked once.) */
    ThreadId t = VG_(get_running_tid)();
    Int os_tid;
-   if (t == VG_INVALID_THREADID || os_tids == NULL)
+   if (t == VG_INVALID_THREADID)   /* (memspy's start, before any thread runs) */
       os_tid = VG_(gettid)();
    else {
       if (os_tids[t] == 0)
