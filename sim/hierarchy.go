@@ -526,11 +526,10 @@ func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 				h.switchThread(t)
 			}
 			if i >= end {
-				for end = i + 1; end < n && b.Thread[end] == t; end++ {
-				}
+				end = min(threadRunEnd(b, i), n)
 			}
 			stop = end
-			if h.attr != nil && !h.attr.protocol && t != h.attr.hitTid {
+			if !h.bypasses(t) {
 				stop = i
 			}
 		}
@@ -543,6 +542,23 @@ func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 		h.slow(b, j, il)
 		i = j + 1
 	}
+}
+
+// threadRunEnd returns the end of the run of events of one thread in b
+// that holds event i.
+func threadRunEnd(b *trace.Batch, i int) int {
+	t, j := b.Thread[i], i+1
+	for j < len(b.Thread) && b.Thread[j] == t {
+		j++
+	}
+	return j
+}
+
+// bypasses reports whether the hit bypass may take thread t's hits: when
+// attributing, only those of the thread whose calling context holds
+// (hitTid).
+func (h *Hierarchy) bypasses(t uint32) bool {
+	return h.attr == nil || h.attr.protocol || t == h.attr.hitTid
 }
 
 // hitObserver is a feature that must see the hits that the hit bypass

@@ -108,9 +108,9 @@ func (h *Hierarchy) newSampling() error {
 func (h *Hierarchy) processSampled(b *trace.Batch) {
 	s, g := h.samp, h.samp.gate
 	multi := len(h.procs) > 1
-	// The hit bypass, on one processor without attribution: it sees the
-	// first caches only.
-	bypass := sampledShortcuts && !multi && h.attr == nil && h.coh == nil && h.numa == nil
+	// The hit bypass, on one processor: it sees the first caches only.
+	bypass := sampledShortcuts && !multi && h.coh == nil && h.numa == nil
+	end := 0 // when attributing, the end of the run of one thread's events that holds event i
 	for i := 0; i < len(b.Kind); i++ {
 		if multi {
 			if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
@@ -121,7 +121,17 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 		// decision of the gate.
 		if bypass && s.counting && s.epoch == g.Epoch {
 			if n := g.OnRun(); n > 0 {
-				j := h.hitRun(b, i, i+int(min(n, uint64(len(b.Kind)-i))), false)
+				stop := i + int(min(n, uint64(len(b.Kind)-i)))
+				if h.threaded {
+					if i >= end {
+						end = threadRunEnd(b, i)
+					}
+					stop = min(stop, end)
+					if !h.bypasses(b.Thread[i]) {
+						stop = i
+					}
+				}
+				j := h.hitRun(b, i, stop, false)
 				g.Count(uint64(j - i))
 				s.counted += uint64(j - i)
 				if i = j; i == len(b.Kind) {
@@ -153,7 +163,7 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 			s.enter(h, ph)
 			if ph == sample.On {
 				s.counted += n
-				if bypass && h.hitRun(b, i, i+1, false) > i {
+				if bypass && h.bypasses(b.Thread[i]) && h.hitRun(b, i, i+1, false) > i {
 					continue
 				}
 			}
@@ -185,8 +195,12 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 var sampledShortcuts = true
 
 // takes makes the estimate a hitObserver: it takes every hit but a run of
-// fetches (which does not come: IFetchRuns).
-func (e *estimate) takes(_ *level, k trace.Kind, _ int) bool { return k != trace.IFetchRun }
+// fetches (which does not come: IFetchRuns) and, at a level that
+// attributes, a hit whose outcome is unknown (the slow path counts it at
+// its access point as such).
+func (e *estimate) takes(l *level, k trace.Kind, slot int) bool {
+	return k != trace.IFetchRun && (l.attr == nil || e.s.exact || e.slots[slot].stamp == e.s.epoch)
+}
 
 // see counts a hit that the bypass took, known or unknown (a modify is
 // two hits).

@@ -258,7 +258,8 @@ func countedTruth(t *testing.T, m *machine.Machine, spec sample.Spec, ev []refEv
 // TestSampledBypass checks on random machines and traces that the sampled
 // hit bypass and plainRef on levels that estimate change nothing: every
 // profile, sampled counts and their spread included, is the one refLine
-// alone gives.
+// alone gives; with attribution too (every counter of the where-and-why
+// profile), on traces of several threads.
 func TestSampledBypass(t *testing.T) {
 	n := envUint("MEMSPY_SAMPLE_CASES", 300)
 	specs := []string{"ratio=0.25,length=13,first=3", "ratio=0.1,length=5,jitter=1,seed=3", "count=4,ratio=0.3,warmup=3,first=2",
@@ -279,6 +280,18 @@ func TestSampledBypass(t *testing.T) {
 		}
 		spec := specs[seed%uint64(len(specs))]
 		opt := sim.Options{Sample: mustSpec(t, spec), SampleTotal: uint64(len(events)), Classify: seed%3 == 0}
+		if seed%4 == 1 {
+			opt.Attribute, opt.MissOnly = true, seed%8 == 5
+			// Runs of three threads on the one processor: the bypass
+			// takes those of the thread whose calling context holds.
+			var tid uint32
+			for i := range events {
+				if ch.intn(6) == 0 {
+					tid = uint32(ch.intn(3))
+				}
+				events[i].Thread = tid
+			}
+		}
 		fast := engineProfile(t, m, opt, events, seed)
 		old := sim.SetSampledShortcuts(false)
 		slow := engineProfile(t, m, opt, events, seed)
