@@ -526,7 +526,7 @@ func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 				h.switchThread(t)
 			}
 			if i >= end {
-				end = min(threadRunEnd(b, i), n)
+				end = threadRunEnd(b, i, n)
 			}
 			stop = end
 			if !h.bypasses(t) {
@@ -544,11 +544,11 @@ func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 	}
 }
 
-// threadRunEnd returns the end of the run of events of one thread in b
-// that holds event i.
-func threadRunEnd(b *trace.Batch, i int) int {
+// threadRunEnd returns the end, at most n, of the run of events of one
+// thread in b that holds event i.
+func threadRunEnd(b *trace.Batch, i, n int) int {
 	t, j := b.Thread[i], i+1
-	for j < len(b.Thread) && b.Thread[j] == t {
+	for j < n && b.Thread[j] == t {
 		j++
 	}
 	return j

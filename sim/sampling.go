@@ -124,7 +124,7 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 				stop := i + int(min(n, uint64(len(b.Kind)-i)))
 				if h.threaded {
 					if i >= end {
-						end = threadRunEnd(b, i)
+						end = threadRunEnd(b, i, len(b.Kind))
 					}
 					stop = min(stop, end)
 					if !h.bypasses(b.Thread[i]) {
