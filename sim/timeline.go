@@ -81,20 +81,31 @@ func (tl *timeline) due(counted uint64) uint64 {
 // it whatever the batches are. A trace.Exec counts none here: it takes the
 // points that fall in it itself (tracerExec).
 func (h *Hierarchy) cut(b *trace.Batch, i int, due uint64) int {
-	n := len(b.Kind)
-	for ; i < n; i++ {
-		switch k := b.Kind[i]; {
-		case k == trace.IFetchRun:
-			due -= min(due, uint64(b.Size[i]))
-		case k <= trace.Invalidate || k == trace.Misc:
-			due--
+	sizes := b.Size
+	for ; i < len(b.Kind); i++ {
+		k := b.Kind[i]
+		w := uint64(eventWeight[k])
+		if k == trace.IFetchRun {
+			w = uint64(sizes[i])
 		}
-		if due == 0 {
+		if w >= due {
 			return i + 1
 		}
+		due -= w
 	}
-	return n
+	return len(b.Kind)
 }
+
+// eventWeight is, by kind, how many events one of that kind counts for
+// the timeline: references, copy-backs and invalidations one, others none
+// (a run of fetches counts its size: cut).
+var eventWeight = func() (w [256]uint8) {
+	for k := trace.Read; k <= trace.Invalidate; k++ {
+		w[k] = 1
+	}
+	w[trace.Misc] = 1
+	return w
+}()
 
 // tick takes a point if one is due.
 func (h *Hierarchy) tick() {
