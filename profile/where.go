@@ -59,7 +59,11 @@ type Stats struct {
 	// SpatialUse is UsedBytes / FetchedBytes (0 when nothing was fetched).
 	SpatialUse float64 `json:"spatial_use"`
 	// Evictors, for references only: which references' fills evicted the
-	// lines this reference filled, most first.
+	// lines this reference filled, most first: at most MaxRefEvictors,
+	// the rest added up in an entry of reference OtherEvictors. A profile
+	// made of others (merged shards, a process tree's total, pooled
+	// entries) keeps the most counted after adding them up: a count listed
+	// there may then be short by as much as the list's OtherEvictors entry.
 	Evictors []RefEvictor `json:"evictors,omitempty"`
 }
 
@@ -568,12 +572,34 @@ func mergeRepeats(es []RefEvictor) []RefEvictor {
 }
 
 // settledEvictors returns es as a profile lists evictors: repeats made
-// one (mergeRepeats), in order (SortEvictors).
+// one (mergeRepeats), in order (SortEvictors), the MaxRefEvictors most
+// counted and the rest added up in one OtherEvictors entry.
 func settledEvictors(es []RefEvictor) []RefEvictor {
 	es = mergeRepeats(es)
 	SortEvictors(es)
-	return es
+	out, named := es[:0], 0
+	var other *RefEvictor // (in out)
+	for _, e := range es {
+		switch {
+		case e.Reference != OtherEvictors && named < MaxRefEvictors:
+			out = append(out, e)
+			named++
+		case other == nil:
+			out = append(out, RefEvictor{Reference: OtherEvictors, Count: e.Count})
+			other = &out[len(out)-1]
+		default:
+			other.Count += e.Count
+		}
+	}
+	if other != nil {
+		SortEvictors(out)
+	}
+	return out
 }
+
+// MaxRefEvictors bounds the evicting references a reference lists per
+// cache; the rest are added up in one OtherEvictors entry.
+const MaxRefEvictors = 8
 
 // OtherEvictors stands for the evicting references beyond the most
 // frequent ones, added up (their Object is empty).

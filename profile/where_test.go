@@ -49,6 +49,54 @@ func TestAddEvictorsRepeats(t *testing.T) {
 	}
 }
 
+// A settled evictor list names at most MaxRefEvictors references, the
+// most counted (ties in CompareEvictors's order), with their exact counts,
+// and adds up the rest with any OtherEvictors entries in one: the total
+// stays.
+func TestSettledEvictorsBound(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		count := map[[2]string]uint64{}
+		var es []RefEvictor
+		var other, total uint64
+		for range rng.IntN(60) {
+			e := RefEvictor{Reference: fmt.Sprintf("%#x", 0x10+rng.IntN(30)), Object: fmt.Sprint("o", rng.IntN(2)), Count: 1 + rng.Uint64N(5)}
+			if rng.IntN(10) == 0 {
+				e = RefEvictor{Reference: OtherEvictors, Count: 1 + rng.Uint64N(5)}
+				other += e.Count
+			} else {
+				count[[2]string{e.Reference, e.Object}] += e.Count
+			}
+			total += e.Count
+			es = append(es, e)
+		}
+		var named []RefEvictor
+		for k, n := range count {
+			named = append(named, RefEvictor{Reference: k[0], Object: k[1], Count: n})
+		}
+		SortEvictors(named)
+		for _, e := range named[min(len(named), MaxRefEvictors):] {
+			other += e.Count
+		}
+		want := named[:min(len(named), MaxRefEvictors)]
+		if other > 0 {
+			want = append(want, RefEvictor{Reference: OtherEvictors, Count: other})
+		}
+		SortEvictors(want)
+		got := settledEvictors(es)
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d: got %v, want %v", seed, got, want)
+		}
+		var sum uint64
+		for _, e := range got {
+			sum += e.Count
+		}
+		if sum != total {
+			t.Fatalf("seed %d: the list adds up to %d, want %d", seed, sum, total)
+		}
+	}
+}
+
 // Merging profiles keeps at most MaxReferences references, those with
 // the most stall cycles, and adds the others up in OmittedReferences with
 // those the profiles had left out already.

@@ -202,7 +202,7 @@ func TestAttributionWorked(t *testing.T) {
 
 // A reference's evictor list at a cache name covers the private caches of
 // every processor together: each evicting reference once, the
-// maxRefEvictors most frequent named and the rest added up in one
+// profile.MaxRefEvictors most frequent named and the rest added up in one
 // "other" entry. Two processors each read line A at one PC and then
 // twelve conflicting lines at twelve PCs, evicting A's fill each time.
 func TestEvictorListsOverProcessors(t *testing.T) {

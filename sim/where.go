@@ -738,7 +738,7 @@ func stridesOf(sums []strideSum) []*profile.Strides {
 // fills evicted, and makes the evictor lists of the references listed:
 // the evicting references (PC and object) of the lines of the
 // reference's fills at every cache of a name (the private caches of
-// several processors are one), most first, the maxRefEvictors most
+// several processors are one), most first, the profile.MaxRefEvictors most
 // frequent and the rest added up (from tables of bounded size:
 // evictorTable).
 func (w *whereBuilder) evictions() {
@@ -801,9 +801,9 @@ type evictor struct {
 }
 
 // evictorList makes an evictor list of evictors (reordered): each
-// instruction and bin once, most first, the maxRefEvictors first in
+// instruction and bin once, most first, the profile.MaxRefEvictors first in
 // profile.CompareEvictors's order and the rest added up. Only evictors
-// counted at least as often as the maxRefEvictors-th most counted one
+// counted at least as often as the profile.MaxRefEvictors-th most counted one
 // can be among those listed: the others are added up without being
 // named.
 func (w *whereBuilder) evictorList(evs []evictor) []profile.RefEvictor {
@@ -819,11 +819,11 @@ func (w *whereBuilder) evictorList(evs []evictor) []profile.RefEvictor {
 	}
 	evs = evs[:m]
 	var rest uint64
-	if len(evs) > maxRefEvictors {
-		selectFirst(evs, maxRefEvictors, func(a, b evictor) int {
+	if len(evs) > profile.MaxRefEvictors {
+		selectFirst(evs, profile.MaxRefEvictors, func(a, b evictor) int {
 			return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.pc, b.pc), cmp.Compare(a.bin, b.bin))
 		})
-		least := slices.MinFunc(evs[:maxRefEvictors], func(a, b evictor) int { return cmp.Compare(a.n, b.n) }).n
+		least := slices.MinFunc(evs[:profile.MaxRefEvictors], func(a, b evictor) int { return cmp.Compare(a.n, b.n) }).n
 		kept := 0
 		for _, e := range evs {
 			if e.n >= least {
@@ -839,12 +839,12 @@ func (w *whereBuilder) evictorList(evs []evictor) []profile.RefEvictor {
 	for _, e := range evs {
 		list = append(list, profile.RefEvictor{Reference: "0x" + strconv.FormatUint(e.pc, 16), Object: w.nm.binName(e.bin), Count: e.n})
 	}
-	if len(list) > maxRefEvictors {
-		selectFirst(list, maxRefEvictors, profile.CompareEvictors)
-		for _, e := range list[maxRefEvictors:] {
+	if len(list) > profile.MaxRefEvictors {
+		selectFirst(list, profile.MaxRefEvictors, profile.CompareEvictors)
+		for _, e := range list[profile.MaxRefEvictors:] {
 			rest += e.Count
 		}
-		list = list[:maxRefEvictors]
+		list = list[:profile.MaxRefEvictors]
 	}
 	if rest > 0 {
 		list = append(list, profile.RefEvictor{Reference: profile.OtherEvictors, Count: rest})
@@ -852,10 +852,6 @@ func (w *whereBuilder) evictorList(evs []evictor) []profile.RefEvictor {
 	profile.SortEvictors(list)
 	return list
 }
-
-// maxRefEvictors bounds the evictor references listed per reference and
-// level; the rest are added up in one entry.
-const maxRefEvictors = 8
 
 // identity is the entryOf of counts by entry (setEvictedBy).
 func identity(e int32) int32 { return e }
