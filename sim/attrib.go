@@ -132,13 +132,15 @@ type levelAttrib struct {
 // lineStates holds the state of every line a level has held (neverHeld
 // for the others), 4 bits a line, in pages of stateLines lines found by a
 // map of page numbers: the lines a program touches come in runs, and a
-// map of lines would hold 8 bytes of key for each. The pages used lately
-// are found first in a small direct-mapped cache by page number, so that
-// lines far apart (a list walk, the misses of a large cache) seldom pay
-// for a map lookup.
+// map of lines would hold 8 bytes of key for each. The page used last,
+// then those used lately are found first, the latter in a small
+// direct-mapped cache by page number, so that lines far apart (a list
+// walk, the misses of a large cache) seldom pay for a map lookup.
 type lineStates struct {
 	pages  map[uint64]*statePage
 	recent *[statePageCache]recentPage // nil before the first page
+	last   uint64                      // the number of the page used last
+	page   *statePage                  // the page used last, nil before the first
 }
 
 // stateLines is how many lines' states a page holds.
@@ -164,8 +166,12 @@ type recentPage struct {
 // and create is false.
 func (s *lineStates) pageOf(line uint64, create bool) *statePage {
 	n := line / stateLines
+	if s.page != nil && s.last == n {
+		return s.page
+	}
 	if s.recent != nil {
 		if r := &s.recent[n%statePageCache]; r.p != nil && r.n == n {
+			s.last, s.page = n, r.p
 			return r.p
 		}
 	}
@@ -181,6 +187,7 @@ func (s *lineStates) pageOf(line uint64, create bool) *statePage {
 		s.pages[n] = p
 	}
 	s.recent[n%statePageCache] = recentPage{n, p}
+	s.last, s.page = n, p
 	return p
 }
 
