@@ -120,13 +120,21 @@ func (c *refStats) causes() profile.Causes {
 
 // levelAttrib is a level's attribution state.
 type levelAttrib struct {
-	bin    []int32 // data bin of the line in each slot (from the reference that filled it)
-	fill   []int32 // access point whose miss filled the slot
-	demand []bool  // the slot was filled by a miss (not a victim from above): its byte use counts
-	mask   []uint64
-	words  int        // mask words per slot: a bit per byte of the line
-	state  lineStates // line → neverHeld, held, replaced or invalidated
-	refs   refTable
+	slots []slotFill // by slot: who filled it
+	mask  []uint64
+	words int        // mask words per slot: a bit per byte of the line
+	state lineStates // line → neverHeld, held, replaced or invalidated
+	refs  refTable
+}
+
+// slotFill is what the attribution keeps of the line in a slot of a
+// level, together so that a fill or an eviction touches one host cache
+// line of it: the access point whose miss filled the slot, the line's
+// data bin (the reference's) and whether a miss filled it (demand; not a
+// victim from above): then its byte use counts.
+type slotFill struct {
+	fill, bin int32
+	demand    bool
 }
 
 // lineStates holds the state of every line a level has held (neverHeld
@@ -328,8 +336,7 @@ func (c *chunked[T]) reset() {
 func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 	words := int(max(1, lineSize/64))
 	return &levelAttrib{
-		bin: make([]int32, slots), fill: make([]int32, slots), demand: make([]bool, slots),
-		mask: make([]uint64, slots*words), words: words,
+		slots: make([]slotFill, slots), mask: make([]uint64, slots*words), words: words,
 	}
 }
 
@@ -926,7 +933,7 @@ func (o attribHits) seeFetches(l *level, b *trace.Batch, i, j, slot int) {
 		return
 	}
 	la := l.attr
-	st, cs := at.fetchStats(la, la.bin[slot])
+	st, cs := at.fetchStats(la, la.slots[slot].bin)
 	var temporal uint64
 	if la.words == 1 {
 		// use's one-word case with the mask in a register: each fetch
@@ -965,7 +972,7 @@ func (o attribHits) seeSpan(l *level, b *trace.Batch, i, slot int) {
 	if at.missOnly {
 		return
 	}
-	st, cs := at.fetchStats(la, la.bin[slot])
+	st, cs := at.fetchStats(la, la.slots[slot].bin)
 	a, ends := b.Addr[i], b.PC[i]
 	off := a & l.offMask
 	word := &la.mask[slot*la.words+int(off/64)] // (the block is in one word)
@@ -1006,10 +1013,10 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 	switch {
 	case at.missOnly:
 	case kk == kIFetch:
-		st, cs := at.fetchStats(l.attr, l.attr.bin[slot])
+		st, cs := at.fetchStats(l.attr, l.attr.slots[slot].bin)
 		h.countHit(l, kk, slot, st, cs, a, s)
 	default:
-		e, st, cs := at.hitStats(l.attr, l.attr.bin[slot])
+		e, st, cs := at.hitStats(l.attr, l.attr.slots[slot].bin)
 		h.countHit(l, kk, slot, st, cs, a, s)
 		if e.stride == nil {
 			e.stride = at.strideOf(e.id)
@@ -1173,12 +1180,12 @@ func (h *Hierarchy) retag(start, end uint64, freed bool) {
 			whole := line<<l.shift >= start && line<<l.shift+l.lineSize <= end
 			switch {
 			case freed && whole:
-				la.bin[slot] = attrib.FreedBin
-			case !freed && (whole || la.bin[slot] == attrib.FreedBin):
-				la.bin[slot], _, _ = at.data.Locate(max(start, line<<l.shift))
+				la.slots[slot].bin = attrib.FreedBin
+			case !freed && (whole || la.slots[slot].bin == attrib.FreedBin):
+				la.slots[slot].bin, _, _ = at.data.Locate(max(start, line<<l.shift))
 			}
 		}
-		if n := last - first + 1; n > uint64(len(la.bin)) {
+		if n := last - first + 1; n > uint64(len(la.slots)) {
 			l.c.ForEachValid(func(slot int) {
 				if ln := l.c.Line(slot); ln >= first && ln <= last {
 					visit(ln, slot)
@@ -1310,15 +1317,15 @@ func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 	if a.state.get(line) == held {
 		a.state.set(line, why)
 	}
-	if a.demand[slot] {
+	if a.slots[slot].demand {
 		used := a.used(slot)
-		a.refs.use.add(h.attr.refs[a.fill[slot]].bin, a.mask[slot*a.words:(slot+1)*a.words])
-		st, cs := a.stats(h.attr, a.fill[slot])
+		a.refs.use.add(h.attr.refs[a.slots[slot].fill].bin, a.mask[slot*a.words:(slot+1)*a.words])
+		st, cs := a.stats(h.attr, a.slots[slot].fill)
 		st.used += used
 		st.fetched += l.lineSize
 		cs.used += used
 		cs.fetched += l.lineSize
-		a.demand[slot] = false
+		a.slots[slot].demand = false
 	}
 }
 
@@ -1326,11 +1333,11 @@ func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 // miss touching bytes [a, a+s) (demand), or as a victim from above.
 func (h *Hierarchy) filled(l *level, slot int, line uint64, ref int32, demand bool, a, s uint64) {
 	at := l.attr
-	at.bin[slot] = h.attr.refs[ref].bin
-	at.fill[slot] = ref
+	at.slots[slot].bin = h.attr.refs[ref].bin
+	at.slots[slot].fill = ref
 	at.state.set(line, held)
-	at.demand[slot] = demand && !h.attr.missOnly
-	if at.demand[slot] {
+	at.slots[slot].demand = demand && !h.attr.missOnly
+	if at.slots[slot].demand {
 		clear(at.mask[slot*at.words : (slot+1)*at.words])
 		at.touch(slot, a&l.offMask, min(s, l.lineSize-a&l.offMask))
 	}

@@ -277,7 +277,7 @@ func (h *Hierarchy) cohRead(p *processor, line uint64) {
 		if l.c.Dirty(slot) {
 			l.c.SetDirty(slot, false)
 			if !dirty && l.attr != nil {
-				ref = l.attr.fill[slot]
+				ref = l.attr.slots[slot].fill
 			}
 			dirty = true
 		}
@@ -312,7 +312,7 @@ func (h *Hierarchy) invalidateCopies(q *processor, line uint64, w *invWriter) bo
 			if l.c.Dirty(slot) && !dirty {
 				dirty = true
 				if l.attr != nil {
-					ref = l.attr.fill[slot]
+					ref = l.attr.slots[slot].fill
 				}
 			}
 		}

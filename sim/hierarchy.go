@@ -1356,7 +1356,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 		// on which hits the bypass left to this path.
 		if l.attr != nil && (!h.attr.missOnly || unknown || k == kWrite && !l.writeBack) {
 			if ref < 0 {
-				ref = h.attr.ref(l.attr.bin[slot])
+				ref = h.attr.ref(l.attr.slots[slot].bin)
 				h.strideAt(ref, pa)
 			}
 			if !h.attr.missOnly || unknown {
@@ -1569,7 +1569,7 @@ func (h *Hierarchy) evict(l *level, slot int, by int32) victim {
 		l.est.replaced(slot)
 	}
 	if l.attr != nil {
-		v.ref = l.attr.fill[slot]
+		v.ref = l.attr.slots[slot].fill
 		l.attr.evicted(h.attr, v.ref, by)
 	}
 	if l.inclusive && h.backInvalidateUppers(l, v.line) {
@@ -1736,7 +1736,7 @@ func (h *Hierarchy) writeBack(l *level, slot int) {
 	l.bytesToBelow += l.lineSize
 	ref := int32(-1)
 	if l.attr != nil {
-		ref = l.attr.fill[slot]
+		ref = l.attr.slots[slot].fill
 	}
 	h.ref(l.victimNext, kWrite, l.c.Line(slot)<<l.shift, l.lineSize, true, ref)
 }

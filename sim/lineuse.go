@@ -93,8 +93,8 @@ func (h *Hierarchy) lineUse(nm *namer) map[string]map[string][]uint64 {
 			continue
 		}
 		l.c.ForEachValid(func(slot int) {
-			if la.demand[slot] {
-				la.refs.use.add(h.attr.refs[la.fill[slot]].bin, la.mask[slot*la.words:(slot+1)*la.words])
+			if la.slots[slot].demand {
+				la.refs.use.add(h.attr.refs[la.slots[slot].fill].bin, la.mask[slot*la.words:(slot+1)*la.words])
 			}
 		})
 		bins, hists := la.refs.use.histograms(l.lineSize)

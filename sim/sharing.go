@@ -51,7 +51,7 @@ func (h *Hierarchy) countInvalidation(l *level, slot int, q *processor, kind uin
 	if w.ref < 0 {
 		w.ref = h.attr.ref(h.binOf(w.pa))
 	}
-	fill, isFalse := l.attr.fill[slot], kind == falseSharing
+	fill, isFalse := l.attr.slots[slot].fill, kind == falseSharing
 	l.attr.refs.sharingOf(fill).by[invKey{w.ref, int16(w.p.id), isFalse}]++
 	l.attr.refs.sharingOf(w.ref).of[invKey{fill, int16(q.id), isFalse}]++
 }

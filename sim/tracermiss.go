@@ -172,7 +172,7 @@ func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
 				return
 			}
 			l.bytesToBelow += ps
-			h.ref(l.dataNext, kWrite, pa, ps, true, at.ref(l.attr.bin[slot]))
+			h.ref(l.dataNext, kWrite, pa, ps, true, at.ref(l.attr.slots[slot].bin))
 		}
 		return
 	}
@@ -202,7 +202,7 @@ func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
 			h.disagree("evicted", l, a.Victim)
 			return
 		}
-		v = victim{line: l.c.Line(slot), dirty: a.Flags&trace.L1Dirty != 0, valid: true, ref: l.attr.fill[slot]}
+		v = victim{line: l.c.Line(slot), dirty: a.Flags&trace.L1Dirty != 0, valid: true, ref: l.attr.slots[slot].fill}
 		l.evictions++
 		l.attr.evicted(at, v.ref, ref)
 		h.removed(l, slot, replaced)

@@ -249,8 +249,8 @@ func (w *whereBuilder) mark() {
 			has(id)
 		}
 		l.c.ForEachValid(func(slot int) {
-			if la.demand[slot] {
-				has(la.fill[slot])
+			if la.slots[slot].demand {
+				has(la.slots[slot].fill)
 			}
 		})
 		for _, e := range la.refs.evictedBins.pairs {
@@ -656,11 +656,11 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 		}
 	}
 	l.c.ForEachValid(func(slot int) {
-		if !la.demand[slot] {
+		if !la.slots[slot].demand {
 			return
 		}
 		used := la.used(slot)
-		for _, s := range w.apTargets(la.fill[slot], j, &buf) {
+		for _, s := range w.apTargets(la.slots[slot].fill, j, &buf) {
 			s.used += used
 			s.fetched += l.lineSize
 		}
