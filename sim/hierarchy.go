@@ -519,20 +519,12 @@ func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 			i = h.tracerRun(b, i, n)
 			continue
 		}
-		stop := n
-		if h.threaded {
-			t := b.Thread[i]
-			if len(h.procs) > 1 && (t != h.curTid || len(h.tids) == 0) {
+		if len(h.procs) > 1 {
+			if t := b.Thread[i]; t != h.curTid || len(h.tids) == 0 {
 				h.switchThread(t)
 			}
-			if i >= end {
-				end = threadRunEnd(b, i, n)
-			}
-			stop = end
-			if !h.bypasses(t) {
-				stop = i
-			}
 		}
+		stop := h.runStop(b, i, n, n, &end)
 		j := h.hitRun(b, i, stop, true)
 		if j == stop && j > i {
 			i = j
@@ -544,14 +536,25 @@ func (h *Hierarchy) process(b *trace.Batch, i, n int) {
 	}
 }
 
-// threadRunEnd returns the end, at most n, of the run of events of one
-// thread in b that holds event i.
-func threadRunEnd(b *trace.Batch, i, n int) int {
-	t, j := b.Thread[i], i+1
-	for j < n && b.Thread[j] == t {
-		j++
+// runStop returns where a run of the hit bypass from event i of b must
+// stop, at most at stop: when threaded, within the run of one thread's
+// events (*end holds its end, at most n, found once for the events
+// after i), and at once unless the bypass may take that thread's hits.
+func (h *Hierarchy) runStop(b *trace.Batch, i, stop, n int, end *int) int {
+	if !h.threaded {
+		return stop
 	}
-	return j
+	if i >= *end {
+		t, j := b.Thread[i], i+1
+		for j < n && b.Thread[j] == t {
+			j++
+		}
+		*end = j
+	}
+	if !h.bypasses(b.Thread[i]) {
+		return i
+	}
+	return min(stop, *end)
 }
 
 // bypasses reports whether the hit bypass may take thread t's hits: when

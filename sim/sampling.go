@@ -121,16 +121,7 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 		// decision of the gate.
 		if bypass && s.counting && s.epoch == g.Epoch {
 			if n := g.OnRun(); n > 0 {
-				stop := i + int(min(n, uint64(len(b.Kind)-i)))
-				if h.threaded {
-					if i >= end {
-						end = threadRunEnd(b, i, len(b.Kind))
-					}
-					stop = min(stop, end)
-					if !h.bypasses(b.Thread[i]) {
-						stop = i
-					}
-				}
+				stop := h.runStop(b, i, i+int(min(n, uint64(len(b.Kind)-i))), len(b.Kind), &end)
 				j := h.hitRun(b, i, stop, false)
 				g.Count(uint64(j - i))
 				s.counted += uint64(j - i)
