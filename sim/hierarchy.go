@@ -153,12 +153,12 @@ type level struct {
 	swapped   bool
 	// obs are the features that see the hits the bypass takes here (see
 	// hitObserver, attach); nil: none. runObs is obs[0] when it is the
-	// only one and a runObserver, else nil; soleAttrib is obs[0] when it
-	// is the only one and the attribution's attribHits (h nil otherwise),
-	// which the bypass calls directly.
-	obs        []hitObserver
-	runObs     runObserver
-	soleAttrib attribHits
+	// only one and a runObserver, else nil; direct holds obs when they are
+	// the attribution's attribHits alone or with the sampling estimate,
+	// which the bypass then calls directly.
+	obs    []hitObserver
+	runObs runObserver
+	direct directObservers
 	// mruCache is c when a hit on the line last used in a set changes no
 	// state that the bypass would skip, and a hit on the line used before
 	// it needs only Promote (no 3C twin: see cache.Cache.MRU), else an
@@ -596,12 +596,31 @@ type slotFree interface {
 	slotFree()
 }
 
+// directObservers are a level's observers when they are the
+// attribution's attribHits (at.h nil otherwise) and, in a sampled run,
+// the estimate (nil otherwise): the most frequent observers of a --where
+// run, which observe calls without an interface.
+type directObservers struct {
+	at  attribHits
+	est *estimate
+}
+
 // attach makes o see the hits that the bypass takes at l.
 func (l *level) attach(o hitObserver) {
 	l.obs = append(l.obs, o)
-	l.soleAttrib = attribHits{}
-	if a, ok := o.(attribHits); ok && len(l.obs) == 1 {
-		l.soleAttrib = a
+	var d directObservers
+	known := 0 // observers that d holds
+	for _, o := range l.obs {
+		switch o := o.(type) {
+		case attribHits:
+			d.at, known = o, known+1
+		case *estimate:
+			d.est, known = o, known+1
+		}
+	}
+	l.direct = directObservers{}
+	if d.at.h != nil && known == len(l.obs) && known <= 2 {
+		l.direct = d
 	}
 	r, run := o.(runObserver)
 	if !run || len(l.obs) > 1 {
@@ -615,15 +634,18 @@ func (l *level) attach(o hitObserver) {
 }
 
 // observe gives the observers of l a hit of event i of b (of kind k) on
-// slot when all of them take it, and reports whether they did. When the
-// attribution is the one observer, it is called directly: most hits of a
-// --where run come here.
+// slot when all of them take it, and reports whether they did. When they
+// are the attribution, alone or with the sampling estimate, they are
+// called directly: most hits of a --where run come here.
 func (l *level) observe(b *trace.Batch, i int, k trace.Kind, slot int) bool {
-	if a := l.soleAttrib; a.h != nil {
-		if !a.takes(l, k, slot) {
+	if d := &l.direct; d.at.h != nil {
+		if d.est != nil && !d.est.takes(l, k, slot) || !d.at.takes(l, k, slot) {
 			return false
 		}
-		a.see(l, b, i, slot)
+		if d.est != nil {
+			d.est.see(l, b, i, slot)
+		}
+		d.at.see(l, b, i, slot)
 		return true
 	}
 	for _, o := range l.obs {
@@ -867,7 +889,7 @@ func (h *Hierarchy) hitsObserved(b *trace.Batch, i, stop int, il, dl *level) int
 			return i // hitRun's loop counts it
 		}
 		if k == trace.IFetch && l.memo == line {
-			if at := l.soleAttrib; at.h != nil {
+			if at := l.direct.at; at.h != nil && l.direct.est == nil {
 				// A run of fetches of memo's line: the attribution takes
 				// them at once (they change nothing but counters).
 				j := i + 1
