@@ -889,15 +889,20 @@ func (h *Hierarchy) hitsObserved(b *trace.Batch, i, stop int, il, dl *level) int
 			return i // hitRun's loop counts it
 		}
 		if k == trace.IFetch && l.memo == line {
-			if at := l.direct.at; at.h != nil && l.direct.est == nil {
-				// A run of fetches of memo's line: the attribution takes
-				// them at once (they change nothing but counters).
+			if d := &l.direct; d.at.h != nil && (d.est == nil || d.est.takes(l, k, l.memoSlot)) {
+				// A run of fetches of memo's line: the attribution (and
+				// the estimate, to which they are known hits once the
+				// first is) takes them at once (they change nothing but
+				// counters).
 				j := i + 1
 				for j < stop && b.Kind[j] == trace.IFetch && b.Addr[j]&^l.offMask == line && b.Addr[j]&l.offMask+uint64(b.Size[j])-1 < l.fastLimit {
 					j++
 				}
-				at.seeFetches(l, b, i, j, l.memoSlot)
 				n := uint64(j - i)
+				if d.est != nil {
+					d.est.seeRun(l.memoSlot, n, 0)
+				}
+				d.at.seeFetches(l, b, i, j, l.memoSlot)
 				l.acc[kIFetch] += n
 				h.kinds[trace.IFetch] += n
 				i = j - 1
