@@ -373,6 +373,8 @@ func (d *entryDecoder) statsField(s *Stats, key []byte) int {
 		return field(19, d.float(&s.SpatialUse))
 	case "evictors":
 		return field(20, list(d, &s.Evictors, d.evictor))
+	case "evicted_by_others":
+		return field(21, d.uint(&s.EvictedByOthers))
 	}
 	return failed
 }

@@ -250,6 +250,7 @@ func appendStatsFields(b []byte, s *Stats) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	b = appendUintOmitEmpty(b, `,"evicted_by_others":`, s.EvictedByOthers)
 	b = appendSharing(b, `,"invalidated_by":`, s.InvalidatedBy)
 	b = appendSharing(b, `,"invalidated":`, s.Invalidated)
 	b = appendUintOmitEmpty(b, `,"used_bytes":`, s.UsedBytes)

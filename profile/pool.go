@@ -87,13 +87,14 @@ func (p *Profile) PoolColdGlobals() (int, error) {
 }
 
 // settle makes an entry whose counters were added up whole again: its
-// evictor lists in order, its sharing lists bounded, its top-level
-// counters those of the focus cache.
+// evictor lists in order, its sharing lists and evicted_by bounded, its
+// top-level counters those of the focus cache.
 func (p *Profile) settle(e levelled) {
 	sortEvictorLists(e)
 	_, levels := e.parts()
 	for _, s := range levels {
 		s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
+		s.trimEvictedBy()
 	}
 	focusOn(e, p.Focus) // (the top-level counters are a copy)
 }

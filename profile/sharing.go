@@ -29,7 +29,7 @@ const (
 )
 
 // AddSharing adds the counts of b to *s by object and processor (in no
-// particular order: TrimSharing sorts them).
+// particular order: TrimLists sorts them).
 func AddSharing(s *[]Sharing, b []Sharing) {
 	mergeBy(s, b, func(x, y *Sharing) bool { return x.Object == y.Object && x.Processor == y.Processor },
 		func(into, from *Sharing) {
@@ -46,13 +46,18 @@ func SortSharing(s []Sharing) {
 	})
 }
 
-// TrimSharing sorts the InvalidatedBy and Invalidated lists of every
-// entry at every cache, most first, and bounds them to MaxSharing.
-func (p *Profile) TrimSharing() {
+// TrimLists sorts the InvalidatedBy and Invalidated lists of every
+// entry at every cache, most first, and bounds them to MaxSharing, and
+// bounds its EvictedBy to MaxEvictedBy objects.
+func (p *Profile) TrimLists() {
 	trim := func(s *Stats) {
-		if s != nil && (s.InvalidatedBy != nil || s.Invalidated != nil) {
+		if s == nil {
+			return
+		}
+		if s.InvalidatedBy != nil || s.Invalidated != nil {
 			s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
 		}
+		s.trimEvictedBy()
 	}
 	p.forLevelled(func(e levelled) {
 		top, levels := e.parts()

@@ -41,8 +41,14 @@ type Stats struct {
 	// been misses.
 	UnknownHits uint64 `json:"unknown_hits,omitempty"`
 	// EvictedBy counts the entry's lines that fills of each object evicted
-	// (the key equal to the entry's own object: self interference).
-	EvictedBy map[string]uint64 `json:"evicted_by,omitempty"`
+	// (the key equal to the entry's own object: self interference): the
+	// MaxEvictedBy objects that evicted the most, the lines the others
+	// evicted added up in EvictedByOthers. A profile made of others
+	// (merged shards, a process tree's total, pooled entries) keeps the
+	// most counted after adding them up: a count there may then be short
+	// by as much as EvictedByOthers.
+	EvictedBy       map[string]uint64 `json:"evicted_by,omitempty"`
+	EvictedByOthers uint64            `json:"evicted_by_others,omitempty"`
 	// InvalidatedBy counts the entry's lines here that other processors'
 	// writes invalidated, by the writing object and processor (the
 	// invalidations it suffered); Invalidated the lines of other
@@ -333,10 +339,10 @@ func addOmitted(into, levels map[string]*Stats) {
 		if into[name] == nil {
 			into[name] = &Stats{}
 		}
-		evictors, evictedBy := st.Evictors, st.EvictedBy
-		st.Evictors, st.EvictedBy = nil, nil
+		evictors, evictedBy, others := st.Evictors, st.EvictedBy, st.EvictedByOthers
+		st.Evictors, st.EvictedBy, st.EvictedByOthers = nil, nil, 0
 		into[name].Add(st)
-		st.Evictors, st.EvictedBy = evictors, evictedBy
+		st.Evictors, st.EvictedBy, st.EvictedByOthers = evictors, evictedBy, others
 	}
 }
 
@@ -529,6 +535,7 @@ func (s *Stats) add(b *Stats) {
 	s.SpatialHits += b.SpatialHits
 	s.UnknownHits += b.UnknownHits
 	AddCounts(&s.EvictedBy, b.EvictedBy)
+	s.EvictedByOthers += b.EvictedByOthers
 	AddSharing(&s.InvalidatedBy, b.InvalidatedBy)
 	AddSharing(&s.Invalidated, b.Invalidated)
 	s.UsedBytes += b.UsedBytes
@@ -600,6 +607,42 @@ func settledEvictors(es []RefEvictor) []RefEvictor {
 // MaxRefEvictors bounds the evicting references a reference lists per
 // cache; the rest are added up in one OtherEvictors entry.
 const MaxRefEvictors = 8
+
+// MaxEvictedBy bounds the objects an entry's EvictedBy lists per cache;
+// the lines the others evicted are added up in EvictedByOthers.
+const MaxEvictedBy = 32
+
+// Evictions returns the entry's lines that fills evicted: EvictedBy's
+// and EvictedByOthers's.
+func (s *Stats) Evictions() uint64 {
+	n := s.EvictedByOthers
+	for _, k := range s.EvictedBy {
+		n += k
+	}
+	return n
+}
+
+// trimEvictedBy keeps the MaxEvictedBy objects of s.EvictedBy that
+// evicted the most (ties by name) and adds the others' lines to
+// EvictedByOthers.
+func (s *Stats) trimEvictedBy() {
+	if len(s.EvictedBy) <= MaxEvictedBy {
+		return
+	}
+	type count struct {
+		name  string
+		lines uint64
+	}
+	all := make([]count, 0, len(s.EvictedBy))
+	for name, n := range s.EvictedBy {
+		all = append(all, count{name, n})
+	}
+	slices.SortFunc(all, func(a, b count) int { return cmp.Or(cmp.Compare(b.lines, a.lines), cmp.Compare(a.name, b.name)) })
+	for _, c := range all[MaxEvictedBy:] {
+		s.EvictedByOthers += c.lines
+		delete(s.EvictedBy, c.name)
+	}
+}
 
 // OtherEvictors stands for the evicting references beyond the most
 // frequent ones, added up (their Object is empty).
@@ -903,7 +946,7 @@ func addReference(a, b *Reference) { a.Strides = a.Strides.Merged(b.Strides) }
 // top-level counters those of the focus cache again.
 func (p *Profile) settleWhere() error {
 	p.forLevelled(sortEvictorLists)
-	p.TrimSharing()
+	p.TrimLists()
 	if err := p.SetFocus(p.Focus); err != nil {
 		return err
 	}

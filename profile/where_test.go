@@ -97,6 +97,59 @@ func TestSettledEvictorsBound(t *testing.T) {
 	}
 }
 
+// Bounded evicted_by tables keep the MaxEvictedBy objects that evicted
+// the most (ties by name) with their exact counts and add the others'
+// lines to EvictedByOthers; adding two up and bounding again keeps every
+// line, and a count kept may be short by at most EvictedByOthers.
+func TestTrimEvictedBy(t *testing.T) {
+	for seed := range uint64(100) {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		table := func() (*Stats, map[string]uint64) {
+			s := &Stats{EvictedBy: map[string]uint64{}}
+			for range rng.IntN(3 * MaxEvictedBy) {
+				s.EvictedBy[fmt.Sprint("o", rng.IntN(4*MaxEvictedBy))] += 1 + rng.Uint64N(9)
+			}
+			return s, maps.Clone(s.EvictedBy)
+		}
+		a, exactA := table()
+		b, exactB := table()
+		for _, c := range []struct {
+			s     *Stats
+			exact map[string]uint64
+		}{{a, exactA}, {b, exactB}} {
+			c.s.trimEvictedBy()
+			var names []string
+			for name := range c.exact {
+				names = append(names, name)
+			}
+			slices.SortFunc(names, func(x, y string) int { return cmp.Or(cmp.Compare(c.exact[y], c.exact[x]), cmp.Compare(x, y)) })
+			want := map[string]uint64{}
+			var others uint64
+			for i, name := range names {
+				if i < MaxEvictedBy {
+					want[name] = c.exact[name]
+				} else {
+					others += c.exact[name]
+				}
+			}
+			if !maps.Equal(c.s.EvictedBy, want) || c.s.EvictedByOthers != others {
+				t.Fatalf("seed %d: kept %v and %d others, want %v and %d", seed, c.s.EvictedBy, c.s.EvictedByOthers, want, others)
+			}
+		}
+		total := a.Evictions() + b.Evictions()
+		a.Add(b)
+		a.trimEvictedBy()
+		if len(a.EvictedBy) > MaxEvictedBy || a.Evictions() != total {
+			t.Fatalf("seed %d: after adding up, %d objects and %d lines, want at most %d and %d", seed, len(a.EvictedBy), a.Evictions(), MaxEvictedBy, total)
+		}
+		for name, n := range a.EvictedBy {
+			if exact := exactA[name] + exactB[name]; n > exact || n+a.EvictedByOthers < exact {
+				t.Fatalf("seed %d: %s counts %d, exact %d, others %d", seed, name, n, exact, a.EvictedByOthers)
+			}
+		}
+	}
+}
+
 // Merging profiles keeps at most MaxReferences references, those with
 // the most stall cycles, and adds the others up in OmittedReferences with
 // those the profiles had left out already.

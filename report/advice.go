@@ -240,8 +240,8 @@ func topPair(p *profile.Profile, object string) *profile.Pair {
 // evictions returns the lines of o evicted at the focus cache, those its
 // own fills evicted and the other object that evicted the most.
 func evictions(o *profile.Object) (all, self uint64, top evictedBy) {
+	all = o.Evictions()
 	for _, e := range rankEvictedBy(o.EvictedBy) {
-		all += e.n
 		if e.name == o.Name {
 			self = e.n
 		} else if top.name == "" {

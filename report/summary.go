@@ -54,10 +54,7 @@ func whereSummary(b *strings.Builder, p *profile.Profile) {
 		if len(es) == 0 {
 			continue
 		}
-		var all uint64
-		for _, e := range es {
-			all += e.n
-		}
+		all := o.Evictions()
 		var by []string
 		for _, e := range es[:min(summaryEvictBy, len(es))] {
 			s := e.name + " " + share(e.n, all)

@@ -717,10 +717,7 @@ func (v *viewer) evictors() ([]*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	var evictions uint64
-	for _, n := range s.stats.EvictedBy {
-		evictions += n
-	}
+	evictions := s.stats.Evictions()
 	t := &Table{
 		Title:   fmt.Sprintf("lines of %s evicted at %s, by the object whose fill evicted them", s.label, v.focus),
 		Columns: []Column{{Name: "evicted by"}, {Name: "kind"}, {Name: "lines"}, {Name: "share"}, {Name: "interference"}},
@@ -738,6 +735,11 @@ func (v *viewer) evictors() ([]*Table, error) {
 		}
 		rows = append(rows, Row{Cells: []Cell{textCell(e.name), orUnknown(kind), countCell(e.n), shareCell(e.n, evictions),
 			textCell(interference)}})
+	}
+	if n := s.stats.EvictedByOthers; n > 0 {
+		// (last whatever its count: the objects beyond profile.MaxEvictedBy)
+		rows = append(rows, Row{Cells: []Cell{textCell(fmt.Sprintf("(objects beyond the %d listed)", profile.MaxEvictedBy)),
+			textCell(""), countCell(n), shareCell(n, evictions), textCell("")}})
 	}
 	v.limit(t, rows)
 	if len(rows) > 0 {

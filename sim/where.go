@@ -94,7 +94,7 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 		p.Sync = h.syncObjects(w.nm)
 	}
 	p.Numa = h.numaStats(w.nm)
-	p.TrimSharing()
+	p.TrimLists()
 	if err := p.SetFocus(""); err != nil {
 		panic(err) // the profile's own caches
 	}

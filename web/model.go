@@ -195,6 +195,10 @@ type Count struct {
 type Others struct {
 	Objects int    `json:"objects"`
 	Lines   uint64 `json:"lines"`
+	// More says that Lines also holds the lines of objects the profile
+	// itself does not list (profile.Stats.EvictedByOthers): Objects
+	// counts only those beyond Limits.EvictedBy.
+	More bool `json:"more,omitempty"`
 }
 
 // Evictor is a reference whose fills evicted a reference's lines, or
@@ -619,12 +623,13 @@ func level(s *profile.Stats, lim Limits) Level {
 		l.EvictedBy = append(l.EvictedBy, Count{name, n})
 	}
 	slices.SortFunc(l.EvictedBy, func(a, b Count) int { return cmp.Or(cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Name, b.Name)) })
-	if len(l.EvictedBy) > lim.EvictedBy {
-		l.Others = &Others{Objects: len(l.EvictedBy) - lim.EvictedBy}
-		for _, c := range l.EvictedBy[lim.EvictedBy:] {
+	if len(l.EvictedBy) > lim.EvictedBy || s.EvictedByOthers > 0 {
+		l.Others = &Others{Lines: s.EvictedByOthers, More: s.EvictedByOthers > 0}
+		for _, c := range l.EvictedBy[min(lim.EvictedBy, len(l.EvictedBy)):] {
+			l.Others.Objects++
 			l.Others.Lines += c.Lines
 		}
-		l.EvictedBy = l.EvictedBy[:lim.EvictedBy]
+		l.EvictedBy = l.EvictedBy[:min(lim.EvictedBy, len(l.EvictedBy))]
 	}
 	var rest *Evictor
 	for _, e := range s.Evictors {

@@ -213,7 +213,7 @@
       return { cells: [h('span', { class: c.name === self ? 'self' : null }, c.name + (c.name === self ? ' (self)' : '')),
         num(c.lines), share(c.lines, total)], go: i >= 0 ? at('obj', i) : null, attrs: { 'data-evictor': c.name } };
     });
-    if (l.others) rows.push({ cells: [l.others.objects + ' other objects', num(l.others.lines), share(l.others.lines, total)] });
+    if (l.others) rows.push({ cells: [l.others.objects + (l.others.more ? '+' : '') + ' other objects', num(l.others.lines), share(l.others.lines, total)] });
     return table([col('evicted by fills of', null, true), col('lines', 'lines'), col('share', 'share')], rows);
   }
   // sharingTables: the invalidations an entry suffered and caused (several processors).
