@@ -48,22 +48,23 @@ func SortSharing(s []Sharing) {
 
 // TrimLists sorts the InvalidatedBy and Invalidated lists of every
 // entry at every cache, most first, and bounds them to MaxSharing, and
-// bounds its EvictedBy to MaxEvictedBy objects.
+// bounds its EvictedBy to MaxEvictedBy objects. An entry's top-level
+// counters, a copy of the focus cache's that shares its lists, are then
+// made again (when the profile has a focus).
 func (p *Profile) TrimLists() {
-	trim := func(s *Stats) {
-		if s == nil {
-			return
-		}
-		if s.InvalidatedBy != nil || s.Invalidated != nil {
-			s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
-		}
-		s.trimEvictedBy()
-	}
 	p.forLevelled(func(e levelled) {
-		top, levels := e.parts()
-		trim(top)
+		_, levels := e.parts()
 		for _, s := range levels {
-			trim(s)
+			if s == nil {
+				continue
+			}
+			if s.InvalidatedBy != nil || s.Invalidated != nil {
+				s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
+			}
+			s.trimEvictedBy()
+		}
+		if p.Focus != "" {
+			focusOn(e, p.Focus)
 		}
 	})
 }

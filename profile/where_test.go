@@ -150,6 +150,33 @@ func TestTrimEvictedBy(t *testing.T) {
 	}
 }
 
+// TrimLists bounds an entry's evicted_by at each cache with every line
+// kept, its top-level copy of the focus cache (which shares the cache's
+// table) included.
+func TestTrimListsKeepsLines(t *testing.T) {
+	ev := map[string]uint64{}
+	var total uint64
+	for i := range 3 * MaxEvictedBy {
+		ev[fmt.Sprint("o", i)] = uint64(i + 1)
+		total += uint64(i + 1)
+	}
+	p := &Profile{Version: Version, Options: Options{Where: true}, Caches: []CacheStats{{Name: "L1", Level: 1}},
+		Objects: []Object{{Name: "a", Levels: map[string]*Stats{"L1": {Misses: 1, EvictedBy: ev}}}}}
+	if err := p.SetFocus("L1"); err != nil {
+		t.Fatal(err)
+	}
+	p.TrimLists()
+	if err := p.SetFocus("L1"); err != nil {
+		t.Fatal(err)
+	}
+	o := &p.Objects[0]
+	for _, s := range []*Stats{o.Levels["L1"], &o.Stats} {
+		if len(s.EvictedBy) != MaxEvictedBy || s.Evictions() != total {
+			t.Errorf("%d objects and %d lines, want %d and %d", len(s.EvictedBy), s.Evictions(), MaxEvictedBy, total)
+		}
+	}
+}
+
 // Merging profiles keeps at most MaxReferences references, those with
 // the most stall cycles, and adds the others up in OmittedReferences with
 // those the profiles had left out already.
