@@ -551,17 +551,10 @@ func (h *Hierarchy) runStop(b *trace.Batch, i, stop, n int, end *int) int {
 		}
 		*end = j
 	}
-	if !h.bypasses(b.Thread[i]) {
-		return i
+	if at := h.attr; at != nil && !at.protocol && b.Thread[i] != at.hitTid {
+		return i // (attributing, the bypass takes the hits of the thread whose calling context holds)
 	}
 	return min(stop, *end)
-}
-
-// bypasses reports whether the hit bypass may take thread t's hits: when
-// attributing, only those of the thread whose calling context holds
-// (hitTid).
-func (h *Hierarchy) bypasses(t uint32) bool {
-	return h.attr == nil || h.attr.protocol || t == h.attr.hitTid
 }
 
 // hitObserver is a feature that must see the hits that the hit bypass

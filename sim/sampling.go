@@ -154,7 +154,7 @@ func (h *Hierarchy) processSampled(b *trace.Batch) {
 			s.enter(h, ph)
 			if ph == sample.On {
 				s.counted += n
-				if bypass && h.bypasses(b.Thread[i]) && h.hitRun(b, i, i+1, false) > i {
+				if bypass && h.hitRun(b, i, h.runStop(b, i, i+1, len(b.Kind), &end), false) > i {
 					continue
 				}
 			}
