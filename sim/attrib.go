@@ -32,11 +32,11 @@ const (
 
 // refKey identifies an access point: the instruction at pc (0 for
 // instruction fetches and unknown PCs) running in calling context ctx and
-// touching data bin bin. The lines it filled, the evictions of its lines
-// by data bin, its invalidations and its strides are kept per access
-// point; its counters are kept twice, in its site's and in its calling
-// context's (refTable), so that the profile's entries add up sites and
-// contexts, far fewer than access points.
+// touching data bin bin. Its counters are kept twice, in its site's and in
+// its calling context's (refTable), so that the profile's entries add up
+// sites and contexts; nothing is kept per access point (there are
+// millions: an instruction runs in many calling contexts), but the lines
+// it filled say its site and context (point).
 type refKey struct {
 	pc  uint64
 	ctx int32
@@ -52,6 +52,27 @@ type siteKey struct {
 	proc, bin int32
 }
 
+// point is an access point as the levels' slots and the invalidations
+// keep it: its site's id in the high 32 bits and its calling context in
+// the low ones. Negative (noPoint) for none.
+type point int64
+
+// noPoint stands for no access point: a reference whose access point is
+// to be found when needed.
+const noPoint point = -1
+
+// pointOf returns the access point of site in calling context ctx.
+func pointOf(site, ctx int32) point { return point(int64(site)<<32 | int64(uint32(ctx))) }
+
+// site returns the id of p's site.
+func (p point) site() int32 { return int32(p >> 32) }
+
+// ctx returns p's calling context.
+func (p point) ctx() int32 { return int32(uint32(p)) }
+
+// pointBin returns the data bin access point p touches (its site's).
+func (at *attribution) pointBin(p point) int32 { return at.sites[p.site()].bin }
+
 // rootProc is the procedure of a siteKey in the root context (whose
 // counters count inclusively in its function, not in a context).
 const rootProc int32 = -1
@@ -61,22 +82,21 @@ func (k siteKey) hash() uint64 {
 	return (k.pc ^ uint64(uint32(k.proc))<<40 ^ uint64(uint32(k.bin))<<20) * 0x9e3779b97f4a7c15
 }
 
-// refCacheSlots is the size of the direct-mapped cache of access point
-// ids (a power of two): 128 KiB of slots, which a second-level cache
+// refCacheSlots is the size of the direct-mapped cache of access points
+// (a power of two): 128 KiB of slots, which a second-level cache
 // holds. With 256, the lookups behind its misses took 14% of the CPU
 // time of a --where simulation of python3.
 const refCacheSlots = 4096
 
-// refSlot is an entry of the small direct-mapped cache of access point ids
-// in front of the map, with where the access point counts, and the
-// counters of its site at the level whose hits it counted last (the hit
-// path looks an access point up at one level: its first for its kind; st
-// is valid while that level's refTable stays: forgetStats), and its
-// strides once looked up (while the strides stay: forgetStats).
+// refSlot is an entry of the small direct-mapped cache of access points
+// in front of the table of sites: the access point of key, the counters
+// of its site at the level whose hits it counted last (the hit path looks
+// an access point up at one level: its first for its kind; st is valid
+// while that level's refTable stays: forgetStats), and its site's strides
+// once looked up (while the strides stay: forgetStats).
 type refSlot struct {
 	key    refKey
-	id     int32
-	site   int32 // the access point's
+	pt     point
 	lvl    *levelAttrib
 	st     *refStats
 	stride *strideStats
@@ -130,11 +150,12 @@ type levelAttrib struct {
 // slotFill is what the attribution keeps of the line in a slot of a
 // level, together so that a fill or an eviction touches one host cache
 // line of it: the access point whose miss filled the slot, the line's
-// data bin (the reference's) and whether a miss filled it (demand; not a
-// victim from above): then its byte use counts.
+// data bin (the reference's, its site's) and whether a miss filled it
+// (demand; not a victim from above): then its byte use counts.
 type slotFill struct {
-	fill, bin int32
-	demand    bool
+	fill   point
+	bin    int32
+	demand bool
 }
 
 // lineStates holds the state of every line a level has held (neverHeld
@@ -228,13 +249,15 @@ type refTable struct {
 	ctx      int32
 	ctxStats *refStats
 	// evicted counts the lines of each site's fills that other sites'
-	// fills evicted (bounded), evictedBins those of each access point's
-	// fills by evicting data bin (exact).
+	// fills evicted (bounded), evictedBins those of each site's fills by
+	// evicting data bin (exact), and evictedCtxs holds the calling
+	// contexts whose fills were evicted.
 	evicted     evictorTable
 	evictedBins pairCounts
+	evictedCtxs bitset
 	// sharing holds, on several processors, the invalidations of the
-	// lines of each one's fills and by each one's writes.
-	sharing map[int32]*refSharing
+	// lines of each access point's fills and by each one's writes.
+	sharing map[point]*refSharing
 	// use counts, per data bin, the byte offsets used of the lines that
 	// left (lineuse.go).
 	use byteUse
@@ -300,7 +323,7 @@ func (c *refStats) counts() bool {
 func (t *refTable) reset() {
 	t.sites.stats.reset()
 	t.ctxs.reset()
-	t.evicted, t.evictedBins, t.sharing, t.use = evictorTable{}, pairCounts{}, nil, byteUse{}
+	t.evicted, t.evictedBins, t.evictedCtxs, t.sharing, t.use = evictorTable{}, pairCounts{}, nil, nil, byteUse{}
 }
 
 // chunked is a growable array kept in chunks of chunkLen elements that
@@ -340,10 +363,10 @@ func newLevelAttrib(slots int, lineSize uint64) *levelAttrib {
 	}
 }
 
-// stats returns the counters of access point id's site and of its
+// stats returns the counters of access point p's site and of its
 // calling context, which count its every event alike.
-func (a *levelAttrib) stats(at *attribution, id int32) (site, ctx *refStats) {
-	return a.refs.sites.at(at.siteOf[id]), a.ctxCounters(at.refs[id].ctx)
+func (a *levelAttrib) stats(p point) (site, ctx *refStats) {
+	return a.refs.sites.at(p.site()), a.ctxCounters(p.ctx())
 }
 
 // ctxCounters returns the counters of calling context ctx.
@@ -401,9 +424,11 @@ func (a *levelAttrib) used(slot int) uint64 {
 
 // evicted counts a line of access point victim's fill here that the fill
 // of access point by evicted.
-func (a *levelAttrib) evicted(at *attribution, victim, by int32) {
-	a.refs.evicted.add(at.siteOf[victim], at.siteOf[by])
-	a.refs.evictedBins.add(victim, at.refs[by].bin, 1)
+func (a *levelAttrib) evicted(at *attribution, victim, by point) {
+	a.refs.evicted.add(victim.site(), by.site())
+	a.refs.evictedBins.add(victim.site(), at.pointBin(by), 1)
+	a.refs.evictedCtxs = a.refs.evictedCtxs.grow(victim.ctx())
+	a.refs.evictedCtxs.set(victim.ctx())
 }
 
 // resetStats zeroes the counters and keeps the line state.
@@ -452,9 +477,6 @@ type attribution struct {
 	// CPU, noAddr when the current reference counts no stride.
 	strideAddr uint64
 
-	refs     []refKey // access points by id; id 0 is the zero key
-	refIDs   refIndex
-	siteOf   []int32   // by access point id: its site
 	sites    []siteKey // sites by id
 	siteIDs  keyTable[siteKey]
 	refCache [refCacheSlots]refSlot
@@ -488,24 +510,26 @@ const noAddr = ^uint64(0)
 // bypass.
 const noThread = ^uint32(0)
 
-// strideSlots is how many distinct strides an access point counts
+// strideSlots is how many distinct strides a site counts
 // (space-saving: a new stride takes the least counted slot and inherits its
 // count as possible error, so a count less its error is a lower bound and
 // every stride making more than 1/strideSlots of the total is kept).
 const strideSlots = 8
 
-// strideTable holds the strides of the access points, by id. Most access
-// points see one distinct stride (or none): each keeps its first in place,
-// and those that see a second move to a table of strideSlots slots of
-// their own.
+// strideTable holds the strides of the sites, by id: the differences
+// between the addresses of consecutive data references of a site's
+// instruction (touching its data bin, in any calling context: strides
+// are the instruction's, as SIGMA's and METRIC's are). Most sites see
+// one distinct stride (or none): each keeps its first in place, and those
+// that see a second move to a table of strideSlots slots of their own.
 type strideTable struct {
-	points chunked[strideStats]
-	slots  chunked[slotTable]
-	n      int32 // slot tables in use
+	sites chunked[strideStats]
+	slots chunked[slotTable]
+	n     int32 // slot tables in use
 }
 
-// strideStats are the strides of one access point's data references:
-// 32 bytes, as there are millions.
+// strideStats are the strides of one site's data references: 32 bytes,
+// as there are hundreds of thousands.
 type strideStats struct {
 	last uint64 // address of its previous reference
 	// first is its one distinct stride and the strides counted (all of
@@ -518,7 +542,7 @@ type strideStats struct {
 	started bool
 }
 
-// slotTable holds the strides of an access point that saw more than one.
+// slotTable holds the strides of a site that saw more than one.
 type slotTable struct {
 	n     uint64 // strides counted
 	slots [strideSlots]strideSlot
@@ -533,14 +557,13 @@ type strideSlot struct {
 
 // reset forgets every stride.
 func (t *strideTable) reset() {
-	t.points.reset()
+	t.sites.reset()
 	t.slots.reset()
 	t.n = 0
 }
 
-// find returns the strides of access point id, nil when none were ever
-// counted.
-func (t *strideTable) find(id int32) *strideStats { return t.points.find(int(id)) }
+// find returns the strides of site id, nil when none were ever counted.
+func (t *strideTable) find(id int32) *strideStats { return t.sites.find(int(id)) }
 
 // slotsOf returns the slot table of st, made from its first stride when
 // it has none.
@@ -567,14 +590,14 @@ func (t *strideTable) counted(st *strideStats, one *[1]strideSlot) (uint64, []st
 	return tb.n, tb.slots[:]
 }
 
-// strideOf returns the strides of access point ref.
-func (at *attribution) strideOf(ref int32) *strideStats { return at.strides.points.at(int(ref)) }
+// strideOf returns the strides of access point ref's site.
+func (at *attribution) strideOf(ref point) *strideStats { return at.strides.sites.at(int(ref.site())) }
 
 // stride counts the stride of access point ref's data reference at a.
-func (at *attribution) stride(ref int32, a uint64) { at.countStride(at.strideOf(ref), a) }
+func (at *attribution) stride(ref point, a uint64) { at.countStride(at.strideOf(ref), a) }
 
-// countStride counts the stride of a data reference at a in st, an access
-// point's strides.
+// countStride counts the stride of a data reference at a in st, a site's
+// strides.
 func (at *attribution) countStride(st *strideStats, a uint64) {
 	if !st.started {
 		st.started, st.last = true, a
@@ -638,28 +661,29 @@ func newAttribution(opt Options) *attribution {
 	if at.sym != nil {
 		at.joinSites = at.join
 	}
-	at.refs = append(at.refs, refKey{})
-	at.siteOf = append(at.siteOf, at.site(refKey{}))
+	// Site 0 is the zero key's, so that the access point cache's empty
+	// slots (the zero key, point 0) hold the truth.
+	at.site(refKey{})
 	return at
 }
 
-// ref returns the id of the access point of the current reference touching
-// data bin bin. The allocator's references to freed memory and to memory
-// of no block (chunk headers, the top chunk) are its own.
-func (at *attribution) ref(bin int32) int32 { return at.slot(bin).id }
+// ref returns the access point of the current reference touching data
+// bin bin. The allocator's references to freed memory and to memory of no
+// block (chunk headers, the top chunk) are its own.
+func (at *attribution) ref(bin int32) point { return at.slot(bin).pt }
 
 // hitStats is ref for a hit at level la, also returning the counters the
 // hit counts in: its site's and its calling context's there.
 func (at *attribution) hitStats(la *levelAttrib, bin int32) (e *refSlot, site, ctx *refStats) {
 	e = at.slot(bin)
 	if e.lvl != la {
-		e.lvl, e.st = la, la.refs.sites.at(e.site)
+		e.lvl, e.st = la, la.refs.sites.at(e.pt.site())
 	}
 	return e, e.st, la.ctxCounters(e.key.ctx)
 }
 
 // fetchStats is hitStats for an instruction fetch hit (PC 0), but for
-// the access point's id: consecutive fetches mostly count at one access
+// the access point: consecutive fetches mostly count at one access
 // point (one calling context, one data bin of code), whose counters are
 // kept aside (fetchMemo) as long as they are.
 func (at *attribution) fetchStats(la *levelAttrib, bin int32) (site, ctx *refStats) {
@@ -694,11 +718,7 @@ func (at *attribution) slot(bin int32) *refSlot {
 	if e.key == k {
 		return e
 	}
-	e.key, e.id, e.lvl, e.st, e.stride = k, at.refIDs.id(k, &at.refs), nil, nil, nil
-	if int(e.id) == len(at.siteOf) { // a new access point
-		at.siteOf = append(at.siteOf, at.site(k))
-	}
-	e.site = at.siteOf[e.id]
+	e.key, e.pt, e.lvl, e.st, e.stride = k, pointOf(at.site(k), k.ctx), nil, nil, nil
 	return e
 }
 
@@ -724,60 +744,8 @@ func (at *attribution) site(k refKey) int32 {
 	return id
 }
 
-// refIndex finds the ids of access points by key: an open-addressing
-// table of ids (0 marks a free place), probed linearly from the key's
-// hash, at most half full. It holds 4 bytes per place where a map holds
-// the key too.
-type refIndex struct {
-	places []int32
-}
-
-// id returns the id of access point k in refs, appending k to refs as a
-// new one when it has none.
-func (x *refIndex) id(k refKey, refs *[]refKey) int32 {
-	if k == (refKey{}) {
-		return 0 // id 0, never in the table
-	}
-	if 2*len(*refs) >= len(x.places) {
-		x.grow(*refs)
-	}
-	mask := len(x.places) - 1
-	for i := refHash(k) & mask; ; i = (i + 1) & mask {
-		id := x.places[i]
-		if id == 0 {
-			id = int32(len(*refs))
-			*refs = append(*refs, k)
-			x.places[i] = id
-			return id
-		}
-		if (*refs)[id] == k {
-			return id
-		}
-	}
-}
-
-// grow doubles the table (makes it, the first time) and places the ids
-// of refs again.
-func (x *refIndex) grow(refs []refKey) {
-	x.places = make([]int32, max(1024, 2*len(x.places)))
-	mask := len(x.places) - 1
-	for id := 1; id < len(refs); id++ {
-		i := refHash(refs[id]) & mask
-		for x.places[i] != 0 {
-			i = (i + 1) & mask
-		}
-		x.places[i] = int32(id)
-	}
-}
-
-// refHash mixes the fields of an access point's key.
-func refHash(k refKey) int {
-	h := k.pc*0x9e3779b97f4a7c15 ^ (uint64(uint32(k.ctx))<<32|uint64(uint32(k.bin)))*0xc2b2ae3d27d4eb4f
-	return int(h ^ h>>31)
-}
-
-// release lets go of the counters kept per site, calling context and
-// access point (and of the indices finding them), once whereProfile has
+// release lets go of the counters kept per site and calling context
+// (and of the index finding sites), once whereProfile has
 // added them up: before the profile's entries are made, the largest
 // memory of a run. The attribution can then count nothing more.
 func (at *attribution) release(levels []*level) {
@@ -788,7 +756,7 @@ func (at *attribution) release(levels []*level) {
 			l.attr.refs = refTable{}
 		}
 	}
-	at.strides, at.refIDs, at.siteIDs, at.siteOf = strideTable{}, refIndex{}, keyTable[siteKey]{}, nil
+	at.strides, at.siteIDs = strideTable{}, keyTable[siteKey]{}
 }
 
 // waited counts w cycles waited at synchronization in calling context ctx.
@@ -1019,13 +987,13 @@ func (h *Hierarchy) attributedHit(l *level, kk, slot int, pc, a, s uint64) {
 		e, st, cs := at.hitStats(l.attr, l.attr.slots[slot].bin)
 		h.countHit(l, kk, slot, st, cs, a, s)
 		if e.stride == nil {
-			e.stride = at.strideOf(e.id)
+			e.stride = at.strideOf(e.pt)
 		}
 		at.countStride(e.stride, a)
 	}
 }
 
-// strideSummary returns the strides counted for access point id: how
+// strideSummary returns the strides counted for site id: how
 // many, and the most counted ones (their counts less space-saving's
 // error; those left with none dropped), most first, at most
 // profile.MaxStrides, in buf. samples is 0 when none were ever counted.
@@ -1053,7 +1021,7 @@ func (at *attribution) strideSummary(id int32, buf *[strideSlots]profile.Stride)
 // current data reference from the CPU (not its part in a second line, nor
 // the write half of a modify). A warm-up's reference counts none, but the
 // next stride starts from it.
-func (h *Hierarchy) strideAt(ref int32, pa uint64) {
+func (h *Hierarchy) strideAt(ref point, pa uint64) {
 	at := h.attr
 	if pa != at.strideAddr {
 		return
@@ -1274,8 +1242,8 @@ func (c *refStats) hits(k int, n, temporal uint64) {
 
 // countMiss counts a miss of access point ref on line of l, with its cause
 // (unknown when sampling could not tell whether it was one).
-func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref int32, unknown bool) {
-	st, cs := l.attr.stats(h.attr, ref)
+func (h *Hierarchy) countMiss(l *level, k int, line uint64, ref point, unknown bool) {
+	st, cs := l.attr.stats(ref)
 	state := l.attr.state.get(line)
 	st.missed(k, state, unknown, h.attr.missOnly)
 	cs.missed(k, state, unknown, h.attr.missOnly)
@@ -1319,8 +1287,8 @@ func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 	}
 	if a.slots[slot].demand {
 		used := a.used(slot)
-		a.refs.use.add(h.attr.refs[a.slots[slot].fill].bin, a.mask[slot*a.words:(slot+1)*a.words])
-		st, cs := a.stats(h.attr, a.slots[slot].fill)
+		a.refs.use.add(h.attr.pointBin(a.slots[slot].fill), a.mask[slot*a.words:(slot+1)*a.words])
+		st, cs := a.stats(a.slots[slot].fill)
 		st.used += used
 		st.fetched += l.lineSize
 		cs.used += used
@@ -1331,9 +1299,9 @@ func (h *Hierarchy) removed(l *level, slot int, why uint8) {
 
 // filled records that line entered slot of l for access point ref: by a
 // miss touching bytes [a, a+s) (demand), or as a victim from above.
-func (h *Hierarchy) filled(l *level, slot int, line uint64, ref int32, demand bool, a, s uint64) {
+func (h *Hierarchy) filled(l *level, slot int, line uint64, ref point, demand bool, a, s uint64) {
 	at := l.attr
-	at.slots[slot].bin = h.attr.refs[ref].bin
+	at.slots[slot].bin = h.attr.pointBin(ref)
 	at.slots[slot].fill = ref
 	at.state.set(line, held)
 	at.slots[slot].demand = demand && !h.attr.missOnly

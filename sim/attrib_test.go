@@ -200,6 +200,36 @@ func TestAttributionWorked(t *testing.T) {
 	}
 }
 
+// An instruction's strides are counted across its calling contexts: g,
+// called from f and from h, reads A 8 bytes on each time (SIGMA's and
+// METRIC's strides are per instruction). Counted per calling context,
+// f→g would see strides of 8 and 16, h→g none.
+func TestStridesAcrossContexts(t *testing.T) {
+	m := mach(hc("L1", 1, 4, 1, 64, machine.LRU))
+	call := func(entry, sp uint64) refEvent {
+		return refEvent{Kind: trace.Call, Addr: entry, Ext: trace.Ext{SP: sp}}
+	}
+	ret := func(sp uint64) refEvent { return refEvent{Kind: trace.Return, Ext: trace.Ext{SP: sp}} }
+	alloc := refEvent{Kind: trace.Alloc, Addr: 0x10000, Ext: trace.Ext{Size: 256, Stack: []uint64{0xa00}, Name: "malloc"}}
+	const A = 0x10000
+	events := []refEvent{alloc,
+		call(0xf00, 0x7000), call(0x600, 0x6f00), rd(A, 8), rd(A+8, 8), ret(0x6f08), ret(0x7008),
+		call(0xe00, 0x7000), call(0x600, 0x6f00), rd(A+16, 8), ret(0x6f08), ret(0x7008),
+		call(0xf00, 0x7000), call(0x600, 0x6f00), rd(A+24, 8), ret(0x6f08), ret(0x7008),
+	}
+	p := runWorked(t, m, sim.Options{Attribute: true}, events, workedPCs(events, 0xf10, 0x610))
+	var got *profile.Strides
+	for _, pr := range p.Pairs {
+		if pr.Function == "0x600" {
+			got = pr.Strides
+		}
+	}
+	want := &profile.Strides{Samples: 3, Top: []profile.Stride{{Bytes: 8, Count: 3}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("strides of g×A (-want +got):\n%s", d)
+	}
+}
+
 // A reference's evictor list at a cache name covers the private caches of
 // every processor together: each evicting reference once, the
 // profile.MaxRefEvictors most frequent named and the rest added up in one

@@ -239,7 +239,7 @@ func (h *Hierarchy) cohWrite(p *processor, line, pa, ps uint64) {
 	}
 	e := c.dir[line]
 	if others := e.sharers &^ (1 << p.id); others != 0 {
-		w := invWriter{p: p, pa: pa, ps: ps, ref: -1}
+		w := invWriter{p: p, pa: pa, ps: ps, ref: noPoint}
 		sent := false
 		for o := others; o != 0; o &= o - 1 {
 			if h.invalidateCopies(h.procs[bits.TrailingZeros64(o)], line, &w) {
@@ -265,7 +265,7 @@ func (h *Hierarchy) cohRead(p *processor, line uint64) {
 		return
 	}
 	q := h.procs[e.owner-1]
-	dirty, ref := false, int32(-1)
+	dirty, ref := false, noPoint
 	for _, l := range q.private {
 		slot := l.c.Lookup(line)
 		if slot < 0 {
@@ -304,7 +304,7 @@ func (h *Hierarchy) holds(p *processor, line uint64) bool {
 // copy is written back first.
 func (h *Hierarchy) invalidateCopies(q *processor, line uint64, w *invWriter) bool {
 	var used uint64
-	held, dirty, ref := false, false, int32(-1)
+	held, dirty, ref := false, false, noPoint
 	for _, l := range q.private {
 		if slot := l.c.Lookup(line); slot >= 0 {
 			held = true
@@ -351,7 +351,7 @@ func (h *Hierarchy) invalidateCopies(q *processor, line uint64, w *invWriter) bo
 // intervene writes the dirty line back from q's private caches to the
 // level below them, for access point ref (when attributing): counted as a
 // write-back of q's outermost private cache.
-func (h *Hierarchy) intervene(q *processor, line uint64, ref int32) {
+func (h *Hierarchy) intervene(q *processor, line uint64, ref point) {
 	q.interventions++
 	if h.numa != nil {
 		h.numa.dirtyLine, h.numa.dirtyProc = line, q.id

@@ -123,7 +123,7 @@ func (h *Hierarchy) belowRun(b *trace.Batch, i, stop int) int {
 // write-back are whole lines of l (s 0), a write-through a piece of one.
 func (h *Hierarchy) requestBelow(l *level, k int, a, s uint64) {
 	if l == nil {
-		h.ref(nil, k, a, s, true, -1)
+		h.ref(nil, k, a, s, true, noPoint)
 		return
 	}
 	next := l.next(k)
@@ -131,10 +131,10 @@ func (h *Hierarchy) requestBelow(l *level, k int, a, s uint64) {
 		s = l.lineSize
 	}
 	if a&l.offMask == 0 && s == l.lineSize {
-		h.lineBelow(l, next, k, a>>l.shift, -1)
+		h.lineBelow(l, next, k, a>>l.shift, noPoint)
 		return
 	}
-	h.ref(next, k, a, s, true, -1)
+	h.ref(next, k, a, s, true, noPoint)
 }
 
 // setFirstLevels sets the counters that the tracer keeps: the events by

@@ -1262,7 +1262,7 @@ func (h *Hierarchy) cpuRef(l *level, k int, a, s uint64) {
 			return
 		}
 	}
-	h.ref(l, k, a, s, false, -1)
+	h.ref(l, k, a, s, false, noPoint)
 }
 
 // cpuHit handles a reference from the CPU that falls in one line of l (as
@@ -1300,7 +1300,7 @@ func (l *level) next(k int) *level {
 // (found on a miss: the data bin is looked up then). It returns whether
 // the data came back dirty (a hit in an exclusive cache hands its line,
 // dirty or not, up to the requester).
-func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, ref int32) bool {
+func (h *Hierarchy) ref(l *level, k int, a, s uint64, fromAbove bool, ref point) bool {
 	if s == 0 {
 		s = 1
 	}
@@ -1361,7 +1361,7 @@ func fetchKind(k int) int {
 
 // refLine performs the part [pa, pa+ps) of a reference that falls in one
 // line of l.
-func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool, ref int32) bool {
+func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool, ref point) bool {
 	if l.plain {
 		h.plainRef(l, k, line, ref, l.wholeWrite(k, pa, ps))
 		return false
@@ -1383,7 +1383,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 				h.strideAt(ref, pa)
 			}
 			if !h.attr.missOnly || unknown {
-				st, cs := l.attr.stats(h.attr, ref)
+				st, cs := l.attr.stats(ref)
 				if !h.attr.missOnly {
 					h.countHit(l, attribKind(k), slot, st, cs, pa, ps)
 				}
@@ -1484,7 +1484,7 @@ func (h *Hierarchy) refLine(l *level, k int, line, pa, ps uint64, fromAbove bool
 // where refLine chooses the victim when the fill has returned: no one below
 // can see l (that is what plain guarantees), so no one can tell. Nor does
 // anyone read l.memo before the miss rearms it at the end.
-func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32, whole bool) {
+func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref point, whole bool) {
 	l.acc[k]++
 	if slot := l.c.Access(line); slot >= 0 {
 		if l.est != nil {
@@ -1525,7 +1525,7 @@ func (h *Hierarchy) plainRef(l *level, k int, line uint64, ref int32, whole bool
 		l.memo = noMemo
 	}
 	if evicted {
-		h.sendVictim(l, old, victimDirty, -1)
+		h.sendVictim(l, old, victimDirty, noPoint)
 	}
 }
 
@@ -1580,13 +1580,13 @@ type victim struct {
 	line  uint64
 	dirty bool
 	valid bool
-	ref   int32
+	ref   point
 }
 
 // evict removes the valid line in slot of l to make room for a fill for
 // access point by (when attributing), and returns it for sendVictim.
-func (h *Hierarchy) evict(l *level, slot int, by int32) victim {
-	v := victim{line: l.c.Line(slot), dirty: l.c.Dirty(slot), valid: true, ref: -1}
+func (h *Hierarchy) evict(l *level, slot int, by point) victim {
+	v := victim{line: l.c.Line(slot), dirty: l.c.Dirty(slot), valid: true, ref: noPoint}
 	l.evictions++
 	if l.est != nil {
 		l.est.replaced(slot)
@@ -1622,7 +1622,7 @@ func (h *Hierarchy) drop(l *level, slot int, why uint8) {
 // sendVictim passes a line filled for access point ref leaving l down:
 // into an exclusive cache below whether clean or dirty, otherwise as a
 // write-back when dirty.
-func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool, ref int32) {
+func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool, ref point) {
 	below := l.victimNext
 	if dirty {
 		l.writebacks++
@@ -1643,7 +1643,7 @@ func (h *Hierarchy) sendVictim(l *level, line uint64, dirty bool, ref int32) {
 // dirty. When next is plain and its lines are no smaller, the request is
 // one line of next and goes straight to plainRef: ref and refLine would
 // only pass it on (a shortcut worth 5% of BenchmarkMissPath).
-func (h *Hierarchy) lineBelow(l, next *level, k int, line uint64, ref int32) (dirty bool) {
+func (h *Hierarchy) lineBelow(l, next *level, k int, line uint64, ref point) (dirty bool) {
 	if next != nil && next.plain && next.shift >= l.shift {
 		h.plainRef(next, k, line>>(next.shift-l.shift), ref, k == kWrite && next.shift == l.shift)
 		return false
@@ -1653,7 +1653,7 @@ func (h *Hierarchy) lineBelow(l, next *level, k int, line uint64, ref int32) (di
 
 // insertVictim places a line evicted above, filled for access point ref,
 // into the exclusive cache x.
-func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, ref int32) {
+func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, ref point) {
 	line := a >> x.shift
 	x.memo = noMemo
 	if slot := x.c.Lookup(line); slot >= 0 {
@@ -1673,7 +1673,7 @@ func (h *Hierarchy) insertVictim(x *level, a uint64, dirty bool, ref int32) {
 // touching bytes [pa, pa+ps), whose line came back from below dirty or not
 // (fetched); the other fills are victims from above (insertVictim). This
 // is the one way a line enters a level but for plainRef's.
-func (h *Hierarchy) fill(l *level, line uint64, fetched, dirty bool, ref int32, demand bool, pa, ps uint64) (int, victim) {
+func (h *Hierarchy) fill(l *level, line uint64, fetched, dirty bool, ref point, demand bool, pa, ps uint64) (int, victim) {
 	slot := l.c.Victim(line)
 	var v victim
 	if l.c.Valid(slot) {
@@ -1757,7 +1757,7 @@ func (h *Hierarchy) writeBack(l *level, slot int) {
 	l.c.SetDirty(slot, false)
 	l.writebacks++
 	l.bytesToBelow += l.lineSize
-	ref := int32(-1)
+	ref := noPoint
 	if l.attr != nil {
 		ref = l.attr.slots[slot].fill
 	}

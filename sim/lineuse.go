@@ -94,7 +94,7 @@ func (h *Hierarchy) lineUse(nm *namer) map[string]map[string][]uint64 {
 		}
 		l.c.ForEachValid(func(slot int) {
 			if la.slots[slot].demand {
-				la.refs.use.add(h.attr.refs[la.slots[slot].fill].bin, la.mask[slot*la.words:(slot+1)*la.words])
+				la.refs.use.add(h.attr.pointBin(la.slots[slot].fill), la.mask[slot*la.words:(slot+1)*la.words])
 			}
 		})
 		bins, hists := la.refs.use.histograms(l.lineSize)

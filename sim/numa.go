@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/memspy/memspy/attrib"
 	"github.com/memspy/memspy/machine"
 	"github.com/memspy/memspy/profile"
 )
@@ -104,7 +105,7 @@ type numa struct {
 type numaSinks struct {
 	procs []numaCounts // per processor
 	extra []uint64     // per processor: cycles beyond the memory latency
-	refs  []numaCounts // per access point (when attributing)
+	refs  []numaCounts // per site (when attributing)
 	pages map[uint64]*pageUse
 }
 
@@ -178,7 +179,7 @@ func (n *numa) reset() {
 // outermost cache l, for access point ref (when attributing fully) at
 // address pa. Under MonitorProtocol the access point is that of the
 // current reference's PC and the bin of the line's directory entry.
-func (h *Hierarchy) numaMiss(l *level, line, pa uint64, ref int32) {
+func (h *Hierarchy) numaMiss(l *level, line, pa uint64, ref point) {
 	n, p := h.numa, h.cur.id
 	a := line << l.shift
 	page := a >> n.pageShift
@@ -208,10 +209,11 @@ func (h *Hierarchy) numaMiss(l *level, line, pa uint64, ref int32) {
 	n.procs[p].add(class, cold, cycles)
 	n.extra[p] += cycles - n.latency[numaLocal]
 	if ref >= 0 {
-		if int(ref) >= len(n.refs) {
-			n.refs = append(n.refs, make([]numaCounts, int(ref)+1-len(n.refs)+64)...)
+		site := ref.site()
+		if int(site) >= len(n.refs) {
+			n.refs = append(n.refs, make([]numaCounts, int(site)+1-len(n.refs)+64)...)
 		}
-		n.refs[ref].add(class, cold, cycles)
+		n.refs[site].add(class, cold, cycles)
 	}
 	u := n.pages[page]
 	if u == nil {
@@ -220,7 +222,7 @@ func (h *Hierarchy) numaMiss(l *level, line, pa uint64, ref int32) {
 	}
 	u.byNode[n.m.NodeOf(p)]++
 	if u.bin < 0 && at != nil && ref >= 0 {
-		u.bin = at.refs[ref].bin
+		u.bin = at.pointBin(ref)
 	}
 }
 
@@ -285,9 +287,9 @@ func (h *Hierarchy) numaStats(nm *namer) *profile.Numa {
 		if c.miss == [numaClasses]uint64{} {
 			continue
 		}
-		key := h.attr.refs[id]
+		key := h.attr.sites[id]
 		obj := nm.binName(key.bin)
-		fn := nm.function(key.pc, h.attr.code.Contexts()[key.ctx].Proc).Name
+		fn := nm.function(key.pc, max(key.proc, attrib.UnknownProc)).Name
 		s := numaEntry(&c)
 		entry(objs, obj, &profile.NumaEntry{Name: obj}).NumaStats.Add(&s.NumaStats)
 		entry(pairs, [2]string{fn, obj}, &profile.NumaEntry{Function: fn, Name: obj}).NumaStats.Add(&s.NumaStats)

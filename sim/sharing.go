@@ -13,21 +13,22 @@ import (
 // (line, processor), the write itself counts in its object by processor
 // and offset, so that advice can name the bytes each processor writes.
 
-// invKey is the other side of invalidations at an access point: an access
-// point, a processor, and whether the invalidation was false sharing.
+// invKey is the other side of invalidations at an access point: the data
+// bin of an access point, a processor, and whether the invalidation was
+// false sharing.
 type invKey struct {
-	ref          int32
+	bin          int32
 	proc         int16
 	falseSharing bool
 }
 
 // invWriter is a write invalidating other processors' copies of a line:
 // its processor, its bytes in the line, and its access point once looked
-// up (-1 before).
+// up (noPoint before).
 type invWriter struct {
 	p      *processor
 	pa, ps uint64
-	ref    int32
+	ref    point
 }
 
 // writeKey identifies the writes of one processor at one place of a data
@@ -52,8 +53,8 @@ func (h *Hierarchy) countInvalidation(l *level, slot int, q *processor, kind uin
 		w.ref = h.attr.ref(h.binOf(w.pa))
 	}
 	fill, isFalse := l.attr.slots[slot].fill, kind == falseSharing
-	l.attr.refs.sharingOf(fill).by[invKey{w.ref, int16(w.p.id), isFalse}]++
-	l.attr.refs.sharingOf(w.ref).of[invKey{fill, int16(q.id), isFalse}]++
+	l.attr.refs.sharingOf(fill).by[invKey{h.attr.pointBin(w.ref), int16(w.p.id), isFalse}]++
+	l.attr.refs.sharingOf(w.ref).of[invKey{h.attr.pointBin(fill), int16(q.id), isFalse}]++
 }
 
 // refSharing are the invalidations of an access point at one level.
@@ -62,16 +63,16 @@ type refSharing struct {
 	of map[invKey]uint64 // lines of other processors its writes invalidated
 }
 
-// sharingOf returns the invalidations of access point id, made on first
+// sharingOf returns the invalidations of access point p, made on first
 // use.
-func (t *refTable) sharingOf(id int32) *refSharing {
-	sh := t.sharing[id]
+func (t *refTable) sharingOf(p point) *refSharing {
+	sh := t.sharing[p]
 	if sh == nil {
 		if t.sharing == nil {
-			t.sharing = map[int32]*refSharing{}
+			t.sharing = map[point]*refSharing{}
 		}
 		sh = &refSharing{by: map[invKey]uint64{}, of: map[invKey]uint64{}}
-		t.sharing[id] = sh
+		t.sharing[p] = sh
 	}
 	return sh
 }
@@ -111,11 +112,11 @@ func (h *Hierarchy) countSharingWrite(w *invWriter, line, used uint64, kind uint
 
 // sharingLists returns the invalidations an access point suffered and
 // caused, by the other side's object and processor (unsorted).
-func sharingLists(r *refSharing, at *attribution, nm *namer) (by, of []profile.Sharing) {
+func sharingLists(r *refSharing, nm *namer) (by, of []profile.Sharing) {
 	list := func(m map[invKey]uint64) []profile.Sharing {
 		var out []profile.Sharing
 		for k, n := range m {
-			s := profile.Sharing{Object: nm.binName(at.refs[k.ref].bin), Processor: int(k.proc), Lines: n}
+			s := profile.Sharing{Object: nm.binName(k.bin), Processor: int(k.proc), Lines: n}
 			if k.falseSharing {
 				s.FalseSharing = n
 			}

@@ -11,7 +11,7 @@ import (
 
 // TestStrideCounting checks the space-saving stride counter against exact
 // counts on random address sequences: counts are lower bounds, exact when
-// an access point has at most strideSlots distinct strides, and every
+// a site has at most strideSlots distinct strides, and every
 // stride making more than 1/strideSlots of them is kept. Its slots are
 // those of space-saving with every slot in place (modelStrides) after
 // every reference, whether it keeps one stride in place or a slot table.
@@ -27,16 +27,16 @@ func TestStrideCounting(t *testing.T) {
 		exact := map[int64]uint64{}
 		a := uint64(1 << 40)
 		n := 1 + rng.IntN(400)
-		at.stride(3, a)
-		at.stride(5, a) // another access point, sharing the table of slot tables
+		at.stride(pointOf(3, 0), a)
+		at.stride(pointOf(5, 1), a) // another site, sharing the table of slot tables
 		var model [strideSlots]strideSlot
 		for range n {
 			// Skewed: low-numbered strides come more often.
 			d := strides[min(rng.IntN(distinct), rng.IntN(distinct))]
 			a += uint64(d)
 			exact[d]++
-			at.stride(3, a)
-			at.stride(5, a+uint64(rng.IntN(3)))
+			at.stride(pointOf(3, 0), a)
+			at.stride(pointOf(5, 1), a+uint64(rng.IntN(3)))
 			modelStrides(&model, d)
 			var one [1]strideSlot
 			_, got := at.strides.counted(at.strides.find(3), &one)

@@ -167,3 +167,18 @@ func (b bitset) set(i int32) { b[i/64] |= 1 << (i % 64) }
 
 // has reports whether i is in the set.
 func (b bitset) has(i int32) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+// grow returns b with room for i, b itself when it has.
+func (b bitset) grow(i int32) bitset {
+	if n := int(i)/64 + 1; n > len(b) {
+		return append(b, make(bitset, max(n-len(b), len(b)/2))...)
+	}
+	return b
+}
+
+// or adds the members of c below the size of b to b.
+func (b bitset) or(c bitset) {
+	for i := range min(len(b), len(c)) {
+		b[i] |= c[i]
+	}
+}

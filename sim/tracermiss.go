@@ -177,7 +177,7 @@ func (h *Hierarchy) tracerAccess(blk *trace.Block, a *trace.L1Access) {
 		return
 	}
 	l.miss[k]++
-	var ref int32
+	var ref point
 	if k == kIFetch {
 		ref = at.ref(at.data.CodeBin())
 	} else {

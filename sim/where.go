@@ -67,9 +67,9 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	w.count(p)
 	wg.Wait()
 	w.lineUse = h.lineUse(w.nm)
-	aps := len(at.refs)
+	held := len(at.sites) + len(at.code.Contexts())
 	at.release(h.levels)
-	if aps >= collectAfterRelease {
+	if held >= collectAfterRelease {
 		// The tables let go are then most of the heap: collected now,
 		// before the entries are made, their memory holds the entries (a
 		// collection during the entries would come later, the peak being
@@ -101,13 +101,13 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	p.SortWhere()
 }
 
-// collectAfterRelease is the number of access points from which the end
-// of a --where run has the engine's tables collected once it lets them
-// go (some 150 bytes each, and more: hundreds of megabytes). Below it,
+// collectAfterRelease is the number of sites and calling contexts from
+// which the end of a --where run has the engine's tables collected once
+// it lets them go (some 500 bytes each, and more: hundreds of megabytes). Below it,
 // the collector's own pace is left alone: the engines of a process tree's
 // many small programs would each make every engine of the tree be
 // scanned.
-const collectAfterRelease = 1 << 20
+const collectAfterRelease = 1 << 18
 
 // whereBuilder makes the where-and-why part of a profile (whereProfile).
 type whereBuilder struct {
@@ -241,9 +241,9 @@ func (w *whereBuilder) mark() {
 				ctxs.set(c)
 			}
 		}
-		has := func(id int32) {
-			sites.set(at.siteOf[id])
-			ctxs.set(at.refs[id].ctx)
+		has := func(p point) {
+			sites.set(p.site())
+			ctxs.set(p.ctx())
 		}
 		for id := range la.refs.sharing {
 			has(id)
@@ -255,9 +255,10 @@ func (w *whereBuilder) mark() {
 		})
 		for _, e := range la.refs.evictedBins.pairs {
 			if e.n != 0 {
-				has(e.a)
+				sites.set(e.a)
 			}
 		}
+		ctxs.or(la.refs.evictedCtxs)
 		w.present, w.ctxPresent = append(w.present, sites), append(w.ctxPresent, ctxs)
 	}
 }
@@ -579,12 +580,12 @@ func (w *whereBuilder) targets(id int32, j int, buf *[5]*sums) []*sums {
 	return out
 }
 
-// apTargets returns the sums at cache name j that access point id counts
+// apTargets returns the sums at cache name j that access point p counts
 // in: its site's targets and, outside the root context, its calling
 // context's.
-func (w *whereBuilder) apTargets(id int32, j int, buf *[5]*sums) []*sums {
-	out := w.targets(w.h.attr.siteOf[id], j, buf)
-	if c := w.h.attr.refs[id].ctx; c != attrib.RootContext {
+func (w *whereBuilder) apTargets(p point, j int, buf *[5]*sums) []*sums {
+	out := w.targets(p.site(), j, buf)
+	if c := p.ctx(); c != attrib.RootContext {
 		out = append(out, w.ctxSums.at(c, j))
 	}
 	return out
@@ -648,9 +649,9 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 			w.ctxSums.at(c, j).addCounts(stats(la.refs.ctxs.find(int(c))))
 		}
 	}
-	// The invalidation lists, by access point in order.
+	// The invalidation lists, by access point (site, then context) in order.
 	for _, id := range slices.Sorted(maps.Keys(la.refs.sharing)) {
-		by, of := sharingLists(la.refs.sharing[id], at, w.nm)
+		by, of := sharingLists(la.refs.sharing[id], w.nm)
 		for _, s := range w.apTargets(id, j, &buf) {
 			s.addSharing(by, of)
 		}
@@ -668,17 +669,17 @@ func (w *whereBuilder) countLevel(i int, causes *profile.Causes) {
 }
 
 // countStrides adds up the strides of the pairs and of the references
-// listed, in access point order.
+// listed, in site order.
 func (w *whereBuilder) countStrides() {
 	at := w.h.attr
 	pairs, refs := make([]strideSum, len(w.pairs)), make([]strideSum, w.listed)
 	var buf [strideSlots]profile.Stride
-	for id, site := range at.siteOf {
+	for site := range int32(len(at.sites)) {
 		pr := w.pairOf[site]
 		if pr < 0 {
 			continue
 		}
-		samples, top := at.strideSummary(int32(id), &buf)
+		samples, top := at.strideSummary(site, &buf)
 		if samples == 0 {
 			continue
 		}
@@ -764,7 +765,7 @@ func (w *whereBuilder) evictions() {
 		j := w.nameOf[i]
 		for _, e := range l.attr.refs.evictedBins.pairs {
 			if e.n != 0 {
-				w.evictedBy[j].add(w.pairOf[at.siteOf[e.a]], e.b, e.n)
+				w.evictedBy[j].add(w.pairOf[e.a], e.b, e.n)
 			}
 		}
 		ev := &l.attr.refs.evicted
