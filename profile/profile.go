@@ -17,10 +17,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
-
-	"github.com/klauspost/compress/flate"
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/memspy/memspy/atomicfile"
 	"github.com/memspy/memspy/machine"
@@ -490,14 +486,8 @@ func sameCaches(a, b []CacheStats) error {
 	return nil
 }
 
-// Compressed reports whether WriteFile compresses a profile written to
-// path: when its name ends in .gz or .memspy.
-func Compressed(path string) bool {
-	return strings.HasSuffix(path, ".gz") || strings.HasSuffix(path, ".memspy")
-}
-
-// WriteFile writes p as JSON to path atomically (see package atomicfile).
-// The JSON is gzip-compressed when Compressed(path).
+// WriteFile writes p as JSON to path atomically (see package atomicfile),
+// compressed as CompressionOf(path) says.
 func (p *Profile) WriteFile(path string) error {
 	f, err := atomicfile.Create(path)
 	if err != nil {
@@ -511,12 +501,9 @@ func (p *Profile) WriteFile(path string) error {
 }
 
 // WriteAs writes p to w as WriteFile writes it to path: as JSON,
-// gzip-compressed when Compressed(path).
+// compressed as CompressionOf(path) says.
 func (p *Profile) WriteAs(w io.Writer, path string) error {
-	if !Compressed(path) {
-		return p.Write(w)
-	}
-	return p.WriteCompressed(w)
+	return p.WriteCompressed(w, CompressionOf(path))
 }
 
 // ReadFile reads a profile written by WriteFile, compressed or not.
@@ -533,7 +520,7 @@ func ReadFile(path string) (*Profile, error) {
 	return p, nil
 }
 
-// Read decodes a JSON profile, gzip-compressed or not, and checks that it
+// Read decodes a JSON profile, zstd- or gzip-compressed or not, and checks that it
 // is one: a single JSON object with a version this memspy understands
 // (and memspy's tool name, if any), followed by nothing but white space. Errors say
 // where the input goes wrong, as a byte offset into the JSON (after
@@ -545,17 +532,13 @@ func Read(r io.Reader) (*Profile, error) {
 			size = fi.Size()
 		}
 	}
-	br := bufio.NewReader(r)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("profile: %w", readError(err, 0))
-		}
-		defer zr.Close()
-		r = zr
+	r, closeFn, compressed, err := decompressor(bufio.NewReader(r))
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", readError(err, 0))
+	}
+	defer closeFn()
+	if compressed {
 		size = min(size*compressedRatio, maxGuess) // (a guess: the buffer grows beyond it)
-	} else {
-		r = br
 	}
 	data, err := readAll(r, size)
 	if err != nil {
@@ -579,14 +562,6 @@ func Read(r io.Reader) (*Profile, error) {
 	}
 	return p, nil
 }
-
-// compressedRatio is about the most a compressed profile's JSON is
-// larger than the file (about 12 times for large profiles); maxGuess
-// bounds the buffer made from that guess.
-const (
-	compressedRatio = 16
-	maxGuess        = 1 << 30
-)
 
 // readAll reads r to its end as io.ReadAll does, into a buffer of size
 // bytes made at once (grown when that is not enough): a profile's JSON
@@ -667,18 +642,6 @@ func decodeError(err error, n int64) error {
 		return fmt.Errorf("at byte %d: %s is a JSON %s, not a %v", te.Offset, strconv.Quote(te.Field), te.Value, te.Type)
 	}
 	return readError(err, n)
-}
-
-// readError describes an error reading a profile: a truncated input by the
-// number of bytes read (n), a corrupt gzip stream by what gzip says.
-func readError(err error, n int64) error {
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("truncated profile at byte %d", n)
-	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, new(flate.CorruptInputError)):
-		return fmt.Errorf("corrupt gzip data after %d bytes of JSON: %w", n, err)
-	}
-	return err
 }
 
 // countingReader counts the bytes read through it.

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -14,27 +13,22 @@ import (
 	"testing/iotest"
 )
 
-// encode returns sample(10) as JSON, gzip-compressed if gz.
-func encode(t testing.TB, gz bool) []byte {
+// encode returns sample(10) as JSON, compressed with c.
+func encode(t testing.TB, c Compression) []byte {
 	var b bytes.Buffer
-	if err := sample(10).Write(&b); err != nil {
+	if err := sample(10).WriteCompressed(&b, c); err != nil {
 		t.Fatal(err)
 	}
-	if !gz {
-		return b.Bytes()
-	}
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b.Bytes())
-	zw.Close()
-	return z.Bytes()
+	return b.Bytes()
 }
 
 // Read refuses what is not exactly one profile (issue 29, items 2 and 7):
 // JSON that is no profile, a profile followed by anything, and a cut
 // profile, saying where.
 func TestReadRejectsNonProfiles(t *testing.T) {
-	good := encode(t, false)
+	good := encode(t, Uncompressed)
+	corrupt := encode(t, Zstd)
+	corrupt[len(corrupt)/2] ^= 0xff
 	n := len(good)
 	for _, c := range []struct {
 		name string
@@ -50,7 +44,9 @@ func TestReadRejectsNonProfiles(t *testing.T) {
 		{"garbage after", append(append([]byte{}, good...), "xyz"...), "profile: more data after the profile, at byte " + itoa(n-1)},
 		{"two profiles", append(append([]byte{}, good...), good...), "profile: more data after the profile, at byte " + itoa(n-1)},
 		{"truncated", good[:n/2], "profile: truncated profile at byte " + itoa(n/2)},
-		{"truncated gzip", encode(t, true)[:100], "profile: truncated profile at byte "},
+		{"truncated gzip", encode(t, Gzip)[:100], "profile: truncated profile at byte "},
+		{"truncated zstd", encode(t, Zstd)[:100], "profile: truncated profile at byte "},
+		{"corrupt zstd", corrupt, "profile: corrupt zstd data after "},
 		{"bad JSON", []byte(`{"version": 1,, }`), "profile: invalid JSON at byte 15: invalid character ',' looking for beginning of object key string"},
 		{"control bytes", []byte(`{"version": 1, "tool": "\u001b[31m"}`), `(tool "\x1b[31m", version 1)`},
 		{"bad entry", []byte(`{"version": 1, "references": [{"pc": 1}, {"pc": "x"}]}`), `profile: at byte 51: "references.pc" is a JSON string, not a uint64`},
@@ -64,7 +60,7 @@ func TestReadRejectsNonProfiles(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
-	for _, in := range [][]byte{good, append(good, " \n\t"...), encode(t, true)} {
+	for _, in := range [][]byte{good, append(good, " \n\t"...), encode(t, Gzip), encode(t, Zstd)} {
 		if _, err := Read(bytes.NewReader(in)); err != nil {
 			t.Errorf("valid profile: %v", err)
 		}
@@ -76,8 +72,9 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // FuzzRead: whatever the input, Read returns a profile or an error, never
 // panics, and a profile it returns writes and reads back.
 func FuzzRead(f *testing.F) {
-	f.Add(encode(f, false))
-	f.Add(encode(f, true))
+	f.Add(encode(f, Uncompressed))
+	f.Add(encode(f, Gzip))
+	f.Add(encode(f, Zstd))
 	f.Add([]byte(`{"version": 1}`))
 	f.Add([]byte(`{"version": 1} {}`))
 	f.Add([]byte(`{"version": 2, "options": {"where": true}, "focus": "L1", "caches": [{"name": "L1"}], "pairs": [{"levels": {"L1": null}}]}`))
@@ -90,7 +87,7 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
-		if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) && !json.Valid(data) {
+		if !bytes.HasPrefix(data, gzipMagic) && !bytes.HasPrefix(data, zstdMagic) && !json.Valid(data) {
 			t.Fatalf("read a profile from text that is not JSON: %q", data)
 		}
 		var b bytes.Buffer
@@ -138,11 +135,14 @@ func TestReadDecodesAsEncodingJSON(t *testing.T) {
 				p.References = append(p.References, r)
 			}
 		}
-		var indented, compressed bytes.Buffer
+		var indented, zstd, gzip bytes.Buffer
 		if err := p.Write(&indented); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.WriteCompressed(&compressed); err != nil {
+		if err := p.WriteCompressed(&zstd, Zstd); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WriteCompressed(&gzip, Gzip); err != nil {
 			t.Fatal(err)
 		}
 		var want plain
@@ -153,7 +153,7 @@ func TestReadDecodesAsEncodingJSON(t *testing.T) {
 		if err := json.Compact(&compact, indented.Bytes()); err != nil {
 			t.Fatal(err)
 		}
-		for name, in := range map[string][]byte{"indented": indented.Bytes(), "compressed": compressed.Bytes(), "one line": compact.Bytes()} {
+		for name, in := range map[string][]byte{"indented": indented.Bytes(), "zstd": zstd.Bytes(), "gzip": gzip.Bytes(), "one line": compact.Bytes()} {
 			got, err := Read(bytes.NewReader(in))
 			if err != nil {
 				t.Fatalf("%d entries, %s: %v", n, name, err)

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/memspy/memspy/machine"
 	"github.com/memspy/memspy/profile"
 	"github.com/memspy/memspy/sample"
@@ -289,20 +291,14 @@ func TestProfilesFollowSchema(t *testing.T) {
 				p.Processes = []profile.Process{{Pid: 10, Command: "sh -c ./a", Exec: "./a", Exit: "exec", Profile: summary},
 					{Pid: 10, Parent: 1, Command: "./a", Exit: "exit code 0", Profile: summary}}
 			}
-			for _, compressed := range []bool{false, true} {
+			for _, compressed := range []profile.Compression{profile.Uncompressed, profile.Zstd, profile.Gzip} {
 				var buf bytes.Buffer
-				write := p.Write
-				if compressed {
-					write = p.WriteCompressed
-				}
-				if err := write(&buf); err != nil {
+				if err := p.WriteCompressed(&buf, compressed); err != nil {
 					t.Fatal(err)
 				}
-				out := buf.Bytes()
-				if compressed {
-					if out, err = gunzip(out); err != nil {
-						t.Fatal(err)
-					}
+				out, err := decompressed(buf.Bytes())
+				if err != nil {
+					t.Fatal(err)
 				}
 				d := json.NewDecoder(bytes.NewReader(out))
 				d.UseNumber()
@@ -332,13 +328,25 @@ func sampleSpec(t *testing.T, text string) sample.Spec {
 	return s
 }
 
-// gunzip returns the data of gzip stream b (of one or more members).
-func gunzip(b []byte) ([]byte, error) {
-	z, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
+// decompressed returns the data of zstd or gzip stream b (of one or more
+// frames or members), b itself when it is neither.
+func decompressed(b []byte) ([]byte, error) {
+	switch {
+	case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
+		z, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(z)
+	case bytes.HasPrefix(b, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		z, err := zstd.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		defer z.Close()
+		return io.ReadAll(z)
 	}
-	return io.ReadAll(z)
+	return b, nil
 }
 
 // schemaEvents returns a batch of two threads calling, allocating,

@@ -121,16 +121,12 @@ func TestReadOldVersions(t *testing.T) {
 	p.Timeline.Mark("dump", "phase 1", 3)
 	p.Objects = []Object{{Name: "A", FullName: "A", Kind: "heap", Size: 64,
 		LineUse: map[string][]uint64{"L1": {2, 2, 0, 1}}, Levels: map[string]*Stats{"L1": {Accesses: 5, FetchedBytes: 128}}}}
-	for _, compressed := range []bool{false, true} {
+	for _, c := range []Compression{Uncompressed, Zstd, Gzip} {
 		var b bytes.Buffer
-		write := p.Write
-		if compressed {
-			write = p.WriteCompressed
-		}
-		if err := write(&b); err != nil {
+		if err := p.WriteCompressed(&b, c); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(b.Bytes(), []byte(`"version": 3`)) && !compressed {
+		if !bytes.Contains(b.Bytes(), []byte(`"version": 3`)) && c == Uncompressed {
 			t.Errorf("not version 3: %.60s", b.Bytes())
 		}
 		q, err := Read(&b)

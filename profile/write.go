@@ -8,27 +8,25 @@ import (
 	"io"
 	"runtime"
 	"sync"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 // Write encodes p as indented JSON, as a json.Encoder indenting by two
 // spaces would, but a few entries at a time, on every CPU: the
 // where-and-why entries, most of a large profile, are never all held
 // encoded in memory.
-func (p *Profile) Write(w io.Writer) error { return p.write(w, false) }
+func (p *Profile) Write(w io.Writer) error { return p.write(w, Uncompressed) }
 
-// WriteCompressed writes p gzip-compressed, as JSON whose where-and-why
-// entries are compact, one a line, and leave out their focus copy (the
-// top-level counters, a copy of those of the focus cache: Read restores
-// them): the JSON is encoded and compressed a few entries at a time on
-// every CPU, each part a gzip member of its own (a gzip stream may hold
-// several; every gzip reader reads them as one).
-func (p *Profile) WriteCompressed(w io.Writer) error { return p.write(w, true) }
+// WriteCompressed writes p compressed with c (Zstd, as .memspy files
+// are, or Gzip), as JSON whose where-and-why entries are compact, one a
+// line, and leave out their focus copy (the top-level counters, a copy of
+// those of the focus cache: Read restores them): the JSON is encoded and
+// compressed a few entries at a time on every CPU, each part a zstd frame
+// or gzip member of its own (a stream may hold several; every reader
+// reads them as one). Uncompressed writes what Write does.
+func (p *Profile) WriteCompressed(w io.Writer, c Compression) error { return p.write(w, c) }
 
-// write writes p as Write does, or as WriteCompressed does when gz is
-// set.
-func (p *Profile) write(w io.Writer, gz bool) error {
+// write writes p as WriteCompressed does.
+func (p *Profile) write(w io.Writer, c Compression) error {
 	head := *p
 	head.Functions, head.Objects, head.Pairs, head.Lines, head.References, head.CallTree = nil, nil, nil, nil, nil, nil
 	b, err := json.MarshalIndent(&head, "", "  ")
@@ -45,7 +43,7 @@ func (p *Profile) write(w io.Writer, gz bool) error {
 	if i < 1 || b[i-1] != ',' {
 		return fmt.Errorf("profile: no place for the entries in %.40q…", b)
 	}
-	pw := &partWriter{w: bufio.NewWriterSize(w, 1<<16), gz: gz}
+	pw := &partWriter{w: bufio.NewWriterSize(w, 1<<16), c: c}
 	pw.write(b[:i-1])
 	for _, err := range []error{
 		writeEntries(pw, "functions", p.Functions, appendFunction),
@@ -66,19 +64,19 @@ func (p *Profile) write(w io.Writer, gz bool) error {
 	return pw.w.Flush()
 }
 
-// partWriter writes the parts of an encoded profile in order, each as a
-// gzip member when gz is set.
+// partWriter writes the parts of an encoded profile in order, each
+// compressed on its own with c.
 type partWriter struct {
 	w   *bufio.Writer
-	gz  bool
+	c   Compression
 	err error
 }
 
 // write writes a part that is not compressed yet.
 func (pw *partWriter) write(b []byte) {
-	if pw.gz {
+	if pw.c != Uncompressed {
 		var z bytes.Buffer
-		pw.writeEncoded(compress(&z, b))
+		pw.writeEncoded(compress(&z, b, pw.c))
 		return
 	}
 	pw.writeEncoded(b)
@@ -89,31 +87,6 @@ func (pw *partWriter) writeEncoded(b []byte) {
 	if pw.err == nil {
 		_, pw.err = pw.w.Write(b)
 	}
-}
-
-// compressLevel is the gzip level of compressed profiles: the fastest,
-// since a profile is written at the end of every run and read rarely. At
-// it, klauspost/compress's deflate (which trace reads gzip traces with
-// too) takes about 60% of the time of compress/flate's and writes about
-// 8% fewer bytes.
-const compressLevel = gzip.BestSpeed
-
-// gzipWriters keeps gzip writers, whose state is large, for the next
-// parts.
-var gzipWriters = sync.Pool{New: func() any {
-	zw, _ := gzip.NewWriterLevel(nil, compressLevel) // (a valid level)
-	return zw
-}}
-
-// compress returns b as one gzip member, in z.
-func compress(z *bytes.Buffer, b []byte) []byte {
-	z.Reset()
-	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(z)
-	zw.Write(b) // (a bytes.Buffer takes everything)
-	zw.Close()
-	gzipWriters.Put(zw)
-	return z.Bytes()
 }
 
 // entriesPerPart is how many entries one goroutine encodes at a time.
@@ -132,9 +105,9 @@ type encodedPart struct {
 	err error
 }
 
-// bytes returns what the part writes.
-func (e encodedPart) bytes(gz bool) []byte {
-	if gz {
+// bytes returns what the part writes, compressed with c.
+func (e encodedPart) bytes(c Compression) []byte {
+	if c != Uncompressed {
 		return e.z.Bytes()
 	}
 	return e.b
@@ -190,7 +163,7 @@ func writeElements[T any](pw *partWriter, key, indent string, es []T, appendEntr
 		for i := 0; i < len(es); i += entriesPerPart {
 			c := make(chan encodedPart, 1)
 			parts <- c
-			go func() { c <- encodeEntries(key, indent, es[i:min(i+entriesPerPart, len(es))], i, pw.gz, appendEntry) }()
+			go func() { c <- encodeEntries(key, indent, es[i:min(i+entriesPerPart, len(es))], i, pw.c, appendEntry) }()
 		}
 		close(parts)
 	}()
@@ -199,7 +172,7 @@ func writeElements[T any](pw *partWriter, key, indent string, es []T, appendEntr
 		part := <-c
 		if err == nil {
 			if err = part.err; err == nil {
-				pw.writeEncoded(part.bytes(pw.gz))
+				pw.writeEncoded(part.bytes(pw.c))
 			}
 		}
 		partBuffers.Put(part.partBuffer)
@@ -211,8 +184,8 @@ func writeElements[T any](pw *partWriter, key, indent string, es []T, appendEntr
 // on, as elements of the list: each on a new line, after a comma unless
 // it is the list's first; indented by indent (as a json.Encoder indenting
 // by two spaces would), or compact, without focus copies, and compressed
-// when gz is set.
-func encodeEntries[T any](key, indent string, es []T, at int, gz bool, appendEntry entryAppender[T]) encodedPart {
+// with c unless it is Uncompressed.
+func encodeEntries[T any](key, indent string, es []T, at int, c Compression, appendEntry entryAppender[T]) encodedPart {
 	out := encodedPart{partBuffer: partBuffers.Get().(*partBuffer)}
 	b := out.b[:0]
 	var compact []byte // an entry to indent
@@ -222,7 +195,7 @@ func encodeEntries[T any](key, indent string, es []T, at int, gz bool, appendEnt
 		}
 		b = append(append(b, '\n'), indent...)
 		var err error
-		if gz {
+		if c != Uncompressed {
 			b, err = appendEntry(b, &es[i], false)
 		} else if compact, err = appendEntry(compact[:0], &es[i], true); err == nil {
 			b, err = appendIndented(b, indent, compact)
@@ -233,8 +206,8 @@ func encodeEntries[T any](key, indent string, es []T, at int, gz bool, appendEnt
 		}
 	}
 	out.b = b
-	if gz {
-		compress(&out.z, b)
+	if c != Uncompressed {
+		compress(&out.z, b, c)
 	}
 	return out
 }

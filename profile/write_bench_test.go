@@ -96,7 +96,7 @@ func benchmarkWrite(b *testing.B, write func(p *Profile, buf *bytes.Buffer) erro
 }
 
 func BenchmarkWriteCompressed(b *testing.B) {
-	benchmarkWrite(b, func(p *Profile, buf *bytes.Buffer) error { return p.WriteCompressed(buf) })
+	benchmarkWrite(b, func(p *Profile, buf *bytes.Buffer) error { return p.WriteCompressed(buf, Zstd) })
 }
 
 func BenchmarkWrite(b *testing.B) {
@@ -107,7 +107,7 @@ func BenchmarkWrite(b *testing.B) {
 // written by WriteCompressed.
 func BenchmarkReadCompressed(b *testing.B) {
 	var buf bytes.Buffer
-	if err := largeWhere(30000).WriteCompressed(&buf); err != nil {
+	if err := largeWhere(30000).WriteCompressed(&buf, Zstd); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

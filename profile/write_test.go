@@ -1,9 +1,11 @@
 package profile
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
@@ -88,9 +90,9 @@ func randomProfile(rng *rand.Rand) *Profile {
 	return p
 }
 
-// A profile written by WriteCompressed, whose entries leave out their
-// focus copies, reads back the same, focus copies included; so does a
-// compressed profile of version 1, which has them.
+// A profile written by WriteCompressed, zstd or gzip, whose entries leave
+// out their focus copies, reads back the same, focus copies included; so
+// does a compressed profile of version 1, which has them.
 func TestWriteCompressedRoundTrip(t *testing.T) {
 	random := randomProfile(rand.New(rand.NewPCG(3, 4)))
 	// As JSON holds it (strings valid UTF-8, empty lists left out), with
@@ -106,9 +108,20 @@ func TestWriteCompressedRoundTrip(t *testing.T) {
 	if err := random.SetFocus(random.Focus); err != nil {
 		t.Fatal(err)
 	}
-	for name, p := range map[string]*Profile{"large": largeWhere(600), "random": random} {
+	for key, p := range map[string]*Profile{"large": largeWhere(600), "random": random} {
+		for _, c := range []Compression{Zstd, Gzip} {
+			name := fmt.Sprintf("%s, compression %d", key, c)
+			testCompressedRoundTrip(t, name, p, c)
+		}
+	}
+}
+
+// testCompressedRoundTrip is TestWriteCompressedRoundTrip for the profile
+// p (called name), compressed with c.
+func testCompressedRoundTrip(t *testing.T, name string, p *Profile, c Compression) {
+	{
 		var z bytes.Buffer
-		if err := p.WriteCompressed(&z); err != nil {
+		if err := p.WriteCompressed(&z, c); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		got, err := Read(bytes.NewReader(z.Bytes()))
@@ -119,11 +132,12 @@ func TestWriteCompressedRoundTrip(t *testing.T) {
 			t.Errorf("%s: read back (-written +read):\n%s", name, d)
 		}
 		// The focus copies were left out.
-		zr, err := gzip.NewReader(&z)
+		zr, closeFn, _, err := decompressor(bufio.NewReader(&z))
 		if err != nil {
 			t.Fatal(err)
 		}
 		data, err := io.ReadAll(zr)
+		closeFn()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -259,7 +259,7 @@ func (f *simulationFlags) register(cmd *cobra.Command) {
 	fl.Uint64Var(&f.minObject, "min-object-size", sim.DefaultMinObjectSize, "with --where: global variables smaller than `BYTES` are shown together, one entry per module, unless they have 1% of a cache's stall cycles")
 	fl.StringArrayVar(&f.renames, "rename", nil, "with --where: rename an object or function in the results, `OLD=NEW` (repeatable)")
 	fl.StringVar(&f.jsonOut, "json", "", "write the profile as JSON to `FILE` ('-': standard output)")
-	fl.StringVar(&f.profOut, "profile", "", "write the profile to `FILE` for `memspy report` (gzip-compressed JSON when FILE ends in .memspy or .gz)")
+	fl.StringVar(&f.profOut, "profile", "", "write the profile to `FILE` for `memspy report` (zstd-compressed JSON when FILE ends in .memspy or .zst, gzip-compressed when in .gz)")
 	fl.BoolVar(&f.stats, "stats", false, "print the events simulated per second, the time to build and write the results after them, and peak memory on stderr")
 	fl.Uint64Var(&f.skipRefs, "skip-refs", 0, "simulate from reference `N` on (a partial trace, as in METRIC)")
 	fl.Uint64Var(&f.maxRefs, "max-refs", 0, "simulate at most `N` references (memspy run: the program then runs on untraced)")
