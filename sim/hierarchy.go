@@ -1296,7 +1296,7 @@ func (l *level) next(k int) *level {
 
 // ref performs a reference of kind k to bytes [a, a+s) at l (nil: memory).
 // fromAbove is true when a cache above l makes the request. ref is the
-// access point the request is for when attributing and known, else -1
+// access point the request is for when attributing and known, else noPoint
 // (found on a miss: the data bin is looked up then). It returns whether
 // the data came back dirty (a hit in an exclusive cache hands its line,
 // dirty or not, up to the requester).
@@ -1575,7 +1575,7 @@ func (h *Hierarchy) classify(l *level, k int, line uint64, hit bool) (settled bo
 
 // victim is a line evicted from a level, waiting to be sent below (see
 // sendVictim): valid says there is one, ref is the access point that
-// filled it (when attributing, else -1).
+// filled it (when attributing, else noPoint).
 type victim struct {
 	line  uint64
 	dirty bool
