@@ -759,6 +759,19 @@ func (at *attribution) release(levels []*level) {
 	at.strides, at.siteIDs = strideTable{}, keyTable[siteKey]{}
 }
 
+// releaseStridesAndEvictions lets go of the strides and of who evicted
+// whom, once whereProfile has added them up (and of the access point
+// cache's pointers into the strides).
+func (at *attribution) releaseStridesAndEvictions(levels []*level) {
+	at.forgetStats()
+	at.strides = strideTable{}
+	for _, l := range levels {
+		if l.attr != nil {
+			l.attr.refs.evicted, l.attr.refs.evictedBins = evictorTable{}, pairCounts{}
+		}
+	}
+}
+
 // waited counts w cycles waited at synchronization in calling context ctx.
 func (at *attribution) waited(ctx int32, w uint64) {
 	if int(ctx) >= len(at.syncWait) {

@@ -59,15 +59,21 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	w.nm = h.newNamer(keep)
 	w.index()
 	w.choose(p.DefaultFocus())
-	// The counters, the strides and the evictions are added up apart, on
-	// every CPU.
+	// The strides and the evictions are added up first, on every CPU,
+	// and their tables let go (collected when large: their memory then
+	// holds the sums the counters are added up into, which would
+	// otherwise come on top of every table); then the counters.
+	held := len(at.sites) + len(at.code.Contexts())
 	var wg sync.WaitGroup
 	wg.Go(w.countStrides)
 	wg.Go(w.evictions)
-	w.count(p)
 	wg.Wait()
+	at.releaseStridesAndEvictions(h.levels)
+	if held >= collectAfterRelease {
+		runtime.GC()
+	}
+	w.count(p)
 	w.lineUse = h.lineUse(w.nm)
-	held := len(at.sites) + len(at.code.Contexts())
 	at.release(h.levels)
 	if held >= collectAfterRelease {
 		// The tables let go are then most of the heap: collected now,
@@ -754,43 +760,52 @@ func (w *whereBuilder) evictions() {
 		}
 	}
 	listedRef := func(id int32) int32 { return listed[id] }
-	// The evictor tables of each name's caches, their pairs grouped by
-	// the reference listed that they count in.
+	// Each cache name's evictions on a CPU of their own: its evictor
+	// tables, their pairs grouped by the reference listed that they count
+	// in, make the references' evictor lists there.
 	type grouped struct {
 		ev           *evictorTable
 		order, start []int32
 	}
-	tables := make([][]grouped, len(w.names))
-	for i, l := range w.h.levels {
-		j := w.nameOf[i]
-		for _, e := range l.attr.refs.evictedBins.pairs {
-			if e.n != 0 {
-				w.evictedBy[j].add(w.pairOf[e.a], e.b, e.n)
-			}
-		}
-		ev := &l.attr.refs.evicted
-		w.evictorsError = max(w.evictorsError, ev.err)
-		if ev.n != 0 {
-			order, start := groupPairs(ev.pairs, w.listed, listedRef)
-			tables[j] = append(tables[j], grouped{ev, order, start})
-		}
-	}
-	var scratch []evictor
-	for j, gs := range tables {
-		for ref := range w.listed {
-			scratch = scratch[:0]
-			for _, g := range gs {
-				for _, k := range g.order[g.start[ref]:g.start[ref+1]] {
-					e := &g.ev.pairs[k]
-					by := at.sites[e.b]
-					scratch = append(scratch, evictor{by.pc, by.bin, e.n})
+	errs := make([]uint64, len(w.names))
+	var wg sync.WaitGroup
+	for j := range w.names {
+		wg.Go(func() {
+			var tables []grouped
+			for i, l := range w.h.levels {
+				if w.nameOf[i] != j {
+					continue
+				}
+				for _, e := range l.attr.refs.evictedBins.pairs {
+					if e.n != 0 {
+						w.evictedBy[j].add(w.pairOf[e.a], e.b, e.n)
+					}
+				}
+				ev := &l.attr.refs.evicted
+				errs[j] = max(errs[j], ev.err)
+				if ev.n != 0 {
+					order, start := groupPairs(ev.pairs, w.listed, listedRef)
+					tables = append(tables, grouped{ev, order, start})
 				}
 			}
-			if len(scratch) > 0 {
-				w.refEvictors[ref*len(w.names)+j] = w.evictorList(scratch)
+			var scratch []evictor
+			for ref := range w.listed {
+				scratch = scratch[:0]
+				for _, g := range tables {
+					for _, k := range g.order[g.start[ref]:g.start[ref+1]] {
+						e := &g.ev.pairs[k]
+						by := at.sites[e.b]
+						scratch = append(scratch, evictor{by.pc, by.bin, e.n})
+					}
+				}
+				if len(scratch) > 0 {
+					w.refEvictors[ref*len(w.names)+j] = w.evictorList(scratch)
+				}
 			}
-		}
+		})
 	}
+	wg.Wait()
+	w.evictorsError = slices.Max(append(errs, 0))
 }
 
 // evictor counts the lines that the fills of the instruction at pc
