@@ -93,8 +93,7 @@ func (p *Profile) settle(e levelled) {
 	sortEvictorLists(e)
 	_, levels := e.parts()
 	for _, s := range levels {
-		s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
-		s.trimEvictedBy()
+		s.trimLists()
 	}
 	focusOn(e, p.Focus) // (the top-level counters are a copy)
 }

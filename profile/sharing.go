@@ -46,27 +46,29 @@ func SortSharing(s []Sharing) {
 	})
 }
 
-// TrimLists sorts the InvalidatedBy and Invalidated lists of every
-// entry at every cache, most first, and bounds them to MaxSharing, and
-// bounds its EvictedBy to MaxEvictedBy objects. An entry's top-level
-// counters, a copy of the focus cache's that shares its lists, are then
-// made again (when the profile has a focus).
+// TrimLists bounds the lists of every entry at every cache (trimLists).
+// The entries' top-level counters, copies of the focus cache's sharing
+// its lists, are left out and stale until SetFocus makes them again.
 func (p *Profile) TrimLists() {
 	p.forLevelled(func(e levelled) {
 		_, levels := e.parts()
 		for _, s := range levels {
-			if s == nil {
-				continue
-			}
-			if s.InvalidatedBy != nil || s.Invalidated != nil {
-				s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
-			}
-			s.trimEvictedBy()
-		}
-		if p.Focus != "" {
-			focusOn(e, p.Focus)
+			s.trimLists()
 		}
 	})
+}
+
+// trimLists sorts s's InvalidatedBy and Invalidated lists, most first,
+// and bounds them to MaxSharing, and bounds its EvictedBy to MaxEvictedBy
+// objects (s may be nil).
+func (s *Stats) trimLists() {
+	if s == nil {
+		return
+	}
+	if s.InvalidatedBy != nil || s.Invalidated != nil {
+		s.InvalidatedBy, s.Invalidated = trimSharing(s.InvalidatedBy), trimSharing(s.Invalidated)
+	}
+	s.trimEvictedBy()
 }
 
 // trimSharing sorts counts and keeps the MaxSharing-1 largest, adding

@@ -151,8 +151,8 @@ func TestTrimEvictedBy(t *testing.T) {
 }
 
 // TrimLists bounds an entry's evicted_by at each cache with every line
-// kept, its top-level copy of the focus cache (which shares the cache's
-// table) included.
+// kept, and so does its top-level copy of the focus cache (which shares
+// the cache's table) once SetFocus makes it again.
 func TestTrimListsKeepsLines(t *testing.T) {
 	ev := map[string]uint64{}
 	var total uint64

@@ -598,23 +598,27 @@ type directObservers struct {
 	est *estimate
 }
 
+// directOf returns obs as directObservers when they are the
+// attribution's, alone or with the estimate, else none.
+func directOf(obs []hitObserver) directObservers {
+	var d directObservers
+	for _, o := range obs {
+		switch o := o.(type) {
+		case attribHits:
+			d.at = o
+		case *estimate:
+			d.est = o
+		default:
+			return directObservers{}
+		}
+	}
+	return d
+}
+
 // attach makes o see the hits that the bypass takes at l.
 func (l *level) attach(o hitObserver) {
 	l.obs = append(l.obs, o)
-	var d directObservers
-	known := 0 // observers that d holds
-	for _, o := range l.obs {
-		switch o := o.(type) {
-		case attribHits:
-			d.at, known = o, known+1
-		case *estimate:
-			d.est, known = o, known+1
-		}
-	}
-	l.direct = directObservers{}
-	if d.at.h != nil && known == len(l.obs) && known <= 2 {
-		l.direct = d
-	}
+	l.direct = directOf(l.obs)
 	r, run := o.(runObserver)
 	if !run || len(l.obs) > 1 {
 		l.memoLimit, l.mruLimit, l.runObs = 0, 0, nil

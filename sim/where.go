@@ -59,29 +59,27 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 	w.nm = h.newNamer(keep)
 	w.index()
 	w.choose(p.DefaultFocus())
+	// Tables let go are collected at once when large: their memory then
+	// holds what is made next (the sums, the entries), which would
+	// otherwise come on top of them, the collector's own pace being
+	// later than that.
+	collect := func() {
+		if len(at.sites)+len(at.code.Contexts()) >= collectAfterRelease {
+			runtime.GC()
+		}
+	}
 	// The strides and the evictions are added up first, on every CPU,
-	// and their tables let go (collected when large: their memory then
-	// holds the sums the counters are added up into, which would
-	// otherwise come on top of every table); then the counters.
-	held := len(at.sites) + len(at.code.Contexts())
+	// and their tables let go; then the counters, and every table.
 	var wg sync.WaitGroup
 	wg.Go(w.countStrides)
 	wg.Go(w.evictions)
 	wg.Wait()
 	at.releaseStridesAndEvictions(h.levels)
-	if held >= collectAfterRelease {
-		runtime.GC()
-	}
+	collect()
 	w.count(p)
 	w.lineUse = h.lineUse(w.nm)
 	at.release(h.levels)
-	if held >= collectAfterRelease {
-		// The tables let go are then most of the heap: collected now,
-		// before the entries are made, their memory holds the entries (a
-		// collection during the entries would come later, the peak being
-		// both).
-		runtime.GC()
-	}
+	collect()
 	w.choosePairs(p.DefaultFocus())
 	counts := w.countingContexts()
 	wg.Go(func() {
@@ -109,10 +107,10 @@ func (h *Hierarchy) whereProfile(p *profile.Profile) {
 
 // collectAfterRelease is the number of sites and calling contexts from
 // which the end of a --where run has the engine's tables collected once
-// it lets them go (some 500 bytes each, and more: hundreds of megabytes). Below it,
-// the collector's own pace is left alone: the engines of a process tree's
-// many small programs would each make every engine of the tree be
-// scanned.
+// it lets them go (some 500 bytes each, and more: hundreds of
+// megabytes). Below it, the collector's own pace is left alone: the
+// engines of a process tree's many small programs would each make every
+// engine of the tree be scanned.
 const collectAfterRelease = 1 << 18
 
 // whereBuilder makes the where-and-why part of a profile (whereProfile).

@@ -625,11 +625,12 @@ func level(s *profile.Stats, lim Limits) Level {
 	slices.SortFunc(l.EvictedBy, func(a, b Count) int { return cmp.Or(cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Name, b.Name)) })
 	if len(l.EvictedBy) > lim.EvictedBy || s.EvictedByOthers > 0 {
 		l.Others = &Others{Lines: s.EvictedByOthers, More: s.EvictedByOthers > 0}
-		for _, c := range l.EvictedBy[min(lim.EvictedBy, len(l.EvictedBy)):] {
+		shown := min(lim.EvictedBy, len(l.EvictedBy))
+		for _, c := range l.EvictedBy[shown:] {
 			l.Others.Objects++
 			l.Others.Lines += c.Lines
 		}
-		l.EvictedBy = l.EvictedBy[:min(lim.EvictedBy, len(l.EvictedBy))]
+		l.EvictedBy = l.EvictedBy[:shown]
 	}
 	var rest *Evictor
 	for _, e := range s.Evictors {
